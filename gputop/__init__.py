@@ -1,0 +1,3 @@
+"""gputop: a terminal dashboard for multi-GPU nodes."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Pure analysis over the sampler's history: hints, saturation verdicts, the advisor's curve."""

@@ -1,0 +1,105 @@
+"""The backend contract: turn a device library or a tool's output into the model.
+
+A backend never imports a consumer. Consumers never call a device library directly.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gputop.errors import GputopError
+from gputop.model import NodeInfo, Snapshot
+
+
+class BackendError(GputopError):
+    """The backend could not start or read the node at all."""
+
+
+class BackendUnavailable(BackendError):
+    """This backend cannot run here (no library, no tool, no device)."""
+
+
+class NoPermission(BackendError):
+    """The caller lacks the privilege for a write (power limits need root / CAP_SYS_ADMIN)."""
+
+
+class Unsupported(BackendError):
+    """The device or backend does not support this operation."""
+
+
+class Clock:
+    """Real time. The simulator substitutes a virtual clock that can run faster."""
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def wall(self) -> float:
+        return time.time()
+
+    def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            time.sleep(seconds)
+
+    def wait(self, event: threading.Event, seconds: float) -> bool:
+        """Sleep up to ``seconds`` of this clock's time; True if ``event`` was set meanwhile."""
+        return event.wait(max(0.0, seconds))
+
+
+REAL_CLOCK = Clock()
+
+# Capability names a backend may declare.
+CAP_PROCESSES = "processes"
+CAP_SATURATION = "saturation"  # measured (GPM) or simulated SM-level activity
+CAP_POWER_LIMIT = "set_power_limit"
+CAP_ENERGY = "energy"
+
+
+@dataclass(frozen=True)
+class BackendOptions:
+    """Everything a backend may be configured with; each backend reads what concerns it."""
+
+    scenario: str = "training"
+    seed: int = 0
+    sim_speed: float = 1.0
+    sim_state: str | None = None
+    npu_smi: str | None = None
+    replay: str | None = None
+
+
+class Backend(ABC):
+    name: str = "?"
+    capabilities: frozenset[str] = frozenset()
+    clock: Clock = REAL_CLOCK
+
+    def open(self) -> None:  # noqa: B027 - optional hook
+        """Acquire handles and read static facts. Raise BackendUnavailable if it cannot run."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release what open() acquired."""
+
+    def __enter__(self) -> Backend:
+        self.open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @abstractmethod
+    def info(self) -> NodeInfo:
+        """Static node and device facts (read once in open())."""
+
+    @abstractmethod
+    def sample(self, devices: Sequence[int] | None = None) -> Snapshot:
+        """One snapshot of the given device indices (all when None)."""
+
+    def set_power_limit(self, device: int, watts: float) -> None:
+        raise Unsupported(f"the {self.name} backend cannot set power limits")
+
+
+def hostname() -> str:
+    return socket.gethostname()

@@ -1,0 +1,427 @@
+"""The simulator backend: a deterministic, physically plausible node.
+
+State is a function of (scenario, seed, virtual time, power limits). Power limits persist in a
+state file when one is given, so that, as on a real driver, a change outlives its process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gputop import clock_events
+from gputop.backends.base import (
+    CAP_ENERGY,
+    CAP_POWER_LIMIT,
+    CAP_PROCESSES,
+    CAP_SATURATION,
+    Backend,
+    BackendError,
+    BackendOptions,
+    hostname,
+)
+from gputop.backends.sim import physics
+from gputop.backends.sim.clock import SimClock
+from gputop.backends.sim.scenario import Job, Scenario, load
+from gputop.model import Device, DeviceInfo, NodeInfo, Process, Saturation, Snapshot
+
+DRIVER_VERSION = "580.95.05"
+CUDA_VERSION = "13.0"
+UTIL_WINDOW_S = 1.0  # NVML averages utilization and power over about a second
+THERMAL_TAU_S = 40.0
+DEGREES_PER_WATT = 0.055
+IDLE_CLOCK_MHZ = 345.0
+RESERVED_MIB = 479.0
+ALLOCATOR_RAMP_S = 40.0
+ALLOCATOR_CHUNK_MIB = 2048.0
+SLOW_GPU_EXTRA_C = 44.0  # a clogged heatsink: why this GPU throttles
+
+
+class InvalidArgument(BackendError):
+    exit_code = 2
+
+
+def busy_integral(t: float, period: float, on: float) -> float:
+    """Seconds of 'on' in [0, t] of a square wave that is on for ``on`` of every ``period``."""
+    whole, rest = divmod(t, period)
+    return whole * on + min(rest, on)
+
+
+def busy_share(t0: float, t1: float, period: float, on: float) -> float:
+    if t1 <= t0:
+        return 1.0 if (t1 % period) < on else 0.0
+    return (busy_integral(t1, period, on) - busy_integral(t0, period, on)) / (t1 - t0)
+
+
+@dataclass
+class _Thermal:
+    temperature_c: float
+    energy_j: float
+    time: float
+
+
+class SimBackend(Backend):
+    name = "sim"
+    capabilities = frozenset({CAP_PROCESSES, CAP_SATURATION, CAP_POWER_LIMIT, CAP_ENERGY})
+
+    def __init__(self, options: BackendOptions) -> None:
+        self.options = options
+        self.scenario: Scenario = load(options.scenario)
+        self.seed = options.seed
+        self.clock = SimClock(options.sim_speed)
+        self.state_path = options.sim_state
+        self._state_mtime: float | None = None
+        self._lock = threading.Lock()
+        self._limits: dict[int, float] = {}
+        self._thermal: list[_Thermal] = []
+        self._info: NodeInfo | None = None
+        self._jobs_on: list[list[tuple[int, Job]]] = []
+
+    # ------------------------------------------------------------------ lifecycle
+    def open(self) -> None:
+        sc = self.scenario
+        part = sc.part
+        devices = []
+        for i in range(sc.count):
+            devices.append(
+                DeviceInfo(
+                    index=i,
+                    uuid=self._uuid(i),
+                    name=part.name,
+                    vendor=part.vendor,
+                    pci_bus_id=f"00000000:{0x18 + 0x10 * i:02X}:00.0",
+                    memory_total_mib=part.memory_total_mib,
+                    power_limit_default_w=part.tdp_w,
+                    power_limit_min_w=part.power_min_w,
+                    power_limit_max_w=part.tdp_w,
+                    clock_sm_max_mhz=part.clock_sm_max_mhz,
+                    clock_mem_max_mhz=part.clock_mem_mhz,
+                )
+            )
+        self._info = NodeInfo(hostname(), self.name, DRIVER_VERSION, CUDA_VERSION, tuple(devices))
+        self._jobs_on = [[(j, job) for j, job in enumerate(sc.jobs) if i in job.gpus]
+                         for i in range(sc.count)]
+        default = sc.power_limit_w or part.tdp_w
+        self._limits = {i: float(default) for i in range(sc.count)}
+        self._read_state()
+        self._thermal = []
+        for i in range(sc.count):
+            power = self._power(i, 0.0, UTIL_WINDOW_S)
+            temp = self._ambient(i) + DEGREES_PER_WATT * power
+            baseline = 3.6e6 * (1 + 10 * physics.mix64(self.seed, i, 7))  # energy since boot
+            self._thermal.append(_Thermal(temp, baseline, 0.0))
+
+    def info(self) -> NodeInfo:
+        if self._info is None:
+            raise BackendError("simulator not open")
+        return self._info
+
+    # ------------------------------------------------------------------ power limits
+    def set_power_limit(self, device: int, watts: float) -> None:
+        info = self.info()
+        if not 0 <= device < len(info.devices):
+            raise InvalidArgument(f"no GPU {device}")
+        lo, hi = info.devices[device].power_limit_min_w, info.devices[device].power_limit_max_w
+        if not lo <= watts <= hi:
+            raise InvalidArgument(
+                f"power limit {watts:g} W for GPU {device} is outside its range {lo:g}-{hi:g} W"
+            )
+        with self._lock:
+            self._advance(self.clock.monotonic())
+            self._read_state()
+            self._limits[device] = float(watts)
+            self._write_state()
+
+    def power_limit(self, device: int) -> float:
+        return self._limits[device]
+
+    def _read_state(self) -> None:
+        if not self.state_path:
+            return
+        try:
+            st = os.stat(self.state_path)
+        except FileNotFoundError:
+            return
+        if st.st_mtime_ns == self._state_mtime:
+            return
+        try:
+            with open(self.state_path, encoding="utf-8") as fh:
+                data = json.load(fh)
+            saved = data.get("power_limits", {})
+        except (OSError, ValueError, AttributeError) as exc:
+            raise BackendError(f"simulator state file {self.state_path}: unreadable ({exc})") from None
+        self._state_mtime = st.st_mtime_ns
+        for i in range(self.scenario.count):
+            value = saved.get(self._uuid(i))
+            if isinstance(value, (int, float)):
+                self._limits[i] = float(value)
+
+    def _write_state(self) -> None:
+        path = self.state_path
+        if not path:
+            return
+        data: dict = {}
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except (OSError, ValueError):
+            data = {}
+        if not isinstance(data, dict):
+            data = {}
+        limits = data.setdefault("power_limits", {})
+        for i in range(self.scenario.count):
+            limits[self._uuid(i)] = self._limits[i]
+        folder = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".gputop-sim-")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=1, sort_keys=True)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)  # atomic: a reader never sees half a file
+        self._state_mtime = os.stat(path).st_mtime_ns
+
+    # ------------------------------------------------------------------ physics per GPU
+    def _uuid(self, i: int) -> str:
+        salt = sum(map(ord, self.scenario.name))
+        hexs = "".join(f"{int(physics.mix64(self.seed, i, salt, k) * 2**64):016x}" for k in (1, 2))
+        return f"GPU-{hexs[:8]}-{hexs[8:12]}-{hexs[12:16]}-{hexs[16:20]}-{hexs[20:32]}"
+
+    def _ambient(self, i: int) -> float:
+        extra = SLOW_GPU_EXTRA_C if i in self.scenario.slow_gpus else 0.0
+        return self.scenario.ambient_c + extra + 3 * physics.mix64(self.seed, i, 3)
+
+    def _primary(self, i: int) -> Job | None:
+        for _, job in self._jobs_on[i]:
+            if not job.idle:
+                return job
+        return None
+
+    def _clock_fraction(self, i: int, job: Job) -> tuple[float, bool]:
+        """The clock while ``job`` computes on GPU i, and whether the power cap set it."""
+        part = self.scenario.part
+        dynamic = part.tdp_w - part.idle_w
+        capped = physics.capped_clock(self._limits[i], part.idle_w, dynamic, job.intensity)
+        ceiling = self.scenario.slow_gpus.get(i, 1.0)
+        return min(capped, ceiling), capped < min(1.0, ceiling) - 1e-9
+
+    def _speed(self, i: int, job: Job) -> float:
+        return physics.relative_speed(self._clock_fraction(i, job)[0], job.memory_bound)
+
+    def _step(self, job: Job) -> tuple[float, dict[int, float]]:
+        """The job's step period and each GPU's compute time in it (data-parallel: all wait
+        for the slowest at the gradient all-reduce)."""
+        compute = {g: job.duty * job.step_s / self._speed(g, job) for g in job.gpus}
+        return (1 - job.duty) * job.step_s + max(compute.values()), compute
+
+    def _phase(self, i: int, job: Job) -> float:
+        return job.step_s * physics.mix64(self.seed, i if len(job.gpus) == 1 else job.gpus[0], 11)
+
+    def _busy(self, i: int, t0: float, t1: float) -> float:
+        job = self._primary(i)
+        if job is None:
+            return 0.0
+        period, compute = self._step(job)
+        off = self._phase(i, job)
+        return busy_share(t0 + off, t1 + off, period, compute[i])
+
+    def _power(self, i: int, t0: float, t1: float) -> float:
+        part = self.scenario.part
+        job = self._primary(i)
+        context = bool(self._jobs_on[i])
+        idle_w = part.idle_w + (0.05 * (part.tdp_w - part.idle_w) if context else 0.0)
+        if job is None:
+            return idle_w
+        f, _ = self._clock_fraction(i, job)
+        busy_w = physics.power_draw(part.idle_w, part.tdp_w - part.idle_w, job.intensity, f)
+        return idle_w + self._busy(i, t0, t1) * max(0.0, busy_w - idle_w)
+
+    def _advance(self, t: float) -> None:
+        """Integrate temperature and energy up to virtual time t."""
+        for i, th in enumerate(self._thermal):
+            dt = t - th.time
+            if dt <= 0:
+                continue
+            power = self._power(i, th.time, t)
+            th.energy_j += power * dt
+            target = self._ambient(i) + DEGREES_PER_WATT * power
+            th.temperature_c = physics.settle(th.temperature_c, target, dt, THERMAL_TAU_S)
+            th.time = t
+
+    # ------------------------------------------------------------------ sampling
+    def sample(self, devices: Sequence[int] | None = None) -> Snapshot:
+        info = self.info()
+        t = self.clock.monotonic()
+        with self._lock:
+            self._read_state()
+            self._advance(t)
+            wanted = range(len(info.devices)) if devices is None else devices
+            devs = tuple(self._device(info.devices[i], t) for i in wanted)
+        return Snapshot(
+            host=info.host,
+            time=self.clock.wall(),
+            backend=self.name,
+            devices=devs,
+            driver_version=info.driver_version,
+            cuda_version=info.cuda_version,
+        )
+
+    def _noise(self, i: int, t: float, salt: int, spread: float) -> float:
+        """A multiplicative jitter of +-spread/2, fixed for each (GPU, 100 ms slot)."""
+        return 1.0 + spread * (physics.mix64(self.seed, i, int(t * 10), salt) - 0.5)
+
+    def _device(self, di: DeviceInfo, t: float) -> Device:
+        i = di.index
+        sc = self.scenario
+        part = sc.part
+        lost_at = sc.lost.get(i)
+        if lost_at is not None and t >= lost_at:
+            return Device(index=i, uuid=di.uuid, name=di.name, vendor=di.vendor,
+                          pci_bus_id=di.pci_bus_id, status="lost",
+                          status_reason="GPU has fallen off the bus")
+        job = self._primary(i)
+        busy = self._busy(i, t - UTIL_WINDOW_S, t)
+        power = self._power(i, t - UTIL_WINDOW_S, t) * self._noise(i, t, 1, 0.02)
+        th = self._thermal[i]
+        reasons: list[str] = []
+        speed = 1.0
+        work_rate: float | None = None
+        if job is None:
+            clock = IDLE_CLOCK_MHZ if not self._jobs_on[i] else part.clock_sm_max_mhz
+            reasons.append("gpu_idle")
+        else:
+            fraction, power_capped = self._clock_fraction(i, job)
+            computing = self._busy(i, t, t) > 0
+            clock = part.clock_sm_max_mhz * (fraction if computing else 1.0)
+            if computing and power_capped:
+                reasons.append("sw_power_cap")
+            if computing and i in sc.slow_gpus:
+                reasons.append("sw_thermal_slowdown")
+            if not computing:
+                reasons.append("gpu_idle")
+            speed = self._speed(i, job)
+            period, _ = self._step(job)
+            work_rate = job.step_s / period
+        util = round(100 * busy)
+        used = self._memory_used(i, t)
+        sat = self._saturation(i, job, busy, speed, t)
+        return Device(
+            index=i,
+            uuid=di.uuid,
+            name=di.name,
+            vendor=di.vendor,
+            pci_bus_id=di.pci_bus_id,
+            memory_total_mib=part.memory_total_mib,
+            memory_used_mib=used,
+            memory_reserved_mib=RESERVED_MIB if part.vendor == "nvidia" else None,
+            utilization_gpu_pct=util,
+            utilization_memory_pct=round(100 * busy * (job.dram * speed if job else 0.0)),
+            temperature_c=round(th.temperature_c),
+            temperature_memory_c=round(th.temperature_c + 7),
+            fan_pct=None,  # SXM parts are cooled by the chassis, not a fan of their own
+            power_draw_w=round(power, 2),
+            power_limit_w=self._limits[i],
+            power_limit_default_w=part.tdp_w,
+            power_limit_min_w=part.power_min_w,
+            power_limit_max_w=part.tdp_w,
+            energy_j=round(th.energy_j, 3),
+            clock_sm_mhz=round(clock),
+            clock_mem_mhz=part.clock_mem_mhz,
+            clock_sm_max_mhz=part.clock_sm_max_mhz,
+            clock_mem_max_mhz=part.clock_mem_mhz,
+            pstate="P0",
+            clock_event_reasons=tuple(reasons),
+            clock_event_mask=clock_events.encode(reasons),
+            pcie_gen=part.pcie_gen,
+            pcie_gen_max=part.pcie_gen,
+            pcie_width=part.pcie_width,
+            pcie_width_max=part.pcie_width,
+            ecc_mode=True if part.vendor == "nvidia" else None,
+            persistence_mode=True if part.vendor == "nvidia" else None,
+            mig_mode=False if part.vendor == "nvidia" else None,
+            compute_mode="Default" if part.vendor == "nvidia" else None,
+            serial=f"{1650000000000 + int(1e9 * physics.mix64(self.seed, i, 5))}",
+            vbios_version="96.00.A5.00.01" if part.vendor == "nvidia" else None,
+            saturation=sat,
+            processes=self._processes(i, busy, t),
+            sim={"work_rate": round(work_rate, 5) if work_rate is not None else None},
+        )
+
+    def _saturation(self, i: int, job: Job | None, busy: float, speed: float, t: float) -> Saturation:
+        if job is None:
+            return Saturation(source="sim", sm_active_pct=0.0, sm_occupancy_pct=0.0,
+                              tensor_active_pct=0.0, dram_bw_pct=0.0, fp16_pct=0.0, fp32_pct=0.0,
+                              fp64_pct=0.0, pcie_tx_mibps=0.0, pcie_rx_mibps=0.0,
+                              nvlink_tx_mibps=0.0, nvlink_rx_mibps=0.0)
+
+        def pct(share: float, salt: int) -> float:
+            return round(min(100.0, 100 * share * busy * self._noise(i, t, salt, 0.02)), 1)
+
+        def rate(mibps: float, salt: int) -> float:
+            return round(mibps * busy * speed * self._noise(i, t, salt, 0.04), 1)
+
+        return Saturation(
+            source="sim",
+            # GPM's SM, tensor and pipe figures are per cycle: a lower clock does not lower them.
+            sm_active_pct=pct(job.sm_active, 21),
+            sm_occupancy_pct=pct(job.occupancy, 22),
+            tensor_active_pct=pct(job.tensor, 23),
+            # DRAM bandwidth is per second of time: it follows the work actually done.
+            dram_bw_pct=pct(job.dram * speed, 24),
+            fp16_pct=pct(job.fp16, 25),
+            fp32_pct=pct(job.fp32, 26),
+            fp64_pct=pct(job.fp64, 27),
+            pcie_tx_mibps=rate(job.pcie_mibps * 0.3, 28),
+            pcie_rx_mibps=rate(job.pcie_mibps, 29),
+            nvlink_tx_mibps=rate(job.nvlink_mibps if len(job.gpus) > 1 else 0.0, 30),
+            nvlink_rx_mibps=rate(job.nvlink_mibps if len(job.gpus) > 1 else 0.0, 31),
+        )
+
+    def _memory_used(self, i: int, t: float) -> float:
+        total = 0.0
+        for _, job in self._jobs_on[i]:
+            total += _allocator(job.memory_mib, job.age_s + t)
+        return min(total, self.scenario.part.memory_total_mib - RESERVED_MIB)
+
+    def _processes(self, i: int, busy: float, t: float) -> tuple[Process, ...]:
+        procs = []
+        epoch = self.clock.epoch
+        for j, job in self._jobs_on[i]:
+            rank = job.gpus.index(i)
+            n = max(1, job.procs_per_gpu)
+            memory = _allocator(job.memory_mib, job.age_s + t) / n
+            for k in range(n):
+                pid = 2000 + int(60000 * physics.mix64(self.seed, j, i, k))
+                command = job.command
+                if len(job.gpus) > 1:
+                    command += f" --local_rank={rank}"
+                if n > 1:
+                    command += f" --worker={k}"
+                cpu = 0.0 if job.idle else job.cpu_pct * self._noise(i, t, 40 + k, 0.1)
+                procs.append(
+                    Process(
+                        pid=pid,
+                        user=job.user,
+                        name=os.path.basename(command.split()[0]),
+                        command=command,
+                        gpu_memory_mib=round(memory),
+                        sm_pct=0.0 if job.idle else round(100 * busy / n),
+                        cpu_pct=round(cpu, 1),
+                        host_memory_mib=round(job.host_memory_mib / n),
+                        started=round(epoch - job.age_s - 60 * k, 3),
+                        type="C",
+                    )
+                )
+        return tuple(procs)
+
+
+def _allocator(peak_mib: float, age_s: float) -> float:
+    """A caching allocator: memory grows in chunks during the first steps, then holds."""
+    if age_s <= 0:
+        return 0.0
+    share = min(1.0, age_s / ALLOCATOR_RAMP_S)
+    chunks = -(-peak_mib * share // ALLOCATOR_CHUNK_MIB)  # whole segments, rounded up
+    return min(peak_mib, chunks * ALLOCATOR_CHUNK_MIB)

@@ -1,0 +1,124 @@
+"""Simulator scenarios: data files in gputop/scenarios/*.toml, loaded into plain dataclasses."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+from gputop.backends.base import BackendError
+
+
+@dataclass(frozen=True)
+class Part:
+    """A device model's fixed facts (public datasheet figures)."""
+
+    name: str
+    vendor: str
+    memory_total_mib: float
+    tdp_w: float
+    power_min_w: float
+    idle_w: float
+    clock_sm_max_mhz: float
+    clock_mem_mhz: float
+    pcie_gen: int
+    pcie_width: int
+    fan: bool = False
+
+
+# Memory totals are what the driver reports (the fixtures show 81559 MiB for an H100 80GB HBM3).
+PARTS: dict[str, Part] = {
+    "h100-sxm": Part("NVIDIA H100 80GB HBM3", "nvidia", 81559, 700, 200, 70, 1980, 2619, 5, 16),
+    "a100-sxm4-80gb": Part("NVIDIA A100-SXM4-80GB", "nvidia", 81920, 400, 100, 55, 1410, 1593, 4, 16),
+    "v100-sxm3-32gb": Part("Tesla V100-SXM3-32GB", "nvidia", 32768, 350, 100, 45, 1597, 958, 3, 16),
+    "ascend-910b": Part("Ascend910B3", "huawei", 65536, 400, 100, 90, 1800, 1600, 4, 16),
+}
+
+
+@dataclass(frozen=True)
+class Job:
+    """A workload on some GPUs. Activity figures are per-cycle shares while a step computes."""
+
+    name: str
+    user: str
+    command: str
+    gpus: tuple[int, ...]
+    memory_mib: float
+    step_s: float = 1.0
+    duty: float = 0.97  # share of a step the GPU computes (the rest: waiting for input)
+    intensity: float = 0.95  # share of the part's dynamic power drawn at the max clock
+    memory_bound: float = 0.1  # share of the step that waits on DRAM rather than the clock
+    sm_active: float = 0.85
+    occupancy: float = 0.45
+    tensor: float = 0.55
+    dram: float = 0.30
+    fp16: float = 0.40
+    fp32: float = 0.10
+    fp64: float = 0.0
+    pcie_mibps: float = 300.0
+    nvlink_mibps: float = 20000.0
+    cpu_pct: float = 100.0
+    host_memory_mib: float = 6144.0
+    age_s: float = 3600.0  # how long before the simulation started the job began
+    procs_per_gpu: int = 1  # extra processes (e.g. inference workers) per GPU
+    idle: bool = False  # holds memory, runs nothing (a forgotten notebook)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    description: str
+    part: Part
+    count: int
+    jobs: tuple[Job, ...]
+    power_limit_w: float | None = None  # None: the part's TDP
+    slow_gpus: dict[int, float] = field(default_factory=dict)  # gpu -> clock ceiling fraction
+    lost: dict[int, float] = field(default_factory=dict)  # gpu -> virtual second it falls off
+    ambient_c: float = 28.0
+
+
+def available() -> list[str]:
+    root = resources.files("gputop") / "scenarios"
+    return sorted(p.name[:-5] for p in root.iterdir() if p.name.endswith(".toml"))
+
+
+def load(name: str) -> Scenario:
+    root = resources.files("gputop") / "scenarios"
+    path = root / f"{name}.toml"
+    if not name.replace("-", "").replace("_", "").isalnum() or not path.is_file():
+        raise BackendError(f"unknown scenario {name!r} (available: {', '.join(available())})")
+    try:
+        return parse(tomllib.loads(path.read_text(encoding="utf-8")), name)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BackendError(f"scenario {name!r} is malformed: {exc}") from None
+
+
+def parse(data: dict[str, Any], name: str) -> Scenario:
+    part_key = data["part"]
+    if part_key not in PARTS:
+        raise ValueError(f"unknown part {part_key!r}")
+    count = int(data["count"])
+    jobs = []
+    for raw in data.get("job", []):
+        raw = dict(raw)
+        raw["gpus"] = tuple(int(g) for g in raw["gpus"])
+        if any(not 0 <= g < count for g in raw["gpus"]):
+            raise ValueError(f"job {raw.get('name')!r} names a GPU outside 0..{count - 1}")
+        jobs.append(Job(**raw))
+    return Scenario(
+        name=name,
+        description=data.get("description", ""),
+        part=PARTS[part_key],
+        count=count,
+        jobs=tuple(jobs),
+        power_limit_w=data.get("power_limit_w"),
+        slow_gpus={int(k): float(v) for k, v in data.get("slow_gpus", {}).items()},
+        lost={int(k): float(v) for k, v in data.get("lost", {}).items()},
+        ambient_c=float(data.get("ambient_c", 28.0)),
+    )

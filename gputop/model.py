@@ -1,0 +1,270 @@
+"""The node model: plain frozen dataclasses and the `gputop/1` JSON codec.
+
+Everything in gputop speaks these types. This module imports nothing of gputop's and nothing
+outside the standard library, so any consumer (a remote agent included) can load it cheaply.
+
+A value a device does not report is ``None`` (JSON ``null``), never a made-up 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+SCHEMA = "gputop/1"
+
+DEVICE_STATUSES = ("ok", "lost", "error")
+HINT_CODES = (
+    "input-bound",
+    "underfilled",
+    "memory-bound",
+    "power-capped",
+    "thermal-throttled",
+    "straggler",
+    "idle-allocated",
+    "memory-nearly-full",
+    "device-unhealthy",
+)
+HINT_SEVERITIES = ("info", "warning", "critical")
+
+
+@dataclass(frozen=True, slots=True)
+class Saturation:
+    """How busy the SMs and links really are; ``source`` says who measured it."""
+
+    source: str | None = None  # "gpm" | "sim" | None (nothing measured)
+    sm_active_pct: float | None = None
+    sm_occupancy_pct: float | None = None
+    tensor_active_pct: float | None = None
+    dram_bw_pct: float | None = None
+    fp16_pct: float | None = None
+    fp32_pct: float | None = None
+    fp64_pct: float | None = None
+    pcie_tx_mibps: float | None = None
+    pcie_rx_mibps: float | None = None
+    nvlink_tx_mibps: float | None = None
+    nvlink_rx_mibps: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Process:
+    pid: int
+    user: str | None = None
+    name: str | None = None
+    command: str | None = None
+    gpu_memory_mib: float | None = None
+    sm_pct: float | None = None
+    cpu_pct: float | None = None
+    host_memory_mib: float | None = None
+    started: float | None = None  # epoch seconds
+    type: str | None = None  # "C" compute, "G" graphics, "C+G"
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    """One device at one instant: its identity, its readings and its processes."""
+
+    index: int
+    uuid: str | None = None
+    name: str | None = None
+    vendor: str | None = None  # "nvidia" | "huawei"
+    pci_bus_id: str | None = None
+    status: str = "ok"  # "ok" | "lost" | "error"
+    status_reason: str | None = None
+    memory_total_mib: float | None = None
+    memory_used_mib: float | None = None
+    memory_reserved_mib: float | None = None
+    utilization_gpu_pct: float | None = None
+    utilization_memory_pct: float | None = None
+    temperature_c: float | None = None
+    temperature_memory_c: float | None = None
+    fan_pct: float | None = None
+    power_draw_w: float | None = None
+    power_limit_w: float | None = None
+    power_limit_default_w: float | None = None
+    power_limit_min_w: float | None = None
+    power_limit_max_w: float | None = None
+    energy_j: float | None = None
+    clock_sm_mhz: float | None = None
+    clock_mem_mhz: float | None = None
+    clock_sm_max_mhz: float | None = None
+    clock_mem_max_mhz: float | None = None
+    pstate: str | None = None
+    clock_event_reasons: tuple[str, ...] | None = None
+    clock_event_mask: int | None = None
+    pcie_gen: int | None = None
+    pcie_gen_max: int | None = None
+    pcie_width: int | None = None
+    pcie_width_max: int | None = None
+    ecc_mode: bool | None = None
+    persistence_mode: bool | None = None
+    mig_mode: bool | None = None
+    compute_mode: str | None = None
+    serial: str | None = None
+    vbios_version: str | None = None
+    saturation: Saturation = field(default_factory=Saturation)
+    processes: tuple[Process, ...] = ()
+    # Simulator only: {"work_rate": ground-truth throughput relative to the unthrottled job}.
+    sim: dict[str, float] | None = None
+
+    @property
+    def memory_pct(self) -> float | None:
+        if self.memory_used_mib is None or not self.memory_total_mib:
+            return None
+        return 100.0 * self.memory_used_mib / self.memory_total_mib
+
+    @property
+    def power_pct(self) -> float | None:
+        if self.power_draw_w is None or not self.power_limit_w:
+            return None
+        return 100.0 * self.power_draw_w / self.power_limit_w
+
+
+@dataclass(frozen=True, slots=True)
+class Hint:
+    device: int | None  # None: about the node as a whole
+    code: str
+    severity: str
+    message: str
+    advice: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceInfo:
+    """Static facts about a device, read once when a backend opens."""
+
+    index: int
+    uuid: str | None = None
+    name: str | None = None
+    vendor: str | None = None
+    pci_bus_id: str | None = None
+    memory_total_mib: float | None = None
+    power_limit_default_w: float | None = None
+    power_limit_min_w: float | None = None
+    power_limit_max_w: float | None = None
+    clock_sm_max_mhz: float | None = None
+    clock_mem_max_mhz: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NodeInfo:
+    host: str
+    backend: str
+    driver_version: str | None = None
+    cuda_version: str | None = None
+    devices: tuple[DeviceInfo, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    host: str
+    time: float
+    backend: str
+    devices: tuple[Device, ...] = ()
+    driver_version: str | None = None
+    cuda_version: str | None = None
+    hints: tuple[Hint, ...] = ()
+    schema: str = SCHEMA
+
+    def device(self, index: int) -> Device | None:
+        for dev in self.devices:
+            if dev.index == index:
+                return dev
+        return None
+
+    def with_hints(self, hints: tuple[Hint, ...]) -> Snapshot:
+        return replace(self, hints=tuple(hints))
+
+
+# ---------------------------------------------------------------- JSON codec
+#
+# Field lists are computed once: the codec runs on every sample of every agent.
+
+_SAT_FIELDS = tuple(f.name for f in fields(Saturation))
+_PROC_FIELDS = tuple(f.name for f in fields(Process))
+_HINT_FIELDS = tuple(f.name for f in fields(Hint))
+_DEV_SCALARS = tuple(
+    f.name for f in fields(Device) if f.name not in ("saturation", "processes", "clock_event_reasons")
+)
+_SNAPSHOT_KEYS = ("schema", "host", "time", "backend", "driver_version", "cuda_version")
+
+
+class SchemaError(ValueError):
+    """A document that is not a valid ``gputop/1`` snapshot."""
+
+
+def _flat(obj: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    return {name: getattr(obj, name) for name in names}
+
+
+def device_to_json(dev: Device) -> dict[str, Any]:
+    out = _flat(dev, _DEV_SCALARS)
+    if out["sim"] is None:
+        del out["sim"]  # the "sim" key exists only on the simulator
+    reasons = dev.clock_event_reasons
+    out["clock_event_reasons"] = list(reasons) if reasons is not None else None
+    out["saturation"] = _flat(dev.saturation, _SAT_FIELDS)
+    out["processes"] = [_flat(p, _PROC_FIELDS) for p in dev.processes]
+    return out
+
+
+def snapshot_to_json(snap: Snapshot) -> dict[str, Any]:
+    out = _flat(snap, _SNAPSHOT_KEYS)
+    out["devices"] = [device_to_json(d) for d in snap.devices]
+    out["hints"] = [_flat(h, _HINT_FIELDS) for h in snap.hints]
+    return out
+
+
+def _pick(cls: type, data: dict[str, Any], names: tuple[str, ...]) -> Any:
+    # Unknown keys are ignored: a newer agent may add keys (schema rule: add freely).
+    return cls(**{k: data[k] for k in names if k in data})
+
+
+def _check(cond: bool, what: str) -> None:
+    if not cond:
+        raise SchemaError(what)
+
+
+def device_from_json(data: dict[str, Any]) -> Device:
+    _check(isinstance(data, dict), "device is not an object")
+    _check(isinstance(data.get("index"), int), "device without an integer index")
+    kwargs = {k: data[k] for k in _DEV_SCALARS if k in data}
+    reasons = data.get("clock_event_reasons")
+    if reasons is not None:
+        _check(isinstance(reasons, list), "clock_event_reasons is not a list")
+        kwargs["clock_event_reasons"] = tuple(str(r) for r in reasons)
+    sat = data.get("saturation") or {}
+    _check(isinstance(sat, dict), "saturation is not an object")
+    kwargs["saturation"] = _pick(Saturation, sat, _SAT_FIELDS)
+    procs = data.get("processes") or []
+    _check(isinstance(procs, list), "processes is not a list")
+    for p in procs:
+        _check(isinstance(p, dict) and isinstance(p.get("pid"), int), "process without a pid")
+    kwargs["processes"] = tuple(_pick(Process, p, _PROC_FIELDS) for p in procs)
+    return Device(**kwargs)
+
+
+def snapshot_from_json(data: Any) -> Snapshot:
+    """Decode and validate a ``gputop/1`` document (untrusted input: raises SchemaError)."""
+    _check(isinstance(data, dict), "snapshot is not an object")
+    _check(data.get("schema") == SCHEMA, f"schema is {data.get('schema')!r}, expected {SCHEMA!r}")
+    _check(isinstance(data.get("host"), str), "snapshot without a host")
+    _check(isinstance(data.get("time"), (int, float)), "snapshot without a time")
+    _check(isinstance(data.get("backend"), str), "snapshot without a backend")
+    devices = data.get("devices") or []
+    _check(isinstance(devices, list), "devices is not a list")
+    hints = data.get("hints") or []
+    _check(isinstance(hints, list), "hints is not a list")
+    try:
+        return Snapshot(
+            schema=SCHEMA,
+            host=data["host"],
+            time=float(data["time"]),
+            backend=data["backend"],
+            driver_version=data.get("driver_version"),
+            cuda_version=data.get("cuda_version"),
+            devices=tuple(device_from_json(d) for d in devices),
+            hints=tuple(_pick(Hint, h, _HINT_FIELDS) for h in hints),
+        )
+    except TypeError as exc:  # a required field missing in a nested object
+        raise SchemaError(str(exc)) from None

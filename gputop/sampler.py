@@ -1,0 +1,176 @@
+"""The sampler: runs a backend off the consumer's thread on a drift-free schedule.
+
+Tick k is due at start + k * interval on the backend's clock (the simulator's may run faster
+than real time). A tick that is already late when the previous one finishes is skipped, never
+bunched, so a slow backend lowers the rate instead of bursting afterwards.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+
+from gputop.backends.base import Backend
+from gputop.model import Hint, Snapshot
+
+Analyzer = Callable[[Sequence[Snapshot]], Sequence[Hint]]
+Listener = Callable[[Snapshot], None]
+ErrorListener = Callable[[BaseException], None]
+
+DEFAULT_HISTORY = 600
+
+
+def next_tick(start: float, interval: float, now: float, k: int) -> tuple[int, float]:
+    """Return the first tick index > k whose due time is not in the past, and that time."""
+    k += 1
+    due = start + k * interval
+    if due < now:
+        k = int((now - start) // interval) + 1
+        due = start + k * interval
+    return k, due
+
+
+class History:
+    """A bounded, thread-safe ring of recent snapshots, oldest first."""
+
+    def __init__(self, maxlen: int = DEFAULT_HISTORY) -> None:
+        self._ring: deque[Snapshot] = deque(maxlen=maxlen)
+        self._lock = threading.Lock()
+
+    def append(self, snap: Snapshot) -> None:
+        with self._lock:
+            self._ring.append(snap)
+
+    def snapshots(self) -> list[Snapshot]:
+        with self._lock:
+            return list(self._ring)
+
+    def series(self, device: int, attr: str) -> list[tuple[float, float | None]]:
+        """(time, value) pairs of one device attribute, e.g. ``utilization_gpu_pct``."""
+        out = []
+        for snap in self.snapshots():
+            dev = snap.device(device)
+            if dev is not None:
+                out.append((snap.time, getattr(dev, attr)))
+        return out
+
+    def __len__(self) -> int:
+        return len(self._ring)
+
+    @property
+    def maxlen(self) -> int:
+        return self._ring.maxlen or 0
+
+
+class Sampler:
+    def __init__(
+        self,
+        backend: Backend,
+        interval: float = 1.0,
+        devices: Sequence[int] | None = None,
+        history: int = DEFAULT_HISTORY,
+        analyze: Analyzer | None = None,
+    ) -> None:
+        if interval <= 0:
+            raise ValueError("interval must be positive")
+        self.backend = backend
+        self.interval = interval
+        self.devices = list(devices) if devices is not None else None
+        self.history = History(history)
+        self.analyze = analyze
+        self.latest: Snapshot | None = None
+        self.last_error: BaseException | None = None
+        self.skipped_ticks = 0
+        self._listeners: list[Listener] = []
+        self._error_listeners: list[ErrorListener] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._paused = threading.Event()
+        self._wake = threading.Event()
+
+    # -- consumers
+    def subscribe(self, listener: Listener, on_error: ErrorListener | None = None) -> None:
+        """``listener`` is called on the sampler's thread: hand the snapshot over, don't work."""
+        self._listeners.append(listener)
+        if on_error is not None:
+            self._error_listeners.append(on_error)
+
+    def set_interval(self, interval: float) -> None:
+        if interval <= 0:
+            raise ValueError("interval must be positive")
+        self.interval = interval
+        self._wake.set()
+
+    def pause(self, paused: bool = True) -> None:
+        if paused:
+            self._paused.set()
+        else:
+            self._paused.clear()
+
+    @property
+    def paused(self) -> bool:
+        return self._paused.is_set()
+
+    # -- one tick, on whatever thread calls it
+    def tick(self) -> Snapshot | None:
+        try:
+            snap = self.backend.sample(self.devices)
+        except Exception as exc:  # a backend failure must never kill the sampler
+            self.last_error = exc
+            for on_error in self._error_listeners:
+                on_error(exc)
+            return None
+        self.last_error = None
+        self.history.append(snap)
+        if self.analyze is not None:
+            snap = snap.with_hints(tuple(self.analyze(self.history.snapshots())))
+        self.latest = snap
+        for listener in self._listeners:
+            listener(snap)
+        return snap
+
+    def run_for(self, seconds: float) -> Snapshot | None:
+        """Sample on schedule in the caller's thread for ``seconds`` of backend time."""
+        clock = self.backend.clock
+        start = clock.monotonic()
+        k = 0
+        self.tick()
+        while True:
+            k, due = next_tick(start, self.interval, clock.monotonic(), k)
+            if due - start > seconds + 1e-9:
+                break
+            clock.wait(self._stop, due - clock.monotonic())
+            self.tick()
+        return self.latest
+
+    # -- background thread
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._run, name="gputop-sampler", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    def _run(self) -> None:
+        clock = self.backend.clock
+        start = clock.monotonic()
+        interval = self.interval
+        k = 0
+        while not self._stop.is_set():
+            if not self._paused.is_set():
+                self.tick()
+            now = clock.monotonic()
+            if self.interval != interval:  # re-anchor the schedule on an interval change
+                interval, start, k = self.interval, now, 0
+            k2, due = next_tick(start, interval, now, k)
+            self.skipped_ticks += k2 - k - 1
+            k = k2
+            self._wake.clear()
+            clock.wait(self._wake, due - clock.monotonic())
