@@ -71,6 +71,9 @@ class Device:
     pci_bus_id: str | None = None
     status: str = "ok"  # "ok" | "lost" | "error"
     status_reason: str | None = None
+    # Seconds since these readings were taken, where a backend serves cached values (npu-smi can
+    # take seconds to answer); None means read live for this snapshot.
+    data_age_s: float | None = None
     memory_total_mib: float | None = None
     memory_used_mib: float | None = None
     memory_reserved_mib: float | None = None
