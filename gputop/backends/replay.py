@@ -70,7 +70,7 @@ def _row_time(row: Row, where: str) -> float | None:
         raise LogFormatError(f"{where}:{row.line}: bad timestamp {raw!r}") from None
 
 
-def _gpu_device(row: Row, log: Log, position: int) -> ReplayDevice:
+def _gpu_device(row: Row, log: Log, position: int, where: str) -> ReplayDevice:
     kwargs: dict = {}
     reasons: list[str] = []
     reasons_seen = False
@@ -99,15 +99,13 @@ def _gpu_device(row: Row, log: Log, position: int) -> ReplayDevice:
             kwargs[f.attr] = value
     if "clock_event_reasons" not in kwargs and reasons_seen:
         kwargs["clock_event_reasons"] = tuple(reasons)
-    index = kwargs.pop("index", position)
-    if not isinstance(index, int):
-        raise LogFormatError(f"{log_where(log)}:{row.line}: bad GPU index {row.cells['index']!r}")
+    index = kwargs.pop("index", None)
+    if index is None and "index" in row.cells:
+        raise LogFormatError(f"{where}:{row.line}: bad GPU index {row.cells['index']!r}")
+    if index is None:
+        index = position
     kwargs["vendor"] = "nvidia"
     return ReplayDevice(index=index, cells=row.cells, **kwargs)
-
-
-def log_where(log: Log) -> str:
-    return getattr(log, "_where", "<log>")
 
 
 def _gpu_samples(log: Log, where: str) -> list[_Sample]:
@@ -130,7 +128,7 @@ def _gpu_samples(log: Log, where: str) -> list[_Sample]:
             seen.add(key)
         last_time = t
         try:
-            sample.devices.append(_gpu_device(row, log, len(sample.devices)))
+            sample.devices.append(_gpu_device(row, log, len(sample.devices), where))
         except LogFormatError:
             raise
         except (TypeError, ValueError) as exc:
@@ -227,18 +225,26 @@ class Player:
         self._speed = float(speed)
         self._playing = playing and self.duration > 0
         self._real = now()
+        self._started = False
         self._pos = 0.0
         self._played = 0.0
         self.version = 0  # bumped on every change a waiter should notice
 
     # -- state
     def _elapsed(self) -> float:
-        return (self._now() - self._real) * self._speed if self._playing else 0.0
+        if not self._playing:
+            return 0.0
+        if not self._started:  # the clock starts when first looked at, not when the log loads
+            self._started = True
+            self._real = self._now()
+            return 0.0
+        return min((self._now() - self._real) * self._speed, self.duration - self._pos)
 
     def _rebase(self) -> None:
         # Fold elapsed play into the bases (called under the lock before any change).
         elapsed = self._elapsed()
         self._real = self._now()
+        self._started = True
         self._played += elapsed
         self._pos = min(self.duration, self._pos + elapsed)
         if self._pos >= self.duration:
@@ -366,7 +372,7 @@ class ReplayClock(Clock):
             if player.version != version:
                 return False
             left = target - player.played
-            if left <= 0:
+            if left <= 1e-9:
                 return False
             real_left = left / player.speed if player.playing else self.POLL_S
             if player.wait_change(version, min(self.POLL_S, real_left)):

@@ -398,6 +398,8 @@ for _name, _bit in REASONS.items():
 
 # Kinds of the fields with no model source, so that values read back from a log parse right.
 _KINDS = {"edpp_multiplier": "f2"}
+# Derived fields that still read back into one model attribute (gputop.backends.replay).
+_READ_BACK = {"memory.free": "memory_free_mib"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -427,7 +429,7 @@ def _parse_table(
         spec, _, alias_text = line.strip().partition(" | ")
         name, _, unit = spec.partition(" [")
         kind, source = sources.get(name, (_KINDS.get(name, "int" if unit else "str"), None))
-        attr = source if isinstance(source, str) else None
+        attr = source if isinstance(source, str) else _READ_BACK.get(name)
         get = _dev(source) if isinstance(source, str) else source
         out.append(Field(name=name, aliases=tuple(alias_text.split()), unit=unit.rstrip("]") or None,
                          kind=kind, attr=attr, get=get,
