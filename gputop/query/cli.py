@@ -254,3 +254,4 @@ class QueryLogger:
             return
         self._last_error = None
         self._emit(snap)
+
