@@ -126,12 +126,12 @@ def test_sampler_follows_the_log_clock(tmp_path):
     for i in range(6):
         lines.append(f"2026/07/14 08:00:{i * 10:02d}.000, 0, {i} %")
     log.write_text("\n".join(lines) + "\n")
-    backend = ReplayBackend(BackendOptions(replay=str(log), sim_speed=100.0))
+    backend = ReplayBackend(BackendOptions(replay=str(log), sim_speed=50.0))
     backend.open()
     assert isinstance(backend.clock, ReplayClock)
     assert backend.player.duration == 50.0
     sampler = Sampler(backend, interval=10.0)
-    sampler.run_for(45.0)  # 45 s of log at 100x: about half a second
+    sampler.run_for(45.0)  # 45 s of log at 50x: about 0.9 s
     snaps = sampler.history.snapshots()
     seen = [s.devices[0].utilization_gpu_pct for s in snaps]
     # one sample per 10 s of log time (a loaded machine may skip a late tick, never repeat one)

@@ -80,6 +80,7 @@ class SimBackend(Backend):
         self._thermal: list[_Thermal] = []
         self._info: NodeInfo | None = None
         self._jobs_on: list[list[tuple[int, Job]]] = []
+        self._step_cache: dict[tuple, tuple[float, dict[int, float]]] = {}
 
     # ------------------------------------------------------------------ lifecycle
     def open(self) -> None:
@@ -214,8 +215,17 @@ class SimBackend(Backend):
     def _step(self, job: Job) -> tuple[float, dict[int, float]]:
         """The job's step period and each GPU's compute time in it (data-parallel: all wait
         for the slowest at the gradient all-reduce)."""
-        compute = {g: job.duty * job.step_s / self._speed(g, job) for g in job.gpus}
-        return (1 - job.duty) * job.step_s + max(compute.values()), compute
+        # Memoised on the limits it depends on: a sample asks for each job's step many times,
+        # and `-lms 10` query logging wants a sample to cost well under a millisecond.
+        key = (id(job), tuple(self._limits[g] for g in job.gpus))
+        cached = self._step_cache.get(key)
+        if cached is None:
+            compute = {g: job.duty * job.step_s / self._speed(g, job) for g in job.gpus}
+            cached = ((1 - job.duty) * job.step_s + max(compute.values()), compute)
+            if len(self._step_cache) > 256:
+                self._step_cache.clear()
+            self._step_cache[key] = cached
+        return cached
 
     def _phase(self, i: int, job: Job) -> float:
         return job.step_s * physics.mix64(self.seed, i if len(job.gpus) == 1 else job.gpus[0], 11)
