@@ -160,7 +160,7 @@ def verdict(dev: Device, history: Sequence[Snapshot] = (),
         return f"{top.code}: {SHORT.get(top.code, top.message)}{more}"
     waits = _waits_for(dev, history, hints)
     if waits is not None:
-        return f"waiting for straggler GPU {waits} at each step (busy {_pct(dev.utilization_gpu_pct)})"
+        return f"waits for straggler GPU {waits} (busy {_pct(dev.utilization_gpu_pct)})"
     util = dev.utilization_gpu_pct
     if util is None:
         return "no utilization reading from this device"
@@ -176,4 +176,4 @@ def verdict(dev: Device, history: Sequence[Snapshot] = (),
     extra = ""
     if view.slowdowns:
         extra = f", slowed ({', '.join(view.slowdowns)}) to {_pct(view.clock_pct)} clock"
-    return f"busy {util:.0f}% of the time{extra} - SM saturation not measurable without GPM"
+    return f"busy {util:.0f}% of the time{extra}; SM saturation unknown (no GPM)"
