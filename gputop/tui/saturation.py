@@ -262,7 +262,7 @@ class GpuSaturation(Widget):
             lines.append(self._row((("clock", "clk"), ("power", "pwr")), width, dev, colors))
             slow = ", ".join(view.slowdowns) if view.slowdowns else "none"
             lines.append(Text(f"clock slowdowns: {slow}"))
-            lines.append(Text("not measured: SM active, occupancy, tensor, DRAM (needs GPM)",
+            lines.append(Text("not measured: SM, occupancy, tensor, DRAM (needs GPM)",
                               style=colors["muted"]))
         for line in lines:
             line.truncate(width, overflow="ellipsis")
