@@ -105,11 +105,13 @@ _RANK_ARG = re.compile(r"\s--?(local[_-]rank|rank|worker|node[_-]rank)(=|\s+)\d+
 
 
 # ---------------------------------------------------------------- windows
-def recent_window(history: Sequence[Snapshot], seconds: float = WINDOW_S,
-                  max_samples: int = WINDOW_MAX_SAMPLES) -> list[Snapshot]:
+def recent_window(history: Sequence[Snapshot], seconds: float | None = None,
+                  max_samples: int | None = None) -> list[Snapshot]:
     """The snapshots of the last ``seconds`` (oldest first), walking back from the newest only."""
     if not history:
         return []
+    seconds = WINDOW_S if seconds is None else seconds
+    max_samples = WINDOW_MAX_SAMPLES if max_samples is None else max_samples
     newest = history[-1].time
     out: list[Snapshot] = []
     for i in range(len(history) - 1, max(-1, len(history) - 1 - max_samples), -1):
