@@ -73,7 +73,7 @@ IDLE_UTIL_PCT = 1.0
 IDLE_MIN_OBSERVED_S = 30.0
 IDLE_MINUTES_S = 300.0
 IDLE_MIN_MEMORY_MIB = 1024.0
-IDLE_LOOKBACK_MAX_SAMPLES = 900
+IDLE_LOOKBACK_MAX_SAMPLES = 900  # walking back stops earlier, once IDLE_MINUTES_S is covered
 
 MEMORY_FULL_PCT = 95.0
 
@@ -325,9 +325,10 @@ def idle_allocated(s: Series, history: Sequence[Snapshot]) -> Hint | None:
         who = f" by {p.name or 'pid ' + str(p.pid)} (pid {p.pid}"
         who += f", {p.user}" if p.user else ""
         who += f", started {_ago(age)} ago)" if age is not None else ")"
+    since = f"at least {_ago(idle_s)}" if idle_s >= IDLE_MINUTES_S else f"the last {_ago(idle_s)}"
     return _hint(s.index, "idle-allocated", "warning",
-                 f"GPU {s.index}: {held / 1024:.1f} GiB held{who} with 0% utilization for the "
-                 f"last {_ago(idle_s)}")
+                 f"GPU {s.index}: {held / 1024:.1f} GiB held{who} with 0% utilization for "
+                 f"{since}")
 
 
 def _idle_run_s(index: int, history: Sequence[Snapshot]) -> float:
@@ -339,6 +340,8 @@ def _idle_run_s(index: int, history: Sequence[Snapshot]) -> float:
         if dev is None or not _idle(dev):
             break
         start = history[i].time
+        if newest - start >= IDLE_MINUTES_S:  # long enough: no need to look further back
+            break
     return newest - start
 
 
