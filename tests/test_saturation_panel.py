@@ -62,7 +62,7 @@ async def test_panel_shows_eight_gpus_with_verdicts_and_hints_at_120x40():
         assert len(card.history["busy"]) == len(hist)  # seeded from the sampler's history
         panel.scroll_end(animate=False)
         await pilot.pause()
-        assert "warning straggler: GPU 5 is the slow one" in screen_text(app)
+        assert "warning straggler: GPU 5 is the slow one of the 8 GPUs" in screen_text(app)
 
 
 async def test_panel_without_gpm_says_what_it_cannot_measure():
@@ -134,3 +134,15 @@ def test_bar_and_sparkline_helpers():
     assert bar(150.0, 2) == ("██", "")
     assert sparkline([0.0, 100.0, None], 3) == "▁█ "
     assert sparkline([50.0], 3) == "  ▄"
+
+
+async def test_cards_follow_the_devices_in_the_snapshot():
+    app = PanelApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        panel = app.query_one(SaturationPanel)
+        panel.update_snapshot(history(1, lambda _: [device(0), device(1), device(2)])[0])
+        await pilot.pause()
+        panel.update_snapshot(history(1, lambda _: [device(2)], end=2e9)[0])
+        await pilot.pause()
+        assert [c.index for c in app.query(GpuSaturation)] == [2]
+        assert "GPU 0" not in screen_text(app)

@@ -409,7 +409,7 @@ def _straggler(s: Series, peers: list[Series], clocks: dict, busy: dict) -> Hint
             why = ", ".join(sorted({r for d in s.devices for r in (d.clock_event_reasons or ())
                                     if r != "gpu_idle"})) or "no reason reported"
             return _hint(s.index, "straggler", "warning",
-                         f"GPU {s.index} is the slow one of a {n}-GPU job: SM clock "
+                         f"GPU {s.index} is the slow one of the {n} GPUs of its job: SM clock "
                          f"{100 * mine:.0f}% of max while its peers run at {100 * ref:.0f}% "
                          f"({why}); the others wait for it")
     me, peer_busy = busy[s.index], [busy[p.index] for p in peers if busy[p.index] is not None]
@@ -417,7 +417,7 @@ def _straggler(s: Series, peers: list[Series], clocks: dict, busy: dict) -> Hint
         ref = statistics.median(peer_busy)
         if ref <= STRAGGLER_PEER_MAX_BUSY_PCT and me - ref >= STRAGGLER_BUSY_GAP_PCT:
             return _hint(s.index, "straggler", "warning",
-                         f"GPU {s.index} is the slow one of a {n}-GPU job: busy {me:.0f}% while "
+                         f"GPU {s.index} is the slow one of the {n} GPUs of its job: busy {me:.0f}% while "
                          f"its peers are busy {ref:.0f}% and wait for it")
     return None
 

@@ -345,6 +345,9 @@ class SaturationPanel(VerticalScroll):
         if history[-1] is not snapshot and history[-1].time != snapshot.time:
             history.append(snapshot)
         grid = self.query_one("#sat-grid", Container)
+        present = {d.index for d in snapshot.devices}
+        for index in [i for i in self.cards if i not in present]:  # device deselected or gone
+            self.cards.pop(index).remove()
         new = [d for d in snapshot.devices if d.index not in self.cards]
         for dev in new:
             card = GpuSaturation(dev.index)
