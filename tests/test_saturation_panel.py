@@ -12,7 +12,14 @@ from gputop.backends.base import BackendOptions
 from gputop.backends.sim import SimBackend
 from gputop.model import Saturation
 from gputop.sampler import Sampler
-from gputop.tui.saturation import GpuSaturation, SaturationPanel, bar, sparkline
+from gputop.tui.saturation import (
+    GpuSaturation,
+    SaturationPanel,
+    bar,
+    gpu_list,
+    rate_pair,
+    sparkline,
+)
 
 
 class PanelApp(App):
@@ -146,3 +153,20 @@ async def test_cards_follow_the_devices_in_the_snapshot():
         await pilot.pause()
         assert [c.index for c in app.query(GpuSaturation)] == [2]
         assert "GPU 0" not in screen_text(app)
+
+
+def test_rate_pair_and_gpu_list():
+    assert rate_pair(300.0, 90.0) == "↓300 ↑90 MiB/s"
+    assert rate_pair(45000.0, 512.0) == "↓43.9 ↑0.5 GiB/s"
+    assert rate_pair(None, None) == "N/A"
+    assert gpu_list([1, 2, 3, 4, 5, 6, 7]) == "1-7"
+    assert gpu_list([0, 1, 3, 5, 6, 7]) == "0, 1, 3, 5-7"
+
+
+def test_hints_of_many_gpus_are_grouped():
+    from gputop.model import Hint
+
+    text = SaturationPanel.hints_text([Hint(i, "memory-bound", "info", f"GPU {i} m", "adv")
+                                       for i in range(8)]).plain
+    assert text.count("memory-bound") == 1 and "(also GPU 1-7)" in text
+    assert text.count("adv") == 1

@@ -39,8 +39,8 @@ from gputop.analysis.saturation import (
 )
 from gputop.model import Device, Hint, Snapshot
 
-LEGEND = ("busy = GPU-Util: time any kernel ran, not how much of the GPU · SM active · "
-          "occ = occupancy · tens = tensor · est. = estimate vs dense peak")
+LEGEND = ("busy = GPU-Util (time a kernel ran) · SM = SM active · occ = occupancy · "
+          "tens = tensor · est. = estimate vs peak")
 LEGEND_FALLBACK = ("busy = GPU-Util: time any kernel ran, not how much of the GPU · pSM = "
                    "processes' SM% (also time) · clk = SM clock / max · pwr = power / limit")
 HISTORY_POINTS = 120
@@ -111,6 +111,36 @@ def rate_text(mibps: float | None) -> str:
     if mibps >= 1024:
         return f"{mibps / 1024:.1f} GiB/s"
     return f"{mibps:.0f} MiB/s"
+
+
+def rate_pair(rx: float | None, tx: float | None) -> str:
+    """'↓297 ↑88 MiB/s': both directions in the unit the larger one needs."""
+    if rx is None and tx is None:
+        return "N/A"
+    big = max(v for v in (rx, tx) if v is not None)
+    div, unit = (1024.0, "GiB/s") if big >= 1024 else (1.0, "MiB/s")
+
+    def f(v: float | None) -> str:
+        if v is None:
+            return "N/A"
+        return f"{v / div:.1f}" if div > 1 else f"{v:.0f}"
+    return f"↓{f(rx)} ↑{f(tx)} {unit}"
+
+
+def gpu_list(indices: Sequence[int]) -> str:
+    """[0, 1, 2, 3, 5] → '0-3, 5'."""
+    out: list[str] = []
+    run: list[int] = []
+    for i in sorted(set(indices)):
+        if run and i == run[-1] + 1:
+            run.append(i)
+            continue
+        if run:
+            out.append(f"{run[0]}-{run[-1]}" if len(run) > 2 else ", ".join(map(str, run)))
+        run = [i]
+    if run:
+        out.append(f"{run[0]}-{run[-1]}" if len(run) > 2 else ", ".join(map(str, run)))
+    return ", ".join(out)
 
 
 def short_name(name: str | None) -> str:
@@ -253,8 +283,8 @@ class GpuSaturation(Widget):
                                ("FP64", sat.fp64_pct))))
             lines.append(t)
             lines.append(Text(
-                f"PCIe ↓{rate_text(sat.pcie_rx_mibps)} ↑{rate_text(sat.pcie_tx_mibps)}   "
-                f"NVLink ↓{rate_text(sat.nvlink_rx_mibps)} ↑{rate_text(sat.nvlink_tx_mibps)}"))
+                f"PCIe {rate_pair(sat.pcie_rx_mibps, sat.pcie_tx_mibps)}   "
+                f"NVLink {rate_pair(sat.nvlink_rx_mibps, sat.nvlink_tx_mibps)}"))
             lines.append(self._estimate_line(dev))
         else:
             view = fallback_view(dev)
@@ -394,13 +424,20 @@ class SaturationPanel(VerticalScroll):
             t.append("No hints: nothing holds these GPUs back that gputop can see.", style="dim")
             return t
         t.append("Hints", style="bold underline")
+        # one entry per (severity, code): eight GPUs of one job usually share a hint
+        groups: dict[tuple[str, str], list[Hint]] = {}
         for h in hints:
-            style = {"critical": "bold red", "warning": "bold yellow"}.get(h.severity, "cyan")
+            groups.setdefault((h.severity, h.code), []).append(h)
+        for (severity, code), group in groups.items():
+            style = {"critical": "bold red", "warning": "bold yellow"}.get(severity, "cyan")
             t.append("\n")
-            t.append(f"{h.severity} {h.code}", style=style)
-            t.append(f": {h.message}")
-            if h.advice:
-                t.append(f"\n  → {h.advice}", style="dim")
+            t.append(f"{severity} {code}", style=style)
+            t.append(f": {group[0].message}")
+            others = [h.device for h in group[1:] if h.device is not None]
+            if others:
+                t.append(f" (also GPU {gpu_list(others)})", style="bold")
+            if group[0].advice:
+                t.append(f"\n  → {group[0].advice}", style="dim")
         return t
 
     def on_resize(self) -> None:
