@@ -20,7 +20,7 @@ Hints and their thresholds (shares are of the samples in the window):
 - ``memory-bound`` (info): needs measured saturation: while busy, mean DRAM bandwidth
   >= ``MEMBOUND_DRAM_PCT`` % of peak and mean tensor activity < ``MEMBOUND_TENSOR_PCT``.
 - ``power-capped`` (warning when the limit is below the default, info at the default): the
-  software power cap (or the power brake) is active in >= ``CAPPED_SHARE`` of the samples.
+  software power cap is active in >= ``CAPPED_SHARE`` of the samples.
 - ``thermal-throttled`` (warning; critical for hardware thermal slowdown): a thermal slowdown
   reason is active in >= ``THERMAL_SHARE`` of the samples.
 - ``straggler`` (warning): GPUs are grouped into jobs by their processes' user and command (rank
@@ -77,7 +77,9 @@ IDLE_LOOKBACK_MAX_SAMPLES = 900  # walking back stops earlier, once IDLE_MINUTES
 
 MEMORY_FULL_PCT = 95.0
 
-POWER_REASONS = frozenset({"sw_power_cap", "hw_power_brake_slowdown"})
+# The hardware power brake is an external signal (PSU, chassis), not the limit: it is left out so
+# that the advice (raise the limit) stays right.
+POWER_REASONS = frozenset({"sw_power_cap"})
 THERMAL_REASONS = frozenset({"sw_thermal_slowdown", "hw_thermal_slowdown"})
 
 ADVICE = {
