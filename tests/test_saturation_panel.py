@@ -170,3 +170,18 @@ def test_hints_of_many_gpus_are_grouped():
                                        for i in range(8)]).plain
     assert text.count("memory-bound") == 1 and "(also GPU 1-7)" in text
     assert text.count("adv") == 1
+
+
+async def test_eight_gpus_on_a_small_terminal_switch_to_the_compact_form():
+    snap, hist = sim_history("training", seconds=20)
+    app = PanelApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = app.query_one(SaturationPanel)
+        panel.update_snapshot(snap, hist)
+        await pilot.pause()
+        assert panel.compact
+        assert all(card.size.height == 1 for card in app.query(GpuSaturation))
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        assert not panel.compact and panel.has_class("-wide")
+        assert all(card.size.height == 7 for card in app.query(GpuSaturation))

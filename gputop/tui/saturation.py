@@ -9,8 +9,8 @@ block shows the time-based fallback and the panel says plainly what cannot be me
 Interface for the app: mount ``SaturationPanel()`` and call
 ``panel.update_snapshot(snapshot, history)`` on each tick (``history``: the sampler's snapshots,
 oldest first, optional; used once to seed the bars' history and for the verdicts' job grouping).
-Up to 8 GPUs get a 7-line block each (two columns from 100 cells wide); more GPUs, or
-``compact=True``, get one line each.
+Up to 8 GPUs get a 7-line block each (two columns from 100 cells wide); more GPUs, a panel too
+short for the blocks, or ``compact=True`` get one line each (``compact=False`` forces blocks).
 
 Colours come from the app's theme variables (``$gauge-low``/``-mid``/``-high``/``-empty``, falling
 back to ``$success``/``$warning``/``$error``/``$panel`` when a theme lacks them), read at render
@@ -363,9 +363,17 @@ class SaturationPanel(VerticalScroll):
 
     @property
     def compact(self) -> bool:
+        """One line per GPU: forced, or more than 8 GPUs, or blocks that would not fit."""
         if self.forced_compact is not None:
             return self.forced_compact
-        return len(self.cards) > COMPACT_ABOVE
+        n = len(self.cards)
+        if n > COMPACT_ABOVE:
+            return True
+        width, height = self.size
+        if not height:
+            return False
+        columns = 2 if width >= WIDE_FROM else 1
+        return -(-n // columns) * BLOCK_HEIGHT + 3 > height
 
     def update_snapshot(self, snapshot: Snapshot,
                         history: Sequence[Snapshot] | None = None) -> None:
@@ -386,15 +394,10 @@ class SaturationPanel(VerticalScroll):
             self.cards[dev.index] = card
         if new:
             grid.mount_all([self.cards[d.index] for d in new])
-        compact = self.compact
-        self.set_class(compact, "-compact")
-        self._update_width_class()
+        self._apply_layout()
         hints = snapshot.hints
         for dev in snapshot.devices:
-            card = self.cards[dev.index]
-            card.compact = compact
-            card.set_class(compact, "-compact")
-            card.feed(dev, verdict(dev, history, hints))
+            self.cards[dev.index].feed(dev, verdict(dev, history, hints))
         any_measured = any(measured(d) for d in snapshot.devices if d.status == "ok")
         self.query_one("#sat-legend", Static).update(LEGEND if any_measured else LEGEND_FALLBACK)
         self.query_one("#sat-note", Static).update(self.note_text(snapshot))
@@ -441,6 +444,17 @@ class SaturationPanel(VerticalScroll):
         return t
 
     def on_resize(self) -> None:
+        if self.snapshot is not None:
+            self._apply_layout()
+
+    def _apply_layout(self) -> None:
+        compact = self.compact
+        self.set_class(compact, "-compact")
+        for card in self.cards.values():
+            if card.compact != compact:
+                card.compact = compact
+                card.set_class(compact, "-compact")
+                card.refresh()
         self._update_width_class()
 
     def _update_width_class(self) -> None:
