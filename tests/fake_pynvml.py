@@ -180,10 +180,10 @@ def a100(index: int, processes: Iterable[FakeProcess] = ()) -> FakeGpu:
     )
 
 
-def node(count: int, procs_per_gpu: int = 0, pid_base: int = 4000,
+def node(count: int, procs_per_gpu: int = 0, pid_base: int = 9_000_000,
          pids: list[int] | None = None) -> list[FakeGpu]:
     """``count`` H100s, each with ``procs_per_gpu`` compute processes (pids from ``pids`` or
-    numbered from ``pid_base``)."""
+    numbered from ``pid_base``, above any pid_max: no such host process)."""
     gpus = []
     k = 0
     for i in range(count):
