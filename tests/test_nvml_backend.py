@@ -350,12 +350,30 @@ def test_nvml_uninitialized_everywhere_recovers_by_reinit(h100_node) -> None:
     assert all(d.status == "ok" for d in backend.sample().devices)
 
 
-def test_a_gpu_lost_before_open_is_listed_as_lost() -> None:
+def test_a_gpu_lost_before_open_is_listed_as_lost_and_found_when_back() -> None:
     backend, nv, clock = make(node(4, 1))
     nv.lose(2)
     with backend:
         snap = backend.sample()
+        assert backend.info().devices[2].uuid is None  # never seen: nothing to show
+        nv.recover(2)
+        clock.advance(nvml_backend.RETRY_FIRST_S)
+        back = backend.sample().devices[2]
     assert [d.status for d in snap.devices] == ["ok", "ok", "lost", "ok"]
+    assert back.status == "ok" and back.uuid == nv.gpus[2].uuid
+    assert back.name == "NVIDIA H100 80GB HBM3" and back.power_limit_max_w == 700
+
+
+def test_capabilities_are_what_this_node_gives() -> None:
+    from gputop.backends.base import CAP_ENERGY, CAP_POWER_LIMIT, CAP_PROCESSES, CAP_SATURATION
+
+    hopper, _, _ = make([h100(0), a100(1)])
+    ampere, nv, _ = make([a100(0)])
+    nv.fail("nvmlDeviceGetTotalEnergyConsumption", NOT_SUPPORTED)
+    nv.fail("nvmlDeviceGetPowerManagementLimitConstraints", NOT_SUPPORTED)
+    with hopper, ampere:
+        assert hopper.capabilities == {CAP_PROCESSES, CAP_SATURATION, CAP_POWER_LIMIT, CAP_ENERGY}
+        assert ampere.capabilities == {CAP_PROCESSES}
 
 
 def test_nothing_raises_through_sample_whatever_fails() -> None:
@@ -635,6 +653,14 @@ def test_init_failures_are_backend_unavailable(kwargs, code, text) -> None:
     backend, nv, clock = make(node(2), **kwargs)
     nv.init_error = code
     with pytest.raises(BackendUnavailable, match=text):
+        backend.open()
+
+
+def test_real_pynvml_without_a_library_is_backend_unavailable() -> None:
+    import pynvml as real  # nvidia-ml-py itself; no libnvidia-ml.so.1 exists on this machine
+
+    backend = NvmlBackend(BackendOptions(), nvml=real)
+    with pytest.raises(BackendUnavailable, match=r"^NVML: NVML library not found"):
         backend.open()
 
 

@@ -12,6 +12,7 @@ keep sampling; such devices are retried after a backoff, re-initialising NVML fi
 from __future__ import annotations
 
 import importlib
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -108,6 +109,8 @@ class NvmlBackend(Backend):
     def open(self) -> None:
         nv = self.nv
         if nv is None:
+            if "pynvml" not in sys.modules:
+                _require_library()
             try:
                 nv = self.nv = importlib.import_module("pynvml")
             except ImportError:
@@ -134,9 +137,28 @@ class NvmlBackend(Backend):
         for index in range(count):
             gpus.append(self._open_device(index))
         self._gpus = gpus
+        self.capabilities = self._capabilities()
         cuda_text = f"{cuda // 1000}.{cuda % 1000 // 10}" if isinstance(cuda, int) else None
         self._info = NodeInfo(hostname(), self.name, _text(driver), cuda_text,
                               tuple(g.info for g in gpus))
+
+    def _capabilities(self) -> frozenset[str]:
+        """What this node can give, as found at open (not what NVML could give elsewhere)."""
+        caps = {CAP_PROCESSES}
+        ok = [g for g in self._gpus if g.status == "ok"]
+        if any(g.gpm is not None for g in ok):
+            caps.add(CAP_SATURATION)
+        if any(g.info.power_limit_min_w is not None for g in ok):
+            caps.add(CAP_POWER_LIMIT)  # settable in principle; root is still needed
+        nv = self.nv
+        for g in ok:
+            try:
+                if self._optional(nv.nvmlDeviceGetTotalEnergyConsumption, g.handle) is not None:
+                    caps.add(CAP_ENERGY)
+                    break
+            except nv.NVMLError:
+                continue
+        return frozenset(caps)
 
     def _open_device(self, index: int) -> _Gpu:
         nv = self.nv
@@ -581,6 +603,20 @@ class NvmlBackend(Backend):
                 self._mark(gpu, exc)
                 raise BackendError(f"GPU {device}: setting the power limit failed: {exc}") from None
             gpu.slow_at = float("-inf")  # read the new enforced limit on the next tick
+
+
+def _require_library() -> None:
+    """Fail fast where libnvidia-ml cannot load, before paying ~30 ms to import pynvml: the
+    auto-detection of every command on a machine without NVIDIA GPUs goes through here."""
+    if not sys.platform.startswith("linux"):
+        return  # pynvml knows where Windows keeps nvml.dll
+    import ctypes
+
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")  # what pynvml loads; stays loaded for it
+    except OSError:
+        raise BackendUnavailable(
+            "NVML: " + INIT_MESSAGES["NVML_ERROR_LIBRARY_NOT_FOUND"]) from None
 
 
 def init_message(nv: Any, exc: Exception) -> str:
