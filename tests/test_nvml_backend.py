@@ -644,7 +644,7 @@ def test_set_power_limit_out_of_range_or_no_such_gpu(h100_node) -> None:
 # ---------------------------------------------------------------------------- init failures
 
 @pytest.mark.parametrize(("kwargs", "code", "text"), [
-    ({"library": False}, None, "NVML library not found"),
+    ({"library": False}, None, "NVML: libnvidia-ml.so.1 not found"),
     ({}, LIB_RM_VERSION_MISMATCH, "NVML: Driver/library version mismatch"),
     ({}, 9, "NVIDIA driver not loaded"),
     ({}, UNKNOWN, "NVML: Unknown Error"),
@@ -660,7 +660,7 @@ def test_real_pynvml_without_a_library_is_backend_unavailable() -> None:
     import pynvml as real  # nvidia-ml-py itself; no libnvidia-ml.so.1 exists on this machine
 
     backend = NvmlBackend(BackendOptions(), nvml=real)
-    with pytest.raises(BackendUnavailable, match=r"^NVML: NVML library not found"):
+    with pytest.raises(BackendUnavailable, match=r"^NVML: libnvidia-ml.so.1 not found"):
         backend.open()
 
 
@@ -670,8 +670,7 @@ def test_cli_nvml_without_a_library_is_one_clear_line() -> None:
                          capture_output=True, text=True, timeout=60)
     assert out.returncode != 0
     lines = out.stderr.strip().splitlines()
-    assert lines == ["gputop: NVML: NVML library not found (libnvidia-ml.so.1: is the NVIDIA "
-                     "driver installed?)"]
+    assert lines == ["gputop: NVML: libnvidia-ml.so.1 not found (is the NVIDIA driver installed?)"]
     assert out.stdout == ""
 
 

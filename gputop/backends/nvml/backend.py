@@ -46,8 +46,8 @@ SM_SAMPLE_TTL_S = 3.0  # a per-process SM% older than this is no longer shown
 COMPUTE_MODES = {0: "Default", 1: "Exclusive_Thread", 2: "Prohibited", 3: "Exclusive_Process"}
 # What nvidia-smi says for the init failures people actually meet.
 INIT_MESSAGES = {
-    "NVML_ERROR_LIBRARY_NOT_FOUND": "NVML library not found (libnvidia-ml.so.1: is the NVIDIA "
-                                    "driver installed?)",
+    "NVML_ERROR_LIBRARY_NOT_FOUND": "libnvidia-ml.so.1 not found (is the NVIDIA driver "
+                                    "installed?)",
     "NVML_ERROR_LIB_RM_VERSION_MISMATCH": "Driver/library version mismatch (reboot, or reload "
                                           "the nvidia kernel module, after a driver upgrade)",
     "NVML_ERROR_DRIVER_NOT_LOADED": "NVIDIA driver not loaded",
@@ -103,6 +103,7 @@ class NvmlBackend(Backend):
         self._open = False
         self._proc_fn: dict[str, str | None] = {}  # "C"/"G" -> the wrapper that works here
         self._absent: tuple[int, ...] = ()
+        self._transient: tuple[int, ...] = ()
         self._lost_code = -1
 
     # ------------------------------------------------------------------ lifecycle
@@ -125,6 +126,7 @@ class NvmlBackend(Backend):
         self._absent = tuple(getattr(nv, n) for n in (
             "NVML_ERROR_NOT_SUPPORTED", "NVML_ERROR_NO_PERMISSION", "NVML_ERROR_FUNCTION_NOT_FOUND",
             "NVML_ERROR_NOT_FOUND", "NVML_ERROR_NO_DATA", "NVML_ERROR_ARGUMENT_VERSION_MISMATCH"))
+        self._transient = (nv.NVML_ERROR_NOT_FOUND, nv.NVML_ERROR_NO_DATA)
         self._lost_code = nv.NVML_ERROR_GPU_IS_LOST
         try:
             driver = self._optional(nv.nvmlSystemGetDriverVersion)
@@ -249,7 +251,7 @@ class NvmlBackend(Backend):
         except self.nv.NVMLError as exc:
             if exc.value not in self._absent:
                 raise
-            if exc.value != self.nv.NVML_ERROR_NOT_FOUND:
+            if exc.value not in self._transient:  # NOT_FOUND/NO_DATA: nothing *yet*
                 gpu.skip.add(key)
             return None
         except AttributeError:  # an older binding without this wrapper
