@@ -194,7 +194,12 @@ def test_static_facts_are_read_once_and_slow_values_cached(h100_node) -> None:
     clock.advance(nvml_backend.SLOW_REFRESH_S)
     backend.sample()
     assert nv.count("nvmlDeviceGetEccMode") == 16
-    assert nv.count("nvmlDeviceGetName") == 8
+    for static in ("nvmlDeviceGetName", "nvmlDeviceGetUUID", "nvmlDeviceGetPciInfo",
+                   "nvmlDeviceGetSerial", "nvmlDeviceGetVbiosVersion",
+                   "nvmlDeviceGetPowerManagementDefaultLimit", "nvmlGpmQueryDeviceSupport",
+                   "nvmlDeviceGetHandleByIndex"):
+        assert nv.count(static) == 8, static
+    assert nv.count("nvmlSystemGetDriverVersion") == 1
 
 
 def test_slow_values_follow_a_change_after_the_refresh_period(h100_node) -> None:

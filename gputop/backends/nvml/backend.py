@@ -260,6 +260,7 @@ class NvmlBackend(Backend):
 
     def _refresh_slow(self, gpu: _Gpu, now: float) -> None:
         nv, h, f = self.nv, gpu.handle, self._field
+        old = gpu.slow
         ecc = f(gpu, "ecc", nv.nvmlDeviceGetEccMode, h)
         mig = f(gpu, "mig", nv.nvmlDeviceGetMigMode, h)
         persistence = f(gpu, "persistence", nv.nvmlDeviceGetPersistenceMode, h)
@@ -272,9 +273,12 @@ class NvmlBackend(Backend):
             "compute_mode": COMPUTE_MODES.get(mode) if mode is not None else None,
             "pcie_gen_max": f(gpu, "pcie_gen_max", nv.nvmlDeviceGetMaxPcieLinkGeneration, h),
             "pcie_width_max": f(gpu, "pcie_width_max", nv.nvmlDeviceGetMaxPcieLinkWidth, h),
-            "serial": _text(f(gpu, "serial", nv.nvmlDeviceGetSerial, h)),
-            "vbios_version": _text(f(gpu, "vbios", nv.nvmlDeviceGetVbiosVersion, h)),
         }
+        # static: read with the first refresh only
+        gpu.slow["serial"] = old["serial"] if "serial" in old else _text(
+            f(gpu, "serial", nv.nvmlDeviceGetSerial, h))
+        gpu.slow["vbios_version"] = old["vbios_version"] if "vbios_version" in old else _text(
+            f(gpu, "vbios", nv.nvmlDeviceGetVbiosVersion, h))
         gpu.slow_at = now
 
     # ------------------------------------------------------------------ sampling
