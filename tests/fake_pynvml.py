@@ -421,6 +421,15 @@ class FakeNvml:
             raise NVMLError(_real.NVML_ERROR_INVALID_ARGUMENT)
         return gpu.temperature
 
+    def nvmlDeviceGetTemperatureV(self, handle: FakeHandle, sensor: int,
+                                  version: int = _real.nvmlTemperature_v1) -> int:
+        gpu = self._dev("nvmlDeviceGetTemperatureV", handle)
+        if version != _real.nvmlTemperature_v1:
+            raise NVMLError(_real.NVML_ERROR_ARGUMENT_VERSION_MISMATCH)
+        if sensor != _real.NVML_TEMPERATURE_GPU:
+            raise NVMLError(_real.NVML_ERROR_INVALID_ARGUMENT)
+        return gpu.temperature
+
     def nvmlDeviceGetFieldValues(self, handle: FakeHandle, fieldIds: list):
         gpu = self._dev("nvmlDeviceGetFieldValues", handle)
         values = (_real.c_nvmlFieldValue_t * len(fieldIds))()

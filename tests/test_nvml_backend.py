@@ -276,6 +276,29 @@ def test_older_binding_without_clocks_event_reasons_uses_throttle_reasons() -> N
     assert nv.count("nvmlDeviceGetCurrentClocksThrottleReasons") == 1
 
 
+def test_binding_without_the_deprecated_temperature_call_uses_temperature_v() -> None:
+    backend, nv, clock = make([h100(0)])
+    nv.hide_binding("nvmlDeviceGetTemperature")
+    with backend:
+        dev = backend.sample().devices[0]
+    assert dev.temperature_c == 61
+    assert nv.count("nvmlDeviceGetTemperatureV") == 1
+
+
+def test_process_utilization_raising_nvml_success_means_no_samples() -> None:
+    # pynvml's wrapper raises NVMLError(NVML_SUCCESS) when the sizing call finds nothing
+    backend, nv, clock = make(node(2, 2))
+    nv.fail("nvmlDeviceGetProcessUtilization", 0)
+    with backend:
+        snap = backend.sample()
+        clock.advance(1)
+        nv.heal("nvmlDeviceGetProcessUtilization")
+        later = backend.sample()
+    assert all(d.status == "ok" for d in snap.devices)
+    assert all(p.sm_pct is None for d in snap.devices for p in d.processes)
+    assert all(p.sm_pct == 45 for d in later.devices for p in d.processes)
+
+
 def test_no_fan_and_no_memory_temperature_are_none() -> None:
     gpu = h100(0)
     gpu.memory_temperature = None

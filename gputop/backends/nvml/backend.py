@@ -126,7 +126,10 @@ class NvmlBackend(Backend):
         self._absent = tuple(getattr(nv, n) for n in (
             "NVML_ERROR_NOT_SUPPORTED", "NVML_ERROR_NO_PERMISSION", "NVML_ERROR_FUNCTION_NOT_FOUND",
             "NVML_ERROR_NOT_FOUND", "NVML_ERROR_NO_DATA", "NVML_ERROR_ARGUMENT_VERSION_MISMATCH"))
-        self._transient = (nv.NVML_ERROR_NOT_FOUND, nv.NVML_ERROR_NO_DATA)
+        # pynvml's sampling wrappers raise NVMLError(NVML_SUCCESS) when the driver had nothing
+        # to size a buffer for: no samples, like NOT_FOUND.
+        self._transient = (nv.NVML_ERROR_NOT_FOUND, nv.NVML_ERROR_NO_DATA, nv.NVML_SUCCESS)
+        self._absent += (nv.NVML_SUCCESS,)
         self._lost_code = nv.NVML_ERROR_GPU_IS_LOST
         try:
             driver = self._optional(nv.nvmlSystemGetDriverVersion)
@@ -345,7 +348,7 @@ class NvmlBackend(Backend):
             memory_reserved_mib=reserved,
             utilization_gpu_pct=util.gpu if util is not None else None,
             utilization_memory_pct=util.memory if util is not None else None,
-            temperature_c=f(gpu, "temp", nv.nvmlDeviceGetTemperature, h, nv.NVML_TEMPERATURE_GPU),
+            temperature_c=f(gpu, "temp", self._temperature, h, nv.NVML_TEMPERATURE_GPU),
             temperature_memory_c=mem_temp,
             fan_pct=f(gpu, "fan", nv.nvmlDeviceGetFanSpeed, h),
             power_draw_w=power / 1000.0 if power is not None else None,
@@ -374,6 +377,14 @@ class NvmlBackend(Backend):
             saturation=saturation,
             processes=self._processes(gpu),
         )
+
+    @property
+    def _temperature(self) -> Callable[[Any, int], int]:
+        # nvmlDeviceGetTemperature is deprecated (bindings for CUDA 14 drop it): its successor
+        # where the binding no longer has it.
+        nv = self.nv
+        fn = getattr(nv, "nvmlDeviceGetTemperature", None)
+        return fn if fn is not None else nv.nvmlDeviceGetTemperatureV
 
     def _memory_temperature(self, gpu: _Gpu) -> float | None:
         nv = self.nv
