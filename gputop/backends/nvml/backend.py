@@ -123,13 +123,12 @@ class NvmlBackend(Backend):
         except OSError as exc:  # a broken libnvidia-ml that fails to load
             raise BackendUnavailable(f"NVML: cannot load the library ({exc})") from None
         self._open = True
-        self._absent = tuple(getattr(nv, n) for n in (
-            "NVML_ERROR_NOT_SUPPORTED", "NVML_ERROR_NO_PERMISSION", "NVML_ERROR_FUNCTION_NOT_FOUND",
-            "NVML_ERROR_NOT_FOUND", "NVML_ERROR_NO_DATA", "NVML_ERROR_ARGUMENT_VERSION_MISMATCH"))
         # pynvml's sampling wrappers raise NVMLError(NVML_SUCCESS) when the driver had nothing
         # to size a buffer for: no samples, like NOT_FOUND.
         self._transient = (nv.NVML_ERROR_NOT_FOUND, nv.NVML_ERROR_NO_DATA, nv.NVML_SUCCESS)
-        self._absent += (nv.NVML_SUCCESS,)
+        self._absent = self._transient + (
+            nv.NVML_ERROR_NOT_SUPPORTED, nv.NVML_ERROR_NO_PERMISSION,
+            nv.NVML_ERROR_FUNCTION_NOT_FOUND, nv.NVML_ERROR_ARGUMENT_VERSION_MISMATCH)
         self._lost_code = nv.NVML_ERROR_GPU_IS_LOST
         try:
             driver = self._optional(nv.nvmlSystemGetDriverVersion)
@@ -189,8 +188,7 @@ class NvmlBackend(Backend):
         gpm = gpu.gpm
         assert gpm is not None
         try:
-            for stream, _ in gpm._streams(bool(gpu.slow.get("mig_mode"))):
-                stream.baseline(self.clock.monotonic())
+            gpm.prime(self.clock.monotonic(), bool(gpu.slow.get("mig_mode")))
         except self.nv.NVMLError as exc:
             if exc.value == self._lost_code:
                 raise

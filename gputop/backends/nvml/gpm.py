@@ -191,6 +191,11 @@ class DeviceGpm:
             found[gi] = found.get(gi, 0.0) + sms
         return sorted(found.items())
 
+    def prime(self, now: float, mig: bool) -> None:
+        """Take the baseline sample(s) now, so that the first reading need not wait long."""
+        for stream, _ in self._streams(mig):
+            stream.baseline(now)
+
     def saturation(self, now: Callable[[], float], mig: bool) -> Saturation:
         streams = self._streams(mig)
         if not streams:
