@@ -185,3 +185,54 @@ async def test_eight_gpus_on_a_small_terminal_switch_to_the_compact_form():
         await pilot.pause()
         assert not panel.compact and panel.has_class("-wide")
         assert all(card.size.height == 7 for card in app.query(GpuSaturation))
+
+
+async def test_fake_nvml_node_gpm_h100_beside_pre_hopper_a100():
+    """End to end through the NVML backend on the fake pynvml: measured vs fallback, per GPU."""
+    import threading
+
+    from fake_pynvml import FakeNvml, a100, h100
+
+    from gputop.analysis.saturation import estimates
+    from gputop.backends.base import BackendOptions, Clock
+    from gputop.backends.nvml import NvmlBackend
+
+    class VirtualClock(Clock):
+        t = 1000.0
+
+        def monotonic(self) -> float:
+            return self.t
+
+        def wall(self) -> float:
+            return 1_763_769_600.0 + self.t
+
+        def sleep(self, seconds: float) -> None:
+            self.t += max(0.0, seconds)
+
+        def wait(self, event: threading.Event, seconds: float) -> bool:
+            self.sleep(seconds)
+            return event.is_set()
+
+    clock = VirtualClock()
+    backend = NvmlBackend(BackendOptions(), nvml=FakeNvml([h100(0), a100(1)], clock=clock.wall),
+                          clock=clock)
+    with backend:
+        sampler = Sampler(backend, analyze=default_analyzer())
+        snap = sampler.run_for(20)
+        hist = sampler.history.snapshots()
+    hopper, ampere = snap.devices
+    assert hopper.saturation.source == "gpm" and ampere.saturation.source is None
+    est = estimates(hopper)
+    assert est.tensor_tflops_estimate is not None and est.spec.key == "h100-sxm"
+    assert estimates(ampere).tensor_tflops_estimate is None  # no GPM: nothing to estimate from
+
+    app = PanelApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.query_one(SaturationPanel).update_snapshot(snap, hist)
+        await pilot.pause()
+        text = screen_text(app)
+        assert "GPU 1: No saturation measurement on this GPU" in text  # only the A100 lacks GPM
+        assert "GPU 0: No saturation" not in text and "GPU 0, 1:" not in text
+        assert "SIMULATED" not in text
+        assert "not measured: SM, occupancy, tensor, DRAM (needs GPM)" in text  # A100 block
+        assert "est. ~" in text and "/989 TFLOPS tensor" in text  # H100 block
