@@ -15,7 +15,7 @@ from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "npu-smi"
 
-SCRIPT = """#!{python}
+SCRIPT = """#!{python} -S
 import fnmatch, json, os, sys, time
 here = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(here, "fake-npu-smi.json"), encoding="utf-8") as fh:
