@@ -448,3 +448,11 @@ def test_proc_mem_fills_processes_only_without_a_process_table() -> None:
     with_table = P.parse_table(read(T_950))
     devs = table_devices(with_table, enrich={(0, 0): Enrichment(proc_mem=procs)})
     assert devs[0].processes == ()  # the table said "No running processes"
+
+
+def test_a_chip_listed_twice_is_an_error() -> None:
+    lines = read(T_910B4).splitlines(keepends=True)
+    text = "".join(lines[:9] + lines[6:9] + lines[9:])  # NPU 0's two lines and separator again
+    with pytest.raises(P.NpuSmiParseError, match="listed twice") as err:
+        P.parse_table(text)
+    assert err.value.line == 10

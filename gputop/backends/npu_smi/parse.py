@@ -384,7 +384,10 @@ def parse_table(text: str) -> NpuTable:
             break
         first = take("a chip line")
         second = take("the chip's second line")
-        chips.append(_parse_chip(hdr, first, second))
+        chip = _parse_chip(hdr, first, second)
+        if any(c.npu_id == chip.npu_id and c.chip_id == chip.chip_id for c in chips):
+            raise NpuSmiParseError("the same NPU and chip listed twice", *first)
+        chips.append(chip)
         if pos < len(body):
             sno, sline = body[pos]
             if not _is_sep(sline):
