@@ -297,8 +297,14 @@ class NpuSmiBackend(Backend):
         try:
             record = ENRICH_PARSERS[kind](self._runner.run(*args), chip_id)
         except BackendError:
-            # Never loses what the table gave: the enrichment just stays as it was.
-            self._enrich_failures[(kind, key)] = self._enrich_failures.get((kind, key), 0) + 1
+            # Never loses what the table gave: only this enrichment is affected. A query that
+            # keeps failing is dropped, and so is its last answer, rather than shown forever.
+            failures = self._enrich_failures.get((kind, key), 0) + 1
+            self._enrich_failures[(kind, key)] = failures
+            if failures >= ENRICH_MAX_FAILURES and key in self._enrich:
+                with self._lock:
+                    self._enrich[key] = replace(self._enrich[key], **{_FIELD.get(kind, kind): None})
+                    self._rebuild()
             return
         self._enrich_failures.pop((kind, key), None)
         with self._lock:
