@@ -13,6 +13,8 @@ import stat
 import sys
 from pathlib import Path
 
+import pytest
+
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "npu-smi"
 
 SCRIPT = """#!{python} -S
@@ -63,3 +65,14 @@ class FakeNpuSmi:
     def calls(self) -> list[str]:
         log = self.folder / "calls.log"
         return log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+
+
+# No conftest.py here: a second module named `conftest` would shadow tests/conftest.py for the
+# tests that import from it. Test modules import this fixture by name instead.
+@pytest.fixture(name="fake_npu_smi")
+def fake_npu_smi_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeNpuSmi:
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    fake = FakeNpuSmi(folder)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ.get('PATH', '')}")
+    return fake

@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 from npu_smi_expected import T_310B4, T_910A_WARN, T_910B1, T_910B4, T_950, TABLES
-from npu_smi_helpers import FakeNpuSmi
+from npu_smi_helpers import FakeNpuSmi, fake_npu_smi_fixture  # noqa: F401 - the fixture
 
 from gputop.backends.base import BackendOptions, BackendUnavailable
 from gputop.backends.npu_smi import NpuSmiBackend
