@@ -53,3 +53,12 @@ def test_nvidia_scenarios_unchanged() -> None:
     d = backend.sample().devices[0]
     assert d.uuid.startswith("GPU-") and d.power_limit_w == 700 and d.npu_id is None
     assert d.pci_bus_id == "00000000:18:00.0"
+
+
+def test_npu_smi_backend_imports_no_textual_and_no_psutil_up_front() -> None:
+    probe = ("import sys; import gputop.backends.npu_smi; "
+             "print(','.join(m for m in ('textual', 'rich', 'psutil') if m in sys.modules) or '-')")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         cwd=ROOT, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "-"
