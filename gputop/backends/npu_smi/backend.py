@@ -190,11 +190,12 @@ class NpuSmiBackend(Backend):
         return P.parse_table(self._runner.run("info"))
 
     def _store_table(self, table: P.NpuTable) -> None:
+        read_at = self.clock.monotonic()  # the readings' age counts from npu-smi's answer
         pids = {p.pid: p.name for p in table.processes}
         facts = self._host.collect(pids) if pids else {}
         with self._lock:
             self._table = table
-            self._table_at = self.clock.monotonic()
+            self._table_at = read_at
             self._error = None
             self._facts = facts
             self.table_reads += 1
