@@ -112,6 +112,14 @@ def test_cli_hang_past_the_timeout(fake_npu_smi: FakeNpuSmi) -> None:
     assert "`npu-smi info` did not answer within 1 s" in proc.stderr
 
 
+def test_auto_detect_picks_npu_smi_without_a_simulator_warning(fake_npu_smi: FakeNpuSmi) -> None:
+    fake_npu_smi.set([("info", {"file": T_950})])
+    proc = run_gputop("snapshot", "--color", "never")
+    assert proc.returncode == 0, proc.stderr
+    assert "backend: npu-smi" in proc.stdout and "Ascend xxx" in proc.stdout
+    assert proc.stderr == ""
+
+
 def test_auto_detect_falls_back_when_npu_smi_fails(fake_npu_smi: FakeNpuSmi) -> None:
     fake_npu_smi.set([("info", {"rc": 3})])
     proc = run_gputop("snapshot", "--json")
