@@ -23,7 +23,8 @@ def run(args: argparse.Namespace) -> int:
     if args.window < 0:
         raise UsageError(f"--window must not be negative: {args.window}")
     snap, fallback_reason = take_snapshot(args, window=args.window)
-    if fallback_reason and not args.json:
+    # Only the simulator needs the warning: NVML missing on an Ascend node is the normal case.
+    if fallback_reason and not args.json and snap.backend == "sim":
         print(f"gputop: no accelerator found ({fallback_reason}); showing the simulator",
               file=sys.stderr)
     if args.json:
