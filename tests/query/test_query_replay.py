@@ -185,3 +185,29 @@ def test_missing_replay_file(tmp_path):
         open_backend("replay", BackendOptions(replay=str(tmp_path / "nope.csv")))
     with pytest.raises(GputopError, match="--replay FILE"):
         open_backend("replay", BackendOptions())
+
+
+def test_replay_command_reports_a_bad_log_before_any_dashboard(tmp_path, capsys):
+    path = tmp_path / "bad.csv"
+    path.write_text("index, name\n0, a\n1\n")
+    assert main(["replay", str(path)]) == 1
+    assert capsys.readouterr().err == f"gputop: {path}:3: expected 2 cells as in the header, found 1\n"
+    assert main(["replay", str(tmp_path / "none.csv")]) == 1
+    assert "cannot read log" in capsys.readouterr().err
+    assert main(["replay", str(path), "--speed", "0"]) == 2
+
+
+def test_replay_command_hands_the_dashboard_a_replay_backend(monkeypatch):
+    import sys
+    import types
+
+    seen = {}
+    fake = types.ModuleType("gputop.tui.app")
+    fake.run_dashboard = lambda args: seen.update(vars(args)) or 0
+    monkeypatch.setitem(sys.modules, "gputop.tui.app", fake)
+    if "gputop.tui" not in sys.modules:
+        monkeypatch.setitem(sys.modules, "gputop.tui", types.ModuleType("gputop.tui"))
+    assert main(["replay", str(V100), "--speed", "4"]) == 0
+    assert seen["backend"] == "replay" and seen["replay"] == str(V100) and seen["sim_speed"] == 4.0
+    backend = open_backend("replay", BackendOptions(replay=str(V100), sim_speed=4.0))
+    assert backend.player.speed == 4.0 and backend.player.duration == 0.0
