@@ -171,3 +171,63 @@ def test_recorder_errors(tmp_path):
             rec.write(open_backend("sim", BackendOptions()).sample())
         assert rec.closed
     assert default_path("/logs", now=0).startswith("/logs/gputop-19")
+
+
+class _FakeClock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def monotonic(self):
+        return self.now
+
+    def wall(self):
+        return self.now
+
+    def wait(self, event, seconds):
+        self.now += max(0.0, seconds)
+        return False
+
+
+class _SlowBackend:
+    """Each sample costs ``costs[i]`` seconds of the fake clock."""
+
+    name = "fake"
+
+    def __init__(self, costs):
+        from gputop.model import Device
+
+        self.clock = _FakeClock()
+        self.costs = list(costs)
+        self.device = Device(index=0)
+
+    def sample(self, devices=None):
+        from gputop.model import Snapshot
+
+        t = self.clock.now  # the reading is taken when the tick starts
+        self.clock.now += self.costs.pop(0) if self.costs else 0.007
+        return Snapshot(host="h", time=t, backend="fake", devices=(self.device,))
+
+
+def test_sampling_work_does_not_shift_the_schedule():
+    costs = [0.007] * 5 + [0.025] + [0.007] * 5  # one tick overruns two periods
+    backend = _SlowBackend(costs)
+    times = []
+
+    class Sink:
+        def write(self, text):
+            times.append(round(float(text.split(", ")[0]) - 1000.0, 6))
+            if len(times) == 10:
+                logger.stop_signal = signal.SIGTERM
+
+    logger = query_cli.QueryLogger(backend, "gpu", [_raw_time_field()], True, None, 1, Sink())
+    logger.loop(0.010)
+    # 7 ms of work per 10 ms period never accumulates; the 25 ms tick skips the two ticks it
+    # overran instead of bunching them, and the grid carries on where it was.
+    assert times == [0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.08, 0.09, 0.10, 0.11]
+    assert logger.skipped == 2
+
+
+def _raw_time_field():
+    from gputop.query.fields import Field
+
+    return Field(name="t", kind="str", get=lambda snap, dev, count: f"{snap.time:.6f}")
