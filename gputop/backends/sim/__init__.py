@@ -40,6 +40,7 @@ IDLE_CLOCK_MHZ = 345.0
 RESERVED_MIB = 479.0
 ALLOCATOR_RAMP_S = 40.0
 ALLOCATOR_CHUNK_MIB = 2048.0
+SUPPORTED_EVENTS = 0x1FF  # clock event reasons an H100 reports as supported (real 590 capture)
 SLOW_GPU_EXTRA_C = 44.0  # a clogged heatsink: why this GPU throttles
 
 
@@ -327,6 +328,7 @@ class SimBackend(Backend):
             work_rate = job.step_s / period
         util = round(100 * busy)
         used = self._memory_used(i, t)
+        nvidia = part.vendor == "nvidia"
         sat = self._saturation(i, job, busy, speed, t)
         dev = Device(
             index=i,
@@ -365,6 +367,14 @@ class SimBackend(Backend):
             compute_mode="Default" if part.vendor == "nvidia" else None,
             serial=f"{1650000000000 + int(1e9 * physics.mix64(self.seed, i, 5))}",
             vbios_version="96.00.A5.00.01" if part.vendor == "nvidia" else None,
+            # nvidia-smi query fields (gputop/query): what follows from the state above
+            memory_free_mib=part.memory_total_mib - used - (RESERVED_MIB if nvidia else 0.0),
+            power_limit_enforced_w=self._limits[i],
+            clock_graphics_mhz=round(clock) if nvidia else None,  # one domain with SM on these parts
+            clock_graphics_max_mhz=part.clock_sm_max_mhz if nvidia else None,
+            clock_event_supported_mask=SUPPORTED_EVENTS if nvidia else None,
+            ecc_mode_pending=True if nvidia else None,
+            mig_mode_pending=False if nvidia else None,
             saturation=sat,
             processes=self._processes(i, busy, t),
             sim={"work_rate": round(work_rate, 5) if work_rate is not None else None},
