@@ -195,11 +195,14 @@ def _field(log: Log, name: str):
     return None
 
 
-def build_samples(log: Log, where: str) -> list[_Sample]:
+def build_samples(log: Log, where: str, end_time: float = 0.0) -> list[_Sample]:
+    """Samples in file order. A log without timestamps gets one sample per SYNTHETIC_PERIOD_S,
+    the last at ``end_time`` (the file's modification time: when it was last written)."""
     samples = _gpu_samples(log, where) if log.query == "gpu" else _apps_samples(log, where)
-    if samples and all(s.time == 0.0 for s in samples) and "timestamp" not in log.names:
+    if "timestamp" not in log.names:
+        first = end_time - (len(samples) - 1) * SYNTHETIC_PERIOD_S
         for i, s in enumerate(samples):
-            s.time = i * SYNTHETIC_PERIOD_S
+            s.time = first + i * SYNTHETIC_PERIOD_S
     return samples
 
 
@@ -405,7 +408,11 @@ class ReplayBackend(Backend):
             raise BackendError(f"cannot read log {self.path}: {exc.strerror or exc}") from None
         where = self.path
         log = parse_log(text, where)
-        samples = build_samples(log, where)
+        try:
+            mtime = os.stat(self.path).st_mtime
+        except OSError:
+            mtime = 0.0
+        samples = build_samples(log, where, end_time=mtime)
         host = os.path.basename(self.path)
         driver = next((r.cells["driver_version"] for r in log.rows[:1]
                        if not r.cells.get("driver_version", "[").startswith("[")), None)
