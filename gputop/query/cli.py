@@ -1,9 +1,13 @@
 """`gputop --query-gpu=FIELDS --format=csv [-l SEC | -lms MS] [-f FILE] [-i IDS]`.
 
-nvidia-smi's query mode, flag for flag, on any backend. Exit codes follow nvidia-smi: 0 success,
-2 a bad field (with nvidia-smi's own message on stdout) or other bad argument, 1 anything else.
-A loop (-l/-lms) ends on Ctrl-C, SIGTERM or SIGHUP with the current row finished and exit 0, as
-nvidia-smi's "probe until Ctrl+C" loop does: the log is complete, so the run succeeded.
+nvidia-smi's query mode, flag for flag, on any backend. Exit codes: 0 success; 2 a bad field (with
+nvidia-smi's own message on stdout and exit code) or another bad argument (nvidia-smi's "invalid
+argument" code); 1 a log that cannot be written or a backend that cannot start.
+
+A loop (-l/-lms) ends on Ctrl-C, SIGTERM or SIGHUP with the current sample's rows finished, the
+signal handlers restored, and exit 0. nvidia-smi documents Ctrl+C as the way to end its loop ("probe
+until Ctrl+C"), so ending it is success, not an interruption; SIGTERM (systemd, kill) and SIGHUP
+(the SSH session dropped) are the same request from elsewhere, and the log is complete in all three.
 """
 
 from __future__ import annotations
