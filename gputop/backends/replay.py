@@ -35,6 +35,7 @@ from gputop.query.logfile import Log, LogFormatError, Row, parse_log
 SYNTHETIC_PERIOD_S = 1.0  # sample spacing assumed for a log without a timestamp column
 _ID_COLUMNS = ("index", "uuid", "pci.bus_id")
 _APP_GPU_COLUMNS = ("gpu_uuid", "gpu_bus_id", "gpu_serial", "gpu_name")
+SEP_KEY = "\x1f"  # joins a process row's GPU columns into one key
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,12 +128,7 @@ def _gpu_samples(log: Log, where: str) -> list[_Sample]:
         if key is not None:
             seen.add(key)
         last_time = t
-        try:
-            sample.devices.append(_gpu_device(row, log, len(sample.devices), where))
-        except LogFormatError:
-            raise
-        except (TypeError, ValueError) as exc:
-            raise LogFormatError(f"{where}:{row.line}: {exc}") from None
+        sample.devices.append(_gpu_device(row, log, len(sample.devices), where))
     return samples
 
 
@@ -183,9 +179,6 @@ def _apps_samples(log: Log, where: str) -> list[_Sample]:
             cells=row.cells))
     flush()
     return samples
-
-
-SEP_KEY = "\x1f"
 
 
 def _field(log: Log, name: str):
