@@ -67,7 +67,7 @@ def _row_time(row: Row, where: str) -> float | None:
         return None
     try:
         return parse_timestamp(raw)
-    except ValueError:
+    except (ValueError, OverflowError):
         raise LogFormatError(f"{where}:{row.line}: bad timestamp {raw!r}") from None
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import subprocess
 
+import hypothesis
+import hypothesis.strategies as st
 import pytest
 
 from gputop.backends import open_backend
@@ -211,3 +213,25 @@ def test_replay_command_hands_the_dashboard_a_replay_backend(monkeypatch):
     assert seen["backend"] == "replay" and seen["replay"] == str(V100) and seen["sim_speed"] == 4.0
     backend = open_backend("replay", BackendOptions(replay=str(V100), sim_speed=4.0))
     assert backend.player.speed == 4.0 and backend.player.duration == 0.0
+
+
+_CELLS = ["0", "1", "P0", "85.12 W", "[N/A]", "", "Enabled", "0x1F", "2026/07/14 08:12:38.696",
+          "0001/01/01 00:00:00.000", "9999/12/31 23:59:59.999", "x, y", "-3", "1e999", "nan", "ü"]
+_HEADERS = ["timestamp", "index", "name", "power.draw [W]", "pid", "process_name", "uuid",
+            "clocks_event_reasons.active", "gpu_uuid", "used_gpu_memory [MiB]", "bogus [X]"]
+
+
+@hypothesis.settings(max_examples=150, deadline=None)
+@hypothesis.given(
+    header=st.lists(st.sampled_from(_HEADERS), min_size=1, max_size=5),
+    rows=st.lists(st.lists(st.sampled_from(_CELLS), min_size=0, max_size=6), max_size=6),
+)
+def test_any_log_parses_or_fails_cleanly(header, rows):
+    from gputop.backends.replay import build_samples
+    from gputop.query.logfile import LogFormatError, parse_log
+
+    text = ", ".join(header) + "\n" + "".join(", ".join(r) + "\n" for r in rows)
+    try:
+        build_samples(parse_log(text, "f.csv"), "f.csv")
+    except LogFormatError as exc:
+        assert str(exc).startswith("f.csv")
