@@ -60,20 +60,31 @@ def run_once(backend: Backend, devices: Sequence[int], argv: Sequence[str], inte
     """Run ``argv`` to completion, sampling the devices meanwhile on the backend's clock."""
     first = backend.sample(list(devices))
     samples = [first]
+    ended = threading.Event()
+    end: list[float] = []
     start = time.monotonic()
     try:
         proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=output, stderr=output)
     except OSError as exc:
         raise GputopError(f"cannot run the benchmark command {argv[0]!r}: {exc.strerror}") from None
+
+    def watch() -> None:
+        # Time the exit exactly, and wake the sampling wait below at once.
+        proc.wait()
+        end.append(time.monotonic())
+        ended.set()
+
+    threading.Thread(target=watch, name="gputop-benchmark", daemon=True).start()
     try:
-        step = min(interval, 0.1 * interval + 0.05)  # notice the end promptly
-        while proc.poll() is None:
-            if backend.clock.wait(cancel, step):
+        # Waiting on the backend's clock keeps the simulator's time (and energy) flowing.
+        while not backend.clock.wait(ended, interval):
+            if cancel.is_set():
                 raise Cancelled("cancelled")
             samples.append(backend.sample(list(devices)))
-        wall = time.monotonic() - start
     finally:
         stop_child(proc)
+    ended.wait()
+    wall = end[0] - start
     last = backend.sample(list(devices))
     samples.append(last)
     if proc.returncode != 0:
