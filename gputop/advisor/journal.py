@@ -9,13 +9,14 @@ run killed by SIGKILL or a power cut leaves it behind for the next start to noti
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +57,8 @@ class Journal:
 
     def alive(self) -> bool:
         """Is the run that wrote it still going (a gputop process with that pid on this host)?"""
+        if self.pid == os.getpid():
+            return True
         try:
             with open(f"/proc/{self.pid}/cmdline", "rb") as fh:
                 return b"gputop" in fh.read()
@@ -140,8 +143,10 @@ def read(path: Path) -> Journal:
                           " and delete it once the limits are right") from None
 
 
-def find(host: str, backend: str, folder: Path | None = None) -> list[Journal]:
-    """Journals this host and backend left, oldest first."""
+def find(host: str, backend: str, folder: Path | None = None,
+         errors: list[str] | None = None) -> list[Journal]:
+    """Journals this host and backend left, oldest first. An unreadable one raises, unless
+    ``errors`` is given: then its message goes there and the others are still returned."""
     folder = folder or state_dir()
     try:
         paths = sorted(folder.glob(f"{PREFIX}*.json"))
@@ -149,18 +154,39 @@ def find(host: str, backend: str, folder: Path | None = None) -> list[Journal]:
         return []
     out = []
     for p in paths:
-        j = read(p)
+        try:
+            j = read(p)
+        except GputopError as exc:
+            if errors is None:
+                raise
+            errors.append(str(exc))
+            continue
         if j.host == host and j.backend == backend:
             out.append(j)
     return sorted(out, key=lambda j: j.started)
 
 
-def leftovers(backend: Backend, folder: Path | None = None) -> list[Journal]:
+def leftovers(backend: Backend, folder: Path | None = None,
+              errors: list[str] | None = None) -> list[Journal]:
     """Journals for this node's devices whose run is over: limits that were never put back."""
     info = backend.info()
     uuids = {d.uuid for d in info.devices}
-    return [j for j in find(info.host, backend.name, folder)
+    return [j for j in find(info.host, backend.name, folder, errors)
             if not j.alive() and any(e.uuid in uuids for e in j.entries)]
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """Serialise check-then-write between advisor runs starting at the same moment."""
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with open(folder / ".lock", "a+b") as fh:
+        try:
+            import fcntl
+
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        except (ImportError, OSError):
+            pass  # no flock here: the check below still catches all but a true race
+        yield
 
 
 def leftover_warning(journals: Sequence[Journal]) -> str:
@@ -251,13 +277,21 @@ class LimitGuard:
         self.originals = dict(originals)
         uuids = {d.index: d.uuid for d in info.devices}
         entries = [JournalEntry(i, uuids.get(i), w) for i, w in self.originals.items()]
-        path = journal_path(info.host, self.backend.name, (e.uuid for e in entries), self.folder)
-        if path.exists():
-            other = read(path)
-            if other.alive() and other.pid != os.getpid():
-                raise GputopError(f"another advisor run (pid {other.pid}) is changing these GPUs")
-            raise GputopError(leftover_warning([other]))
-        self.journal = write(path, info.host, self.backend.name, entries)
+        ours = {e.uuid for e in entries}
+        folder = self.folder or state_dir()
+        path = journal_path(info.host, self.backend.name, ours, folder)
+        with _locked(folder):
+            # Any journal touching these GPUs means their current limits may not be the originals.
+            for other in find(info.host, self.backend.name, folder):
+                shared = sorted(e.index for e in other.entries if e.uuid in ours)
+                if not shared:
+                    continue
+                gpus = ",".join(map(str, shared))
+                if other.alive():
+                    raise GputopError(f"another advisor run (pid {other.pid}) is changing GPU"
+                                      f" {gpus}; wait for it to finish")
+                raise GputopError(leftover_warning([other]))
+            self.journal = write(path, info.host, self.backend.name, entries)
         return self.journal
 
     def set(self, limits: Mapping[int, float]) -> None:

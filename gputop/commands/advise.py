@@ -186,13 +186,20 @@ class _Advise:
     # -- modes
     def main(self) -> int:
         from gputop.advisor import journal
+        from gputop.errors import GputopError
 
         if self.args.restore:
             return self.restore()
-        left = journal.leftovers(self.backend)
+        errors: list[str] = []
+        left = journal.leftovers(self.backend, errors=errors)
+        for error in errors:
+            self._warn(error)
         if left:
             self._warn(journal.leftover_warning(left))
         if self.args.sweep or self.argv is not None:
+            if errors and not self.args.dry_run:
+                raise GputopError("an unreadable power-limit journal may hold original limits;"
+                                  " resolve it before sweeping")
             return self.sweep(left)
         return self.passive()
 
@@ -289,12 +296,12 @@ class _Advise:
     def _denied(self, why: str, plan: Any, samples: list[Any] | None) -> int:
         from gputop.advisor.journal import nvidia_smi_commands
 
-        cmds = [*nvidia_smi_commands(plan.limits_for(plan.candidates[0])),
-                *nvidia_smi_commands(plan.originals)]
+        cmds = [c for w in plan.candidates for c in nvidia_smi_commands(plan.limits_for(w))]
+        cmds += nvidia_smi_commands(plan.originals)
         needs = "run gputop as root (sudo) or grant it CAP_SYS_ADMIN"
         self.doc["skipped"] = {"reason": why, "needs": needs, "commands": cmds}
-        _say(f"gputop: cannot sweep: {why}.\n  Needed: {needs}; or set the limits yourself, e.g."
-             f" the first step and the way back:\n    " + "\n    ".join(cmds)
+        _say(f"gputop: cannot sweep: {why}.\n  Needed: {needs}; or step the limits yourself"
+             f" (each step, then the originals back):\n    " + "\n    ".join(cmds)
              + "\n  Showing the passive view instead (nothing was changed).")
         note = [f"Sweep skipped: {why}. Needed: {needs}."]
         if samples:
