@@ -5,12 +5,18 @@ from __future__ import annotations
 import json
 
 import pytest
+from advise_helpers import make_env
 
 from gputop.advisor.journal import LimitGuard
 from gputop.advisor.recommend import SweepConfig, make_plan
 from gputop.advisor.sweep import Sweep
 from gputop.backends.base import BackendOptions
 from gputop.backends.sim import SimBackend
+
+
+@pytest.fixture
+def adv(tmp_path, monkeypatch):
+    return make_env(tmp_path, monkeypatch)
 
 TOLERANCE_PP = 2.0
 

@@ -8,9 +8,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from advise_helpers import make_env
 
 from gputop.backends.sim import physics
 from gputop.backends.sim.scenario import load
+
+
+@pytest.fixture
+def adv(tmp_path, monkeypatch):
+    return make_env(tmp_path, monkeypatch)
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 FAKE_JOB = Path(__file__).resolve().parent / "fake_job.py"

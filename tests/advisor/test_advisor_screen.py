@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+from advise_helpers import make_env
 from textual.app import App
 from textual.widgets import DataTable, Static
 
@@ -12,6 +14,11 @@ from gputop.backends.base import BackendOptions
 from gputop.backends.sim import SimBackend
 from gputop.sampler import Sampler
 from gputop.tui.advisor import AdvisorScreen
+
+
+@pytest.fixture
+def adv(tmp_path, monkeypatch):
+    return make_env(tmp_path, monkeypatch)
 
 FAST = SweepConfig(settle_s=2, measure_s=6)
 

@@ -10,6 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
+from advise_helpers import make_env
+
+
+@pytest.fixture
+def adv(tmp_path, monkeypatch):
+    return make_env(tmp_path, monkeypatch)
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,6 +7,7 @@ import os
 import subprocess
 
 import pytest
+from advise_helpers import make_env
 
 from gputop.advisor import curve, journal, passive, render
 from gputop.advisor.recommend import (
@@ -21,6 +22,11 @@ from gputop.backends.base import BackendOptions, NoPermission
 from gputop.backends.sim import SimBackend
 from gputop.errors import GputopError
 from gputop.model import Device, Saturation, Snapshot
+
+
+@pytest.fixture
+def adv(tmp_path, monkeypatch):
+    return make_env(tmp_path, monkeypatch)
 
 
 def dev(i=0, power=300.0, limit=400.0, energy=0.0, clock=1400.0, reasons=("sw_power_cap",),

@@ -1,4 +1,8 @@
-"""Shared helpers for the advisor's tests: a tmp simulator state file and a tmp XDG state dir."""
+"""The advisor tests' environment: a tmp simulator state file and a tmp XDG state dir.
+
+Not a conftest.py: tests/conftest.py is imported as `conftest` by other tests, and a second
+conftest module on sys.path would shadow it.
+"""
 
 from __future__ import annotations
 
@@ -51,8 +55,8 @@ class AdviseEnv:
         return sorted(folder.glob("power-limits-*.json")) if folder.exists() else []
 
 
-@pytest.fixture
-def adv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AdviseEnv:
+def make_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AdviseEnv:
+    """Each test module wraps this in its own `adv` fixture."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
     monkeypatch.delenv("GPUTOP_SIM_STATE", raising=False)
     monkeypatch.delenv("GPUTOP_SIM_NO_PERMISSION", raising=False)
