@@ -264,6 +264,13 @@ class _Advise:
 
         mode = "benchmark" if self.argv is not None else "sweep"
         snap = self.backend.sample(self.devices)
+        unlimited = [d.index for d in snap.devices if d.power_limit_w is None]
+        if unlimited:
+            why = (f"GPU {','.join(map(str, unlimited))} reports no power limit (the"
+                   f" {self.backend.name} backend cannot read or set one)")
+            self.doc["skipped"] = {"reason": why, "needs": None, "commands": []}
+            _say(f"gputop: cannot sweep: {why}. Showing the passive view instead.")
+            return self.passive([f"Sweep skipped: {why}."])
         plan = make_plan(list(snap.devices), self._config())
         if self.args.dry_run:
             self.doc["mode"] = "dry-run"

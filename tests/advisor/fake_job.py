@@ -11,14 +11,22 @@ import os
 import sys
 import time
 
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 spec = importlib.util.spec_from_file_location(
     "sim_physics", os.path.join(HERE, "..", "..", "gputop", "backends", "sim", "physics.py"))
 physics = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(physics)
 
-# The `training` scenario's job on an H100 SXM (gputop/scenarios/training.toml).
-IDLE_W, TDP_W, INTENSITY, MEMORY_BOUND = 70.0, 700.0, 0.93, 0.15
+# The `training` scenario's job (gputop/scenarios/training.toml) on an H100 SXM.
+with open(os.path.join(HERE, "..", "..", "gputop", "scenarios", "training.toml"), "rb") as fh:
+    JOB = tomllib.load(fh)["job"][0]
+IDLE_W, TDP_W = 70.0, 700.0  # the h100-sxm part (gputop/backends/sim/scenario.py)
+INTENSITY, MEMORY_BOUND = JOB["intensity"], JOB["memory_bound"]
 
 
 def speed_at(limit_w):

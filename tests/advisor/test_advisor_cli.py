@@ -79,6 +79,16 @@ def test_no_permission_falls_back_to_passive_and_changes_nothing(adv):
     assert adv.limits() == [700.0] * 8
 
 
+def test_sweep_on_a_device_without_power_limits_falls_back_to_passive(adv):
+    proc = adv.run("--sweep", "--json", "--sim-speed", "200", "--window", "4",
+                   scenario="ascend-910b")
+    assert proc.returncode == 0, proc.stderr
+    assert "cannot sweep" in proc.stderr and "no power limit" in proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["mode"] == "passive" and doc["sweep"] is None and doc["passive"]
+    assert adv.journals() == [] and not adv.state.exists()
+
+
 def test_restore_with_nothing_to_do(adv):
     proc = adv.run("--restore")
     assert proc.returncode == 0 and "nothing to restore" in proc.stdout
@@ -102,6 +112,7 @@ def test_bad_input_is_one_clear_line(adv, args, message):
 def true_slowdown(limit: float) -> float:
     sc = load("training")
     job, part = sc.jobs[0], sc.part
+    assert (part.idle_w, part.tdp_w) == (70, 700)  # what fake_job.py assumes
     f = physics.capped_clock(limit, part.idle_w, part.tdp_w - part.idle_w, job.intensity)
     return 100.0 * (1.0 - physics.relative_speed(f, job.memory_bound))
 
