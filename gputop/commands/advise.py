@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help=f"seconds measured at each limit (default {DEFAULT_MEASURE_S:g})")
     g.add_argument("--max-slowdown", type=_pos, default=5.0, metavar="PCT",
                    help="stop going lower once the slowdown passes PCT %% (default 5)")
-    g.add_argument("--eta", type=_nonneg, default=0.5, metavar="η",
+    g.add_argument("--eta", type=_nonneg, default=0.5, metavar="ETA",
                    help="weight of energy against time in the Zeus cost (0..1, default 0.5)")
     g.add_argument("--lowest", type=_pos, default=None, metavar="W",
                    help="never set a limit below W (default: the device's minimum)")
