@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from gputop.model import Device, Snapshot
 
@@ -214,7 +214,6 @@ class Row:
     true_slowdown_pct: float | None = None  # simulator only
     time_s: float | None = None  # benchmark: wall time of one run
     capped_share: float | None = None
-    extra: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def error_pp(self) -> float | None:

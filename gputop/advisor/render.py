@@ -196,7 +196,9 @@ def restored_lines(restored: Sequence[tuple[int, float | None, float]],
                    originals: Mapping[int, float]) -> list[str]:
     values = sorted(set(originals.values()))
     what = ", ".join(f"{w:g} W" for w in values)
-    return [f"Power limits restored to the originals ({what} on GPU {_ids(sorted(originals))})."]
+    changed = f"; {len(restored)} set back" if restored else ""
+    return [f"Power limits restored to the originals ({what} on GPU {_ids(sorted(originals))}"
+            f"{changed}; read back to confirm)."]
 
 
 # ------------------------------------------------------------------ plot

@@ -21,11 +21,11 @@ def adv(tmp_path, monkeypatch):
 TOLERANCE_PP = 2.0
 
 
-def sweep(adv, scenario: str, seed: int = 0, **config):
+def sweep(adv, scenario: str, seed: int = 0, devices=None, **config):
     backend = SimBackend(BackendOptions(scenario=scenario, seed=seed, sim_speed=2000,
                                         sim_state=str(adv.state)))
     backend.open()
-    plan = make_plan(list(backend.sample().devices), SweepConfig(**config))
+    plan = make_plan(list(backend.sample(devices).devices), SweepConfig(**config))
     guard = LimitGuard(backend, plan.devices)
     guard.begin(plan.originals)
     try:
@@ -64,14 +64,14 @@ def test_estimate_within_two_points_of_truth_at_every_step(adv, scenario, seed, 
 
 
 def test_memory_bound_costs_little_and_compute_bound_costs_more(adv):
-    mem, _ = sweep(adv, "memory-bound", settle_s=2, measure_s=8)
-    comp, _ = sweep(adv, "training", settle_s=2, measure_s=8)
+    mem, _ = sweep(adv, "memory-bound", devices=[0, 1], settle_s=2, measure_s=8)
+    comp, _ = sweep(adv, "training", devices=[0, 1], settle_s=2, measure_s=8)
     assert mem.stopped == "minimum" or mem.rows[-1].limit_w <= 250
     assert comp.stopped == "max-slowdown"
     assert mem.recommendation.limit_w < comp.recommendation.limit_w
     # Savings are real: lower limits draw less and cost less energy per unit of work.
     rec = comp.recommendation.row
-    assert rec.saved_w > 500 and rec.energy_change_pct < -5 and rec.perf_per_w > 1.05
+    assert rec.saved_w > 150 and rec.energy_change_pct < -5 and rec.perf_per_w > 1.05
 
 
 def test_done_when_command(adv):
