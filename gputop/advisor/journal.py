@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gputop.backends.base import Backend, BackendError, NoPermission
+from gputop.backends.base import Backend, BackendError
 from gputop.errors import GputopError
 
 SCHEMA = "gputop-advise-journal/1"
@@ -212,6 +212,16 @@ def current_limits(backend: Backend, devices: Sequence[int]) -> dict[int, float 
     return {d.index: d.power_limit_w for d in snap.devices}
 
 
+def _unreachable(backend: Backend, devices: Sequence[int]) -> dict[int, str]:
+    """Devices that cannot be read now (fallen off the bus, in error), with why."""
+    try:
+        snap = backend.sample(list(devices))
+    except Exception:
+        return {}
+    return {d.index: d.status + (f" ({d.status_reason})" if d.status_reason else "")
+            for d in snap.devices if d.status != "ok"}
+
+
 class RestoreFailed(GputopError):
     pass
 
@@ -234,15 +244,17 @@ def restore_limits(backend: Backend, originals: Mapping[int, float]) -> list[tup
         try:
             backend.set_power_limit(i, w)
             changed.append((i, was, w))
-        except NoPermission as exc:
-            failures.append(f"GPU {i}: {exc}")
         except (BackendError, OSError) as exc:
             failures.append(f"GPU {i}: {exc}")
     if not failures:
         after = current_limits(backend, list(originals))
-        wrong = {i: w for i, w in after.items() if w is None or abs(w - originals[i]) >= 0.01}
-        failures = [f"GPU {i} reads {w} W after the restore, not {originals[i]:g} W"
-                    for i, w in wrong.items()]
+        lost = _unreachable(backend, list(originals))
+        for i, w in after.items():
+            if i in lost:
+                failures.append(f"GPU {i} is {lost[i]}: its limit cannot be read back; once it"
+                                " is back (a reset or reboot also resets its limit), restore again")
+            elif w is None or abs(w - originals[i]) >= 0.01:
+                failures.append(f"GPU {i} reads {w} W after the restore, not {originals[i]:g} W")
     if failures:
         cmds = "; ".join(nvidia_smi_commands(originals))
         raise RestoreFailed("could not restore the original power limits: " + "; ".join(failures)

@@ -320,10 +320,11 @@ class _Advise:
     def _guarded(self, plan: Any, mode: str) -> int:
         from gputop.advisor import render
         from gputop.advisor.benchmark import Benchmark
-        from gputop.advisor.journal import LimitGuard
+        from gputop.advisor.journal import LimitGuard, RestoreFailed
         from gputop.advisor.safety import SignalExit, SignalGuard
         from gputop.advisor.sweep import Sweep
         from gputop.backends.base import NoPermission, Unsupported
+        from gputop.errors import GputopError
 
         progress = _ProgressPrinter()
         guard = LimitGuard(self.backend, plan.devices)
@@ -358,6 +359,13 @@ class _Advise:
             progress.clear()
             _say(f"gputop: interrupted by {exc.name}: power limits restored to the originals")
             return exc.exit_code
+        except RestoreFailed as exc:
+            cause = exc.__context__
+            if isinstance(cause, SignalExit):
+                raise GputopError(f"interrupted by {cause.name}; {exc}") from None
+            if cause is not None:  # say what stopped the sweep too, not only the restore
+                raise GputopError(f"{cause}; {exc}") from None
+            raise
         finally:
             progress.clear()
         if sig.received is not None:

@@ -89,6 +89,17 @@ def test_sweep_on_a_device_without_power_limits_falls_back_to_passive(adv):
     assert adv.journals() == [] and not adv.state.exists()
 
 
+def test_gpu_lost_mid_sweep_restores_the_others_and_keeps_the_journal(adv):
+    proc = adv.run("--sweep", "--sim-speed", "500", "--no-plot", scenario="gpu-lost")
+    assert proc.returncode == 1
+    err = proc.stderr
+    assert "GPU 3 became lost" in err and "GPU 3 is lost" in err and "Traceback" not in err
+    assert "could not restore" in err and "--restore" in err
+    # The others are back; GPU 3 cannot be confirmed, so the journal stays for --restore.
+    assert adv.limits(scenario="gpu-lost") == [700.0] * 8
+    assert len(adv.journals()) == 1
+
+
 def test_restore_with_nothing_to_do(adv):
     proc = adv.run("--restore")
     assert proc.returncode == 0 and "nothing to restore" in proc.stdout
