@@ -22,6 +22,7 @@ from gputop.backends.base import (
     Backend,
     BackendError,
     BackendOptions,
+    NoPermission,
     Unsupported,
     hostname,
 )
@@ -42,6 +43,9 @@ ALLOCATOR_RAMP_S = 40.0
 ALLOCATOR_CHUNK_MIB = 2048.0
 SUPPORTED_EVENTS = 0x1FF  # clock event reasons an H100 reports as supported (real 590 capture)
 SLOW_GPU_EXTRA_C = 44.0  # a clogged heatsink: why this GPU throttles
+# Set (to anything but "" or "0") to make set_power_limit refuse as NVML does for a non-root user,
+# so the no-permission paths of the advisor can be exercised without a GPU.
+NO_PERMISSION_ENV = "GPUTOP_SIM_NO_PERMISSION"
 
 
 class InvalidArgument(BackendError):
@@ -135,6 +139,11 @@ class SimBackend(Backend):
         if self.scenario.part.vendor == "huawei":
             raise Unsupported("npu-smi offers no power limit to set on Ascend NPUs")
         info = self.info()
+        if os.environ.get(NO_PERMISSION_ENV, "") not in ("", "0"):
+            raise NoPermission(
+                "changing a power limit needs root or CAP_SYS_ADMIN"
+                f" (simulated: {NO_PERMISSION_ENV} is set)"
+            )
         if not 0 <= device < len(info.devices):
             raise InvalidArgument(f"no GPU {device}")
         lo, hi = info.devices[device].power_limit_min_w, info.devices[device].power_limit_max_w
