@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.markup import escape
 from textual.message import Message
 from textual.screen import Screen
 from textual.theme import Theme
@@ -129,6 +130,7 @@ class GputopApp(App[int]):
         KeyHelp("up/down pgup/pgdn home/end", "", "move in the process table", "Processes"),
         KeyHelp("enter / d", "details", "details of the selected process", "Processes"),
         KeyHelp("/", "filter", "filter by user, command or PID (esc clears)", "Processes"),
+        KeyHelp("esc", "clear_filter", "clear the filter", "Processes"),
         *(KeyHelp(c.sort_key, "sort", f"sort by {c.title} (again: reverse)", "Processes")
           for c in COLUMNS),
         KeyHelp("k", "signal", "send SIGTERM to the selected process (asks first)", "Processes"),
@@ -268,8 +270,8 @@ class GputopApp(App[int]):
 
     def _tick_clock(self) -> None:
         # Samples normally move the clock; this only speaks up when they are late.
-        if self.sampler.paused or self.last_sample_mono is None:
-            return
+        if not self.autostart or self.sampler.paused or self.last_sample_mono is None:
+            return  # nobody samples on a schedule (tests drive ticks): nothing can be late
         late = time.monotonic() - self.last_sample_mono
         if late > max(3.0, 3 * self.sampler.interval):
             self.header.set(stale_s=late)
@@ -464,7 +466,7 @@ class GputopApp(App[int]):
         except ImportError:
             self.notify("recording is not available in this build", severity="warning")
             return
-        host = self.snapshot.host if self.snapshot else "node"
+        host = self.snapshot.host if self.snapshot else self.backend.info().host
         path = f"gputop-{host}-{time.strftime('%Y%m%d-%H%M%S')}.csv"
         try:
             self.recorder = Recorder(path)
@@ -556,7 +558,7 @@ class GputopApp(App[int]):
             if not k.action or not self._help_applies(k):
                 continue
             for title, call in self._palette_entries(k):
-                yield SystemCommand(title, f"{k.description} [{k.keys}]", call)
+                yield SystemCommand(title, escape(f"{k.description}  (key {k.keys})"), call)
         yield SystemCommand("Screenshot", "save an SVG screenshot", self.deliver_screenshot)
 
     def _palette_entries(self, k: KeyHelp):

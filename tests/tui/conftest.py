@@ -1,0 +1,21 @@
+import os
+import time
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def utc(monkeypatch):
+    """Clock text in the header and details is local time: make it the same everywhere."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    time.tzset()
+
+
+@pytest.fixture(autouse=True)
+def no_user_themes(monkeypatch, tmp_path):
+    """Tests never read the developer's own ~/.config/gputop/themes."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    os.makedirs(tmp_path / "config", exist_ok=True)
