@@ -279,8 +279,7 @@ class GpuCard(Widget):
             _join([(self._title(dev), "gpu--title"), (" ", ""), (f" {dev.status.upper()} ",
                                                                   "gpu--lost")], width),
             _join([(f"   {dev.status.upper()}: {reason}", "gpu--lost")], width),
-            _join([(f"   last good reading at {seen}; the other GPUs keep updating",
-                    "gpu--muted")], width),
+            _join([(f"   last good reading at {seen}", "gpu--muted")], width),
             _join([], width),
         ]
 
