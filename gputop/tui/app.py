@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.markup import escape
 from textual.message import Message
 from textual.screen import Screen
@@ -241,7 +242,12 @@ class GputopApp(App[int]):
         self.post_message(SampleFailed(exc))
 
     def on_sample_ready(self, message: SampleReady) -> None:
-        self.show_snapshot(message.snapshot)
+        if self._exit_renderables or not self.is_running or not self.screen_stack:
+            return
+        try:
+            self.show_snapshot(message.snapshot)
+        except NoMatches:  # a sample that arrives while the app shuts down
+            pass
 
     def show_snapshot(self, snap: Snapshot) -> None:
         """Put one snapshot on screen (the sampler's messages and tests come through here)."""

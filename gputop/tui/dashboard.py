@@ -10,11 +10,10 @@ from __future__ import annotations
 import math
 
 from textual.app import ComposeResult
-from textual.containers import Container
 from textual.widget import Widget
 
 from gputop.model import Snapshot
-from gputop.tui.gpu import CARD_HEIGHT, CARD_MIN_WIDTH, GpuCard
+from gputop.tui.gpu import CARD_HEIGHT, CARD_MIN_WIDTH, GpuCard, GpuPanel
 from gputop.tui.plot import HistoryPlot
 from gputop.tui.processes import ProcessTable
 
@@ -39,18 +38,12 @@ def choose_layout(width: int, height: int, count: int, plot: bool) -> tuple[bool
 class DashboardView(Widget):
     DEFAULT_CSS = """
     DashboardView { height: 1fr; layout: vertical; }
-    DashboardView #gpus {
-        layout: grid; grid-size: 2; grid-gutter: 1 2; grid-rows: 4;
-        height: auto; overflow-y: auto; background: $background;
-    }
-    DashboardView #gpus.-compact { grid-gutter: 0 0; grid-rows: 1; }
     DashboardView #plot { display: none; }
     DashboardView #plot.-shown { display: block; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.cards: dict[int, GpuCard] = {}
         self.snapshot: Snapshot | None = None
         self.selected_gpu: int | None = None
         self.only_selected = False
@@ -60,10 +53,10 @@ class DashboardView(Widget):
         self._layout_key: tuple | None = None
         self._table: ProcessTable | None = None
         self._plot: HistoryPlot | None = None
-        self._grid: Container | None = None
+        self._panel: GpuPanel | None = None
 
     def compose(self) -> ComposeResult:
-        yield Container(id="gpus")
+        yield GpuPanel(id="gpus")
         yield HistoryPlot(id="plot")
         yield ProcessTable(id="procs")
 
@@ -80,38 +73,35 @@ class DashboardView(Widget):
         return self._plot
 
     @property
-    def grid(self) -> Container:
-        if self._grid is None:
-            self._grid = self.query_one("#gpus", Container)
-        return self._grid
+    def panel(self) -> GpuPanel:
+        if self._panel is None:
+            self._panel = self.query_one(GpuPanel)
+        return self._panel
+
+    @property
+    def cards(self) -> dict[int, GpuCard]:
+        return self.panel.cards
 
     # ------------------------------------------------------------------ feeding
     def update(self, snapshot: Snapshot, now: float | None = None) -> None:
         """Show one snapshot; the GPU widgets keep their own history from successive calls."""
         self.snapshot = snapshot
-        grid = self.grid
-        new = [GpuCard(dev.index) for dev in snapshot.devices if dev.index not in self.cards]
-        for card in new:
-            self.cards[card.index] = card
-            card.stale_after_s = max(3.0, 3 * self.interval)
-            card.set_compact(self.compact)
-        if new:
-            grid.mount(*new)
-            if self.selected_gpu is None:
-                self.selected_gpu = min(self.cards)
-        for dev in snapshot.devices:
-            self.cards[dev.index].update(dev, snapshot.time)
-        self._mark_selected()
+        panel = self.panel
+        count = len(panel.cards)
+        panel.update(snapshot.devices, snapshot.time)
+        if len(panel.cards) != count:
+            if self.selected_gpu is None and panel.cards:
+                self.selected_gpu = min(panel.cards)
+            self._mark_selected()
+            self._relayout()
         self.table.update(snapshot, now)
-        self._relayout()
         if self.plot.has_class("-shown") and self.selected_gpu in self.cards:
             self.plot.show(self.cards[self.selected_gpu])
 
     def set_interval(self, interval: float) -> None:
         self.interval = interval
         self.plot.interval = interval
-        for card in self.cards.values():
-            card.stale_after_s = max(3.0, 3 * interval)
+        self.panel.set_stale_after(max(3.0, 3 * interval))
 
     # ------------------------------------------------------------------ selection
     def select_gpu(self, index: int | None = None, step: int = 0) -> int | None:
@@ -142,10 +132,9 @@ class DashboardView(Widget):
         return self.plot.has_class("-shown")
 
     def _mark_selected(self) -> None:
-        for index, card in self.cards.items():
-            card.set_selected(index == self.selected_gpu)
+        self.panel.select(self.selected_gpu)
 
-    def on_gpu_card_selected(self, message: GpuCard.Selected) -> None:
+    def on_gpu_panel_selected(self, message: GpuPanel.Selected) -> None:
         self.select_gpu(message.index)
 
     # ------------------------------------------------------------------ layout
@@ -168,12 +157,9 @@ class DashboardView(Widget):
         if plot and height - gpu_h - PLOT_HEIGHT < TABLE_MIN_ROWS:
             plot = height - gpu_h - PLOT_HEIGHT >= 3  # the user asked for it: keep 3 table rows
         self.compact = compact
-        grid = self.grid
-        grid.set_class(compact, "-compact")
-        grid.styles.grid_size_columns = cols
-        grid.styles.height = gpu_h
-        for card in self.cards.values():
-            card.set_compact(compact)
+        panel = self.panel
+        panel.configure(compact, cols)
+        panel.styles.height = gpu_h
         self.plot.set_class(plot, "-shown")
         if plot and self.selected_gpu in self.cards:
             self.plot.show(self.cards[self.selected_gpu])

@@ -5,6 +5,7 @@ No Textual here, so these are cheap to test and to call on every tick.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 NA = "N/A"
@@ -15,9 +16,21 @@ _SPARK = " ▁▂▃▄▅▆▇█"
 _NARROW = frozenset(" ▏▎▍▌▋▊▉█░▁▂▃▄▅▆▇°…▲▼●▶⏸")
 
 
+_DROP_NARROW = {ord(c): None for c in _NARROW}
+_RUNS = re.compile(r"([^\x00-\x7f]+)")
+
+
 def one_cell_each(text: str) -> bool:
     """True when every character of ``text`` takes one terminal cell (no measuring needed)."""
-    return text.isascii() or all(c.isascii() or c in _NARROW for c in text)
+    return text.isascii() or text.translate(_DROP_NARROW).isascii()
+
+
+def ascii_runs(text: str) -> list[str]:
+    """``text`` cut into ASCII and non-ASCII runs: Rich measures ASCII runs at C speed, and the
+    non-ASCII ones (an ellipsis, say) stay short instead of slowing down the whole line."""
+    if text.isascii():
+        return [text]
+    return [part for part in _RUNS.split(text) if part]
 
 
 def num(value: float | None, spec: str = ".0f", unit: str = "") -> str:

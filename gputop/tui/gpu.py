@@ -7,16 +7,17 @@ ticks touch a handful of cells, so the terminal sees little more than the digits
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from itertools import islice
 
 from rich.segment import Segment
 from rich.style import Style
-from textual.geometry import Region
+from textual.geometry import Region, Size
 from textual.message import Message
+from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widget import Widget
 
 from gputop.clock_events import LABELS, SLOWDOWNS
 from gputop.model import Device
@@ -78,49 +79,15 @@ def _join(spans: list[Span], width: int) -> Line:
     return tuple(out)
 
 
-class GpuCard(Widget):
-    """A GPU: fed with ``update(device)``, no backend needed (the cluster view reuses it)."""
+class GpuCard:
+    """One GPU's readings, history and text lines (no widget: `GpuPanel` draws the cards)."""
 
-    class Selected(Message):
-        def __init__(self, index: int) -> None:
-            super().__init__()
-            self.index = index
-
-    COMPONENT_CLASSES = {
-        "gpu--title", "gpu--label", "gpu--low", "gpu--mid", "gpu--high", "gpu--empty",
-        "gpu--muted", "gpu--slowdown", "gpu--badge", "gpu--lost", "gpu--stale", "gpu--spark-util",
-        "gpu--spark-memory", "gpu--spark-power", "gpu--value",
-    }
-
-    DEFAULT_CSS = """
-    GpuCard { height: 4; width: 1fr; }
-    GpuCard.-compact { height: 1; }
-    GpuCard.-selected { background: $selected; }
-    GpuCard > .gpu--title { text-style: bold; color: $primary; }
-    GpuCard > .gpu--label { color: $muted; }
-    GpuCard > .gpu--value { color: $foreground; }
-    GpuCard > .gpu--low { color: $gauge-low; }
-    GpuCard > .gpu--mid { color: $gauge-mid; }
-    GpuCard > .gpu--high { color: $gauge-high; }
-    GpuCard > .gpu--empty { color: $gauge-empty; }
-    GpuCard > .gpu--muted { color: $muted; }
-    GpuCard > .gpu--slowdown { color: $badge-slowdown; text-style: bold; }
-    GpuCard > .gpu--badge { color: $badge-info; }
-    GpuCard > .gpu--lost { color: $device-lost; text-style: bold reverse; }
-    GpuCard > .gpu--stale { color: $stale; text-style: bold; }
-    GpuCard > .gpu--spark-util { color: $plot-util; }
-    GpuCard > .gpu--spark-memory { color: $plot-memory; }
-    GpuCard > .gpu--spark-power { color: $plot-power; }
-    """
-
-    def __init__(self, index: int, *, name: str | None = None, id: str | None = None) -> None:
-        super().__init__(name=name, id=id)
+    def __init__(self, index: int) -> None:
         self.index = index
         self.device: Device | None = None
         self.util_history: deque[float | None] = deque(maxlen=HISTORY_POINTS)
         self.memory_history: deque[float | None] = deque(maxlen=HISTORY_POINTS)
         self.power_history: deque[float | None] = deque(maxlen=HISTORY_POINTS)
-        # The sparkline character of each point, computed once when the point arrives.
         # Sparklines: one cell per SPARK_BUCKET samples (their maximum, so a short spike shows),
         # computed once per finished bucket; only the last cell moves between buckets.
         self._spark: dict[str, deque[str]] = {
@@ -128,12 +95,11 @@ class GpuCard(Widget):
         self._bucket: dict[str, list[float | None]] = {k: [] for k in self._spark}
         self.stale_after_s = 3.0
         self.last_ok: float | None = None
-        self._lines: list[Line] = []
-        self._strips: list[Strip | None] = []
-        self._styles: dict[str, Style] = {}
-        self._compact = False
+        self.compact = False
+        self.selected = False
+        self.width = 0
+        self.lines: list[Line] = []
 
-    # ------------------------------------------------------------------ feeding
     def update(self, device: Device, when: float | None = None) -> None:
         """Take a new reading of this GPU (appends to its history) and repaint what changed."""
         self.device = device
@@ -150,7 +116,6 @@ class GpuCard(Widget):
             if len(bucket) >= SPARK_BUCKET:
                 self._spark[key].append(fmt.spark_char(_peak(bucket)))
                 bucket.clear()
-        self._relines()
 
     def spark(self, key: str, width: int) -> str:
         """The last ``width`` points of one history ("util", "memory", "power")."""
@@ -163,48 +128,25 @@ class GpuCard(Widget):
             return "".join(islice(chars, n - width, n)) + last
         return " " * (width - n) + "".join(chars) + last
 
-    def set_compact(self, compact: bool) -> None:
-        if compact != self._compact:
-            self._compact = compact
-            self.set_class(compact, "-compact")
-            self._lines = []
-            self._relines()
-
-    @property
-    def compact(self) -> bool:
-        return self._compact
-
-    def set_selected(self, selected: bool) -> None:
-        if self.has_class("-selected") != selected:
-            self.set_class(selected, "-selected")
-            self._drop_styles()
-
-    # ------------------------------------------------------------------ line text
-    def _relines(self) -> None:
-        width = self.size.width
-        if width <= 0:
-            return
+    def relines(self, width: int) -> list[tuple[int, int, int]]:
+        """Recompose the lines at ``width``; return the changed (line, start, end) cell spans."""
         new = self.compose_lines(width)
-        old = self._lines
-        if len(new) != len(old):
-            self._lines = new
-            self._strips = [None] * len(new)
-            self.refresh()
-            return
-        dirty = []
-        for y, (a, b) in enumerate(zip(old, new, strict=False)):
+        old = self.lines
+        self.lines = new
+        if width != self.width or len(old) != len(new):
+            self.width = width
+            return [(y, 0, width) for y in range(len(new))]
+        changed = []
+        for y, (a, b) in enumerate(zip(old, new, strict=True)):
             if a != b:
-                self._strips[y] = None
                 span = fmt.changed_span("".join(t for t, _ in a), "".join(t for t, _ in b))
-                if span is None:  # same text, new colours (a gauge changed level)
+                if span is None:  # the same text in new colours (a gauge changed level)
                     span = (0, width)
-                dirty.append(Region(span[0], y, span[1] - span[0], 1))
-        self._lines = new
-        if dirty:
-            self.refresh(*dirty)
+                changed.append((y, *span))
+        return changed
 
     def compose_lines(self, width: int) -> list[Line]:
-        if self._compact:
+        if self.compact:
             return [self._compact_line(width)]
         return self._card_lines(width)
 
@@ -315,55 +257,9 @@ class GpuCard(Widget):
             spans.append((" " + self.spark("util", spark_w), "gpu--spark-util"))
         return _join(spans + tail, width)
 
-    # ------------------------------------------------------------------ rendering
-    def _style(self, cls: str) -> Style:
-        style = self._styles.get(cls)
-        if style is None:
-            base = self.rich_style
-            style = base if not cls else base + self.get_component_rich_style(cls, partial=True)
-            self._styles[cls] = style
-        return style
-
-    def _drop_styles(self) -> None:
-        self._styles.clear()
-        self._strips = [None] * len(self._lines)
-        self.refresh()
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._drop_styles()
-
-    def on_resize(self) -> None:
-        self._lines = []
-        self._relines()
-
-    def render_line(self, y: int) -> Strip:
-        width = self.size.width
-        if not self._lines or len(self._lines[0]) == 0:
-            self._relines()
-        if y >= len(self._lines):
-            return Strip.blank(width, self._style(""))
-        strip = self._strips[y] if y < len(self._strips) else None
-        if strip is None:
-            line = self._lines[y]
-            segments = [Segment(text, self._style(cls)) for text, cls in line if text]
-            # Every character we draw is one cell wide: tell the Strip, which saves Rich from
-            # measuring block and braille characters one by one on every repaint.
-            if sum(len(t) for t, _ in line) == width and all(fmt.one_cell_each(t)
-                                                              for t, _ in line):
-                strip = Strip(segments, cell_length=width)
-            else:
-                strip = Strip(segments).adjust_cell_length(width, self._style(""))
-            if y < len(self._strips):
-                self._strips[y] = strip
-        return strip
-
-    def on_click(self) -> None:
-        self.post_message(self.Selected(self.index))
-
     def line_texts(self) -> list[str]:
         """The card's lines as plain text (tests, screenshots in text form)."""
-        return ["".join(t for t, _ in line) for line in self._lines]
+        return ["".join(t for t, _ in line) for line in self.lines]
 
 
 def _peak(values: list[float | None]) -> float | None:
@@ -373,3 +269,236 @@ def _peak(values: list[float | None]) -> float | None:
 
 def _gib(value: float | None) -> float | None:
     return None if value is None else value / 1024.0
+
+
+class GpuPanel(ScrollView):
+    """All GPUs in one widget: a grid of 4-line cards or one line per GPU.
+
+    One widget rather than one per GPU: Textual's fixed cost per widget repaint (styles,
+    messages, compositing) would otherwise be paid eight or sixteen times a second. Each tick only
+    the changed cells of changed lines are repainted. Fed with ``update(devices, when)``.
+    """
+
+    class Selected(Message):
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
+
+    COMPONENT_CLASSES = {
+        "gpu--title", "gpu--label", "gpu--low", "gpu--mid", "gpu--high", "gpu--empty",
+        "gpu--muted", "gpu--slowdown", "gpu--badge", "gpu--lost", "gpu--stale", "gpu--spark-util",
+        "gpu--spark-memory", "gpu--spark-power", "gpu--value", "gpu--selected",
+    }
+
+    DEFAULT_CSS = """
+    GpuPanel { height: auto; background: $background; scrollbar-size-vertical: 1; }
+    GpuPanel > .gpu--selected { background: $selected; }
+    GpuPanel > .gpu--title { text-style: bold; color: $primary; }
+    GpuPanel > .gpu--label { color: $muted; }
+    GpuPanel > .gpu--value { color: $foreground; }
+    GpuPanel > .gpu--low { color: $gauge-low; }
+    GpuPanel > .gpu--mid { color: $gauge-mid; }
+    GpuPanel > .gpu--high { color: $gauge-high; }
+    GpuPanel > .gpu--empty { color: $gauge-empty; }
+    GpuPanel > .gpu--muted { color: $muted; }
+    GpuPanel > .gpu--slowdown { color: $badge-slowdown; text-style: bold; }
+    GpuPanel > .gpu--badge { color: $badge-info; }
+    GpuPanel > .gpu--lost { color: $device-lost; text-style: bold reverse; }
+    GpuPanel > .gpu--stale { color: $stale; text-style: bold; }
+    GpuPanel > .gpu--spark-util { color: $plot-util; }
+    GpuPanel > .gpu--spark-memory { color: $plot-memory; }
+    GpuPanel > .gpu--spark-power { color: $plot-power; }
+    """
+
+    GAP_X = 2  # columns between cards
+    GAP_Y = 1  # blank lines between rows of cards
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.cards: dict[int, GpuCard] = {}
+        self.order: list[int] = []
+        self.compact = False
+        self.columns = 1
+        self.stale_after_s = 3.0
+        self._styles: dict[tuple[str, bool], Style] = {}
+        self._strips: dict[int, tuple[tuple, Strip]] = {}
+
+    # ------------------------------------------------------------------ geometry
+    @property
+    def card_height(self) -> int:
+        return 1 if self.compact else CARD_HEIGHT
+
+    @property
+    def pitch(self) -> int:
+        """Lines from the top of one row of cards to the next."""
+        return 1 if self.compact else CARD_HEIGHT + self.GAP_Y
+
+    def card_width(self, width: int | None = None) -> int:
+        width = self.size.width if width is None else width
+        cols = self.columns
+        return max(1, (width - (cols - 1) * self.GAP_X) // cols)
+
+    def content_height(self) -> int:
+        rows = math.ceil(len(self.order) / self.columns) if self.order else 0
+        if rows == 0:
+            return 0
+        return rows * self.pitch - (self.pitch - self.card_height)
+
+    def place(self, index: int) -> tuple[int, int]:
+        """(x, y) of a card's top-left cell in the panel's virtual space."""
+        n = self.order.index(index)
+        row, col = divmod(n, self.columns)
+        return col * (self.card_width() + self.GAP_X), row * self.pitch
+
+    def configure(self, compact: bool, columns: int) -> None:
+        columns = 1 if compact else max(1, columns)
+        if compact == self.compact and columns == self.columns:
+            return
+        self.compact, self.columns = compact, columns
+        for card in self.cards.values():
+            card.compact = compact
+            card.width = 0  # recompose everything
+        self._relines_all()
+
+    # ------------------------------------------------------------------ feeding
+    def update(self, devices, when: float | None = None) -> None:
+        """Take one reading of each device (appending to each card's history)."""
+        added = False
+        for dev in devices:
+            card = self.cards.get(dev.index)
+            if card is None:
+                card = self.cards[dev.index] = GpuCard(dev.index)
+                card.compact = self.compact
+                card.stale_after_s = self.stale_after_s
+                added = True
+            card.update(dev, when)
+        if added:
+            self.order = sorted(self.cards)
+            self._relines_all()
+            return
+        width = self.size.width
+        if width <= 0:
+            return
+        cw = self.card_width(width)
+        top = int(self.scroll_y)
+        regions = []
+        for index in self.order:
+            card = self.cards[index]
+            changes = card.relines(cw)
+            if not changes:
+                continue
+            x0, y0 = self.place(index)
+            for y, start, end in changes:
+                vy = y0 + y
+                self._strips.pop(vy, None)
+                if 0 <= vy - top < self.size.height:
+                    regions.append(Region(x0 + start, vy - top, end - start, 1))
+        if regions:
+            self.refresh(*regions)
+
+    def set_stale_after(self, seconds: float) -> None:
+        self.stale_after_s = seconds
+        for card in self.cards.values():
+            card.stale_after_s = seconds
+
+    def select(self, index: int | None) -> None:
+        for i, card in self.cards.items():
+            if card.selected != (i == index):
+                card.selected = i == index
+                self._forget_card(i)
+        if index in self.cards:
+            x, y = self.place(index)
+            self.scroll_to_region(Region(x, y, 1, self.card_height), animate=False)
+
+    def _forget_card(self, index: int) -> None:
+        x, y = self.place(index)
+        for vy in range(y, y + self.card_height):
+            self._strips.pop(vy, None)
+        self.refresh(Region(0, y - int(self.scroll_y), self.size.width, self.card_height))
+
+    def _relines_all(self) -> None:
+        width = self.size.width
+        if width > 0:
+            cw = self.card_width(width)
+            for card in self.cards.values():
+                card.relines(cw)
+        self._strips.clear()
+        self.virtual_size = Size(width, self.content_height())
+        self.refresh()
+
+    # ------------------------------------------------------------------ rendering
+    def _style(self, cls: str, selected: bool = False) -> Style:
+        key = (cls, selected)
+        style = self._styles.get(key)
+        if style is None:
+            base = self.rich_style
+            if selected:
+                base = base + self.get_component_rich_style("gpu--selected", partial=True)
+            style = base if not cls else base + self.get_component_rich_style(cls, partial=True)
+            self._styles[key] = style
+        return style
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles.clear()
+        self._strips.clear()
+        self.refresh()
+
+    def on_resize(self) -> None:
+        self._relines_all()
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        vy = y + int(self.scroll_y)
+        row, line = divmod(vy, self.pitch)
+        cw = self.card_width(width)
+        parts = []
+        if line < self.card_height:
+            for col in range(self.columns):
+                n = row * self.columns + col
+                if n >= len(self.order):
+                    break
+                card = self.cards[self.order[n]]
+                if card.width != cw:
+                    card.relines(cw)
+                if line < len(card.lines):
+                    parts.append((card.lines[line], card.selected))
+        key = (width, tuple(parts))
+        cached = self._strips.get(vy)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        segments = []
+        used = 0
+        for n, (spans, selected) in enumerate(parts):
+            if n:
+                gap = Segment(" " * self.GAP_X, self._style(""))
+                segments.append(gap)
+                used += self.GAP_X
+            for text, cls in spans:
+                if text:
+                    segments.append(Segment(text, self._style(cls, selected)))
+                    used += len(text)
+        texts_ok = all(fmt.one_cell_each(seg.text) for seg in segments)
+        if used < width:
+            segments.append(Segment(" " * (width - used), self._style("")))
+            used = width
+        if texts_ok and used == width:
+            strip = Strip(segments, cell_length=width)
+        else:
+            strip = Strip(segments).adjust_cell_length(width, self._style(""))
+        self._strips[vy] = (key, strip)
+        return strip
+
+    def card_at(self, x: int, y: int) -> int | None:
+        vy = y + int(self.scroll_y)
+        row, line = divmod(vy, self.pitch)
+        if line >= self.card_height:
+            return None
+        col = x // (self.card_width() + self.GAP_X)
+        n = row * self.columns + min(col, self.columns - 1)
+        return self.order[n] if 0 <= n < len(self.order) else None
+
+    def on_click(self, event) -> None:
+        index = self.card_at(event.x, event.y)
+        if index is not None:
+            self.post_message(self.Selected(index))

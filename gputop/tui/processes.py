@@ -343,9 +343,10 @@ class ProcessTable(ScrollView, can_focus=True):
         for col, text, w in zip(COLUMNS, cells, self.column_widths(width), strict=False):
             parts.append(fmt.rfit(text, w) if col.right else fmt.fit(text, w))
         text = " ".join(parts)
+        segments = [Segment(run, style) for run in fmt.ascii_runs(text)]
         if len(text) == width and fmt.one_cell_each(text):
-            return Strip([Segment(text, style)], cell_length=width)
-        return Strip([Segment(text, style)]).adjust_cell_length(width, style)
+            return Strip(segments, cell_length=width)
+        return Strip(segments).adjust_cell_length(width, style)
 
     def _header_strip(self, width: int) -> Strip:
         if self._header is not None and self._header.cell_length == width:

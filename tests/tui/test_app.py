@@ -16,7 +16,6 @@ from gputop.backends.base import Backend
 from gputop.model import Device, DeviceInfo, NodeInfo, Process, Snapshot
 from gputop.tui.app import GputopApp, run_dashboard
 from gputop.tui.demo import advance, demo_backend
-from gputop.tui.gpu import GpuCard
 from gputop.tui.processes import ProcessTable
 
 
@@ -29,7 +28,7 @@ async def settle(pilot) -> None:
     await pilot.pause()
 
 
-def cards(app) -> list[GpuCard]:
+def cards(app) -> list:
     return [app.dashboard.cards[i] for i in sorted(app.dashboard.cards)]
 
 
@@ -74,7 +73,8 @@ async def test_sixteen_gpus_switch_to_one_line_each_and_fit_80x24():
         advance(app, 3)
         await settle(pilot)
         assert app.dashboard.compact
-        assert all(c.size.height == 1 for c in cards(app))
+        assert all(c.compact for c in cards(app))
+        assert app.dashboard.panel.size.height == 16  # one line per GPU
         assert all(len(c.line_texts()) == 1 for c in cards(app))
         await pilot.resize_terminal(80, 24)
         await settle(pilot)
@@ -220,7 +220,7 @@ async def test_t_cycles_through_the_shipped_themes_live():
         await settle(pilot)
         assert app.theme == "dark"
         seen = [app.theme]
-        before = cards(app)[0]._style("gpu--low")
+        before = app.dashboard.panel._style("gpu--low")
         for _ in range(3):
             await pilot.press("t")
             await settle(pilot)
@@ -231,7 +231,7 @@ async def test_t_cycles_through_the_shipped_themes_live():
         assert app.theme == "dark"
         await pilot.press("t")
         await settle(pilot)
-        assert cards(app)[0]._style("gpu--low") != before  # widgets follow the new theme
+        assert app.dashboard.panel._style("gpu--low") != before  # widgets follow the new theme
 
 
 async def test_theme_option_and_unknown_theme():
@@ -347,7 +347,7 @@ async def test_only_selected_gpu_and_gpu_selection_keys():
         await pilot.press("greater_than_sign", "greater_than_sign")
         await settle(pilot)
         assert app.dashboard.selected_gpu == 2
-        assert cards(app)[2].has_class("-selected") and not cards(app)[0].has_class("-selected")
+        assert cards(app)[2].selected and not cards(app)[0].selected
         await pilot.press("o")
         await settle(pilot)
         assert {r.gpu for r in table(app).rows} == {2}
