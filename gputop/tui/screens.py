@@ -201,7 +201,13 @@ class SaturationScreen(Screen[None]):
     def update(self, snapshot) -> None:
         from gputop.tui.saturation import SaturationPanel
 
-        self.query_one(SaturationPanel).update(snapshot)
+        panel = self.query_one(SaturationPanel)
+        if hasattr(panel, "update_snapshot"):
+            sampler = getattr(self.app, "sampler", None)
+            history = sampler.history.snapshots() if sampler is not None else None
+            panel.update_snapshot(snapshot, history)
+        else:
+            panel.update(snapshot)
 
     def action_close(self) -> None:
         self.dismiss(None)
