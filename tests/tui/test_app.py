@@ -11,6 +11,7 @@ import types
 
 import psutil
 import pytest
+from tui_helpers import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse fixtures
 
 from gputop.backends.base import Backend
 from gputop.model import Device, DeviceInfo, NodeInfo, Process, Snapshot

@@ -3,6 +3,8 @@
 Update after an intended change: pytest tests/tui/test_snapshots.py --snapshot-update
 """
 
+from tui_helpers import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse fixtures
+
 from gputop.tui.app import GputopApp
 from gputop.tui.demo import advance, demo_backend
 

@@ -1,4 +1,5 @@
 import pytest
+from tui_helpers import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse fixtures
 
 from gputop.errors import UsageError
 from gputop.tui import themes
