@@ -60,7 +60,7 @@ def tmux(*args: str) -> str:
 
 
 def run_in_tmux(command: list[str], size: tuple[int, int], seconds: float,
-                ready: str, data: str | None) -> dict[str, float]:
+                ready: str, data: str | None, press: str = "") -> dict[str, float]:
     session = f"gputop-bench-{os.getpid()}"
     pidfile = Path(tempfile.mkdtemp()) / "pid"
     # `exec` so the pane's process is the measured one; the pid file says which it is.
@@ -80,6 +80,8 @@ def run_in_tmux(command: list[str], size: tuple[int, int], seconds: float,
                 first_data = now
             time.sleep(0.01)
         pid = int(pidfile.read_text())
+        for key in press:
+            tmux("send-keys", "-t", session, key)
         time.sleep(2.0)  # let start-up work settle before measuring the steady state
         t0, c0 = time.monotonic(), cpu_ticks(pid)
         time.sleep(seconds)
@@ -104,6 +106,8 @@ def main() -> int:
     ap.add_argument("--interval", default="1")
     ap.add_argument("--size", default="120x40")
     ap.add_argument("--no-floor", action="store_true", help="skip the minimal-Textual floor")
+    ap.add_argument("--press", default="", metavar="KEYS",
+                    help="keys to press before measuring, e.g. h (history plot shown)")
     args = ap.parse_args()
     if shutil.which("tmux") is None:
         print("bench/tui.py needs tmux (apt-get install tmux)", file=sys.stderr)
@@ -111,9 +115,10 @@ def main() -> int:
     w, h = (int(x) for x in args.size.lower().split("x"))
     cmd = [sys.executable, "-m", "gputop", "--backend", "sim", "--scenario", args.scenario,
            "--interval", args.interval]
-    res = run_in_tmux(cmd, (w, h), args.seconds, ready="gputop", data="PID")
+    res = run_in_tmux(cmd, (w, h), args.seconds, ready="gputop", data="PID", press=args.press)
+    pressed = f", keys {args.press!r}" if args.press else ""
     print(f"gputop dashboard, sim --scenario {args.scenario}, interval {args.interval}s, "
-          f"{w}x{h}, {args.seconds:.0f}s measured")
+          f"{w}x{h}{pressed}, {args.seconds:.0f}s measured")
     print(f"  CPU            {res['cpu_pct']:.2f} % of one core   (target <= 1.5)")
     print(f"  peak RSS       {res['rss_mb']:.1f} MB             (target <= 60)")
     print(f"  first frame    {res['first_frame_s']:.3f} s            (target <= 0.6)")

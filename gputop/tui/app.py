@@ -184,6 +184,7 @@ class GputopApp(App[int]):
         self.record_path: str | None = None
         self.record_rows = 0
         self.last_sample_mono: float | None = None
+        self.late_after_s = 3.0  # the header says "no sample for Ns" past this
         self.first_frame_s: float | None = None
         self._t0 = time.monotonic()
         self._local_host = socket.gethostname()
@@ -279,7 +280,7 @@ class GputopApp(App[int]):
         if not self.autostart or self.sampler.paused or self.last_sample_mono is None:
             return  # nobody samples on a schedule (tests drive ticks): nothing can be late
         late = time.monotonic() - self.last_sample_mono
-        if late > max(3.0, 3 * self.sampler.interval):
+        if late > max(self.late_after_s, 3 * self.sampler.interval):
             self.header.set(stale_s=late)
 
     # ------------------------------------------------------------------ general actions
@@ -507,8 +508,8 @@ class GputopApp(App[int]):
         p = self.player
         if p is None:
             return None
-        pos = getattr(p, "position_s", None)
-        dur = getattr(p, "duration_s", None)
+        pos = _attr(p, "position", "position_s")
+        dur = _attr(p, "duration", "duration_s")
         speed = getattr(p, "speed", None)
         playing = getattr(p, "playing", True)
         text = f"{'' if playing else '⏸ '}{_mmss(pos)} / {_mmss(dur)}"
@@ -522,7 +523,10 @@ class GputopApp(App[int]):
         if fn is None:
             self.notify(f"this replay cannot {name.replace('_', ' ')}", severity="warning")
             return
-        fn(*args)
+        try:
+            fn(*args)
+        except ValueError as exc:
+            self.notify(str(exc), severity="error")
         self.header.set(replay=self._replay_text())
 
     def action_replay_toggle(self) -> None:
@@ -533,14 +537,23 @@ class GputopApp(App[int]):
 
     def action_replay_speed(self, factor: float) -> None:
         p = self.player
-        if p is not None:
-            p.speed = max(0.125, min(64.0, (getattr(p, "speed", 1.0) or 1.0) * factor))
+        if p is None:
+            return
+        speed = max(0.125, min(64.0, (getattr(p, "speed", 1.0) or 1.0) * factor))
+        if hasattr(p, "set_speed"):
+            self._player_call("set_speed", speed)
+        else:
+            p.speed = speed
             self.header.set(replay=self._replay_text())
 
     def action_replay_seek(self, delta: float) -> None:
         p = self.player
-        if p is not None:
-            self._player_call("seek", (getattr(p, "position_s", 0.0) or 0.0) + delta)
+        if p is None:
+            return
+        if hasattr(p, "skip"):
+            self._player_call("skip", delta)
+        else:
+            self._player_call("seek", (_attr(p, "position", "position_s") or 0.0) + delta)
 
     def action_replay_seek_prompt(self) -> None:
         from gputop.tui.screens import Prompt
@@ -594,6 +607,14 @@ class GputopApp(App[int]):
         else:
             title = k.description[0].upper() + k.description[1:]
             yield title, lambda a=a: run(a)
+
+
+def _attr(obj, *names: str):
+    for name in names:
+        value = getattr(obj, name, None)
+        if value is not None:
+            return value
+    return None
 
 
 def _mmss(seconds: float | None) -> str:

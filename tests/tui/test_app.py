@@ -6,6 +6,7 @@ import getpass
 import socket
 import subprocess
 import sys
+import threading
 import time
 import types
 
@@ -464,19 +465,29 @@ async def test_r_records_every_sample_and_shows_it_in_the_header(monkeypatch, tm
 
 
 async def test_replay_keys_drive_the_player_and_show_the_position():
-    class Player:
+    class Player:  # the replay backend's Player interface
         def __init__(self):
-            self.position_s, self.duration_s, self.speed, self.playing = 0.0, 600.0, 1.0, True
+            self.position, self.duration, self._speed, self.playing = 0.0, 600.0, 1.0, True
             self.steps = []
+
+        @property
+        def speed(self):
+            return self._speed
+
+        def set_speed(self, speed):
+            self._speed = speed
 
         def toggle(self):
             self.playing = not self.playing
 
-        def step(self, n):
+        def step(self, n=1):
             self.steps.append(n)
 
         def seek(self, seconds):
-            self.position_s = max(0.0, min(self.duration_s, seconds))
+            self.position = max(0.0, min(self.duration, seconds))
+
+        def skip(self, seconds):
+            self.seek(self.position + seconds)
 
     backend = demo_backend("training")
     backend.player = Player()
@@ -492,14 +503,14 @@ async def test_replay_keys_drive_the_player_and_show_the_position():
         await pilot.press("left_square_bracket", "left_square_bracket")
         assert p.speed == 0.5
         await pilot.press("right", "right")
-        assert p.position_s == 20.0
+        assert p.position == 20.0
         await pilot.press("left")
-        assert p.position_s == 10.0
+        assert p.position == 10.0
         await pilot.press("g")
         await settle(pilot)
         await pilot.press("1", "2", "0", "enter")
         await settle(pilot)
-        assert p.position_s == 120.0
+        assert p.position == 120.0
         assert "2:00 / 10:00" in app.header.state.replay
 
 
@@ -709,6 +720,41 @@ async def test_a_slow_backend_never_blocks_the_keys():
         assert isinstance(app.screen, HelpScreen)
         assert time.monotonic() - t0 < 1.0  # answered while the backend is still busy
         await pilot.press("escape", "q")
+
+
+async def test_late_samples_are_flagged_in_the_header():
+    gate = threading.Event()
+
+    class Blocking(LocalBackend):
+        calls = 0
+
+        def sample(self, devices=None):
+            Blocking.calls += 1
+            if Blocking.calls > 1:
+                gate.wait(5)  # the second sample hangs, like npu-smi on a bad day
+            return super().sample(devices)
+
+    app = GputopApp(Blocking([]), interval=0.1)
+    app.late_after_s = 0.0
+    async with app.run_test(size=(100, 24)) as pilot:
+        try:
+            for _ in range(20):
+                await pilot.pause(0.05)
+                if app.snapshot is not None:
+                    break
+            await pilot.pause(0.5)
+            app._tick_clock()
+            await settle(pilot)
+            assert app.header.state.stale_s is not None and app.header.state.stale_s >= 0.3
+            assert "no sample for" in visible_lines(app)[0]
+        finally:
+            gate.set()
+        for _ in range(20):
+            await pilot.pause(0.05)
+            if app.header.state.stale_s is None:
+                break
+        assert app.header.state.stale_s is None  # a fresh sample clears it
+        await pilot.press("q")
 
 
 def test_run_dashboard_refuses_an_unknown_theme_before_opening_anything():
