@@ -96,7 +96,7 @@ class DashboardView(Widget):
             self._relayout()
         self.table.update(snapshot, now)
         if self.plot.has_class("-shown") and self.selected_gpu in self.cards:
-            self.plot.show(self.cards[self.selected_gpu])
+            self.plot.show(self.cards[self.selected_gpu], new_sample=True)
 
     def set_interval(self, interval: float) -> None:
         self.interval = interval

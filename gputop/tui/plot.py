@@ -14,6 +14,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
+REDRAW_S = 3.0
 SERIES = (("util", "plot-util"), ("memory", "plot-memory"), ("power", "plot-power"))
 
 
@@ -85,8 +86,16 @@ class HistoryPlot(Widget):
         self._card = None
         self._text: Text | None = None
         self._key: tuple | None = None
+        self._drawn_at = 0
+        self._counts: dict[int, int] = {}
 
-    def show(self, card) -> None:
+    def _samples(self, card) -> int:
+        return self._counts.get(id(card), 0)
+
+    def show(self, card, new_sample: bool = False) -> None:
+        """Plot ``card`` (the selected GPU); ``new_sample`` once per sample."""
+        if new_sample:
+            self._counts[id(card)] = self._counts.get(id(card), 0) + 1
         self._card = card
         if self.display and self.size.width > 0:
             self._rebuild()
@@ -104,11 +113,15 @@ class HistoryPlot(Widget):
         if card is None:
             return
         w, h = self.size.width, self.size.height
-        key = (id(card), len(card.util_history), card.util_history[-1] if card.util_history else 0,
-               card.power_history[-1] if card.power_history else 0, w, h)
-        if key == self._key:
+        # A plot costs a few milliseconds to build and repaints a dozen full lines: redraw it
+        # every REDRAW_S seconds of samples (sooner for a new GPU, size or theme).
+        every = max(1, round(REDRAW_S / self.interval))
+        samples = self._samples(card)
+        key = (id(card), w, h)
+        if key == self._key and samples - self._drawn_at < every:
             return
         self._key = key
+        self._drawn_at = samples
         if w < 20 or h < 5:
             self._text = Text("(too small for a plot)")
         else:

@@ -375,6 +375,13 @@ async def test_h_toggles_the_plotext_history_of_the_selected_gpu():
         assert "GPU 0 history" in text and "now" in text
         assert any("\u2800" <= c <= "\u28ff" for c in text)  # braille plot points
         assert table(app).size.height >= 3
+        drawn = plot._text
+        advance(app, 1)
+        await settle(pilot)
+        assert plot._text is drawn  # redrawn every 3 s of samples, not on every tick
+        advance(app, 3)
+        await settle(pilot)
+        assert plot._text is not drawn
         await pilot.press("h")
         await settle(pilot)
         assert not plot.has_class("-shown")
