@@ -102,22 +102,29 @@ class HistoryPlot(Widget):
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
-        self._key = None
-        self.refresh()
+        if self._card is not None and self.size.width > 0:
+            self._rebuild()  # redraws only if the theme's plot colours changed
 
     def on_resize(self) -> None:
-        self._key = None
+        if self._card is not None:
+            self._rebuild()
 
     def _rebuild(self) -> None:
         card = self._card
         if card is None:
             return
         w, h = self.size.width, self.size.height
+
+        def color(cls: str) -> tuple[int, int, int]:
+            return _rgb(self.get_component_rich_style(cls, partial=True), (128, 128, 128))
+
+        colors = tuple(color(c) for c in ("plot--util", "plot--memory", "plot--power",
+                                          "plot--axis"))
         # A plot costs a few milliseconds to build and repaints a dozen full lines: redraw it
-        # every REDRAW_S seconds of samples (sooner for a new GPU, size or theme).
+        # every REDRAW_S seconds of samples (at once for another GPU, size or theme).
         every = max(1, round(REDRAW_S / self.interval))
         samples = self._samples(card)
-        key = (id(card), w, h)
+        key = (id(card), w, h, colors)
         if key == self._key and samples - self._drawn_at < every:
             return
         self._key = key
@@ -125,9 +132,6 @@ class HistoryPlot(Widget):
         if w < 20 or h < 5:
             self._text = Text("(too small for a plot)")
         else:
-            def color(cls: str) -> tuple[int, int, int]:
-                return _rgb(self.get_component_rich_style(cls, partial=True), (128, 128, 128))
-
             n = max(10, w - 8)
             series = [
                 ("util", list(card.util_history)[-n:], color("plot--util")),
@@ -146,6 +150,6 @@ class HistoryPlot(Widget):
         self.refresh()
 
     def render(self) -> Text:
-        if self._key is None:
+        if self._text is None:
             self._rebuild()
         return self._text or Text("")
