@@ -8,6 +8,7 @@ are late. Widgets repaint only what changed (see gpu.py and processes.py).
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import socket
 import time
@@ -230,6 +231,9 @@ class GputopApp(App[int]):
     def _first_frame(self) -> None:
         if self.first_frame_s is None:
             self.first_frame_s = time.monotonic() - self._t0
+            # Everything built so far (Textual, the DOM, themes) lives as long as the app: keep
+            # the cyclic garbage collector from walking it again on every tick's collections.
+            gc.freeze()
 
     def on_unmount(self) -> None:
         self.sampler.stop(timeout=0.5)

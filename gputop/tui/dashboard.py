@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.widget import Widget
 
 from gputop.model import Snapshot
-from gputop.tui.gpu import CARD_HEIGHT, CARD_MIN_WIDTH, GpuCard, GpuPanel
+from gputop.tui.gpu import CARD_HEIGHT, CARD_MIN_WIDTH, HALF_LINE_MIN, GpuCard, GpuPanel
 from gputop.tui.plot import HistoryPlot
 from gputop.tui.processes import ProcessTable
 
@@ -32,7 +32,10 @@ def choose_layout(width: int, height: int, count: int, plot: bool) -> tuple[bool
     if full + TABLE_MIN_ROWS + extra <= height:
         return False, cols, full
     room = max(3, height - TABLE_MIN_ROWS - extra)
-    return True, 1, min(count, room)
+    cols = 1
+    if count > room and width >= 2 * HALF_LINE_MIN + GpuPanel.GAP_X:
+        cols = 2  # two half-width lines per row (16 GPUs in 8 lines of an 80x24 terminal)
+    return True, cols, min(math.ceil(count / cols), room)
 
 
 class DashboardView(Widget):

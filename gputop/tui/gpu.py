@@ -27,6 +27,8 @@ HISTORY_POINTS = 300
 SPARK_BUCKET = 4  # samples per sparkline cell
 CARD_HEIGHT = 4
 CARD_MIN_WIDTH = 50
+NARROW_LINE = 60  # compact lines narrower than this drop the name (two columns in 80 cells)
+HALF_LINE_MIN = 38  # the narrowest compact line that still shows bars, power and temperature
 
 # (text, component class or "" for the widget's own style)
 Span = tuple[str, str]
@@ -42,12 +44,21 @@ def short_name(name: str | None) -> str:
     return name
 
 
-def badges(dev: Device) -> list[Span]:
+# Badge labels for half-width lines.
+SHORT_LABELS = {
+    "gpu_idle": "IDLE", "applications_clocks_setting": "APP", "sw_power_cap": "CAP",
+    "hw_slowdown": "HW", "sync_boost": "SYNC", "sw_thermal_slowdown": "HOT",
+    "hw_thermal_slowdown": "HWHOT", "hw_power_brake_slowdown": "BRAKE",
+    "display_clock_setting": "DISP",
+}
+
+
+def badges(dev: Device, short: bool = False) -> list[Span]:
     out: list[Span] = []
     for reason in dev.clock_event_reasons or ():
         if reason == "gpu_idle" and (dev.utilization_gpu_pct or 0) > 0:
             continue  # NVML sets it between kernels of a busy GPU: noise, not news
-        label = LABELS.get(reason, reason)
+        label = (SHORT_LABELS if short else LABELS).get(reason, reason)
         cls = "gpu--slowdown" if reason in SLOWDOWNS else "gpu--badge"
         out.append((f"[{label}]", cls))
     return out
@@ -150,9 +161,10 @@ class GpuCard:
             return [self._compact_line(width)]
         return self._card_lines(width)
 
-    def _stale_span(self, dev: Device) -> list[Span]:
+    def _stale_span(self, dev: Device, short: bool = False) -> list[Span]:
         if dev.data_age_s is not None and dev.data_age_s > self.stale_after_s:
-            return [(f" stale {dev.data_age_s:.0f}s", "gpu--stale")]
+            text = f"{dev.data_age_s:.0f}s old" if short else f" stale {dev.data_age_s:.0f}s"
+            return [(text, "gpu--stale")]
         return []
 
     def _title(self, dev: Device | None) -> str:
@@ -226,6 +238,8 @@ class GpuCard:
         ]
 
     def _compact_line(self, width: int) -> Line:
+        if width < NARROW_LINE:
+            return self._narrow_line(width)
         dev = self.device
         wide = width >= 110
         name_w = 20 if wide else 12
@@ -256,6 +270,25 @@ class GpuCard:
         if spark_w >= 6:
             spans.append((" " + self.spark("util", spark_w), "gpu--spark-util"))
         return _join(spans + tail, width)
+
+    def _narrow_line(self, width: int) -> Line:
+        """Half of an 80-column terminal: no name, short bars, short badges."""
+        dev = self.device
+        head: list[Span] = [(f"{self.index:>2}", "gpu--title")]
+        if dev is None:
+            return _join(head + [(" waiting…", "gpu--muted")], width)
+        if dev.status != "ok":
+            return _join(head + [(" ", ""), (f" {dev.status.upper()} ", "gpu--lost")], width)
+        spans = list(head)
+        spans += [(" U", "gpu--label")] + _bar_spans(dev.utilization_gpu_pct, 4)
+        spans.append((f"{fmt.num(dev.utilization_gpu_pct, '4.0f')}%", "gpu--value"))
+        spans += [(" M", "gpu--label")] + _bar_spans(dev.memory_pct, 4)
+        spans.append((f"{fmt.num(dev.memory_pct, '4.0f')}%", "gpu--value"))
+        spans.append((fmt.rfit(f"{fmt.num(dev.power_draw_w)}W", 5), "gpu--value"))
+        spans.append((fmt.rfit(f"{fmt.num(dev.temperature_c)}°C", 5), "gpu--value"))
+        for text, cls in badges(dev, short=True) + self._stale_span(dev, short=True):
+            spans.append((" " + text, cls))
+        return _join(spans, width)
 
     def line_texts(self) -> list[str]:
         """The card's lines as plain text (tests, screenshots in text form)."""
@@ -351,7 +384,7 @@ class GpuPanel(ScrollView):
         return col * (self.card_width() + self.GAP_X), row * self.pitch
 
     def configure(self, compact: bool, columns: int) -> None:
-        columns = 1 if compact else max(1, columns)
+        columns = max(1, columns)
         if compact == self.compact and columns == self.columns:
             return
         self.compact, self.columns = compact, columns

@@ -83,9 +83,15 @@ async def test_sixteen_gpus_switch_to_one_line_each_and_fit_80x24():
         assert app.dashboard.compact
         for line in visible_lines(app):
             assert len(line) <= 80
-        card_line = cards(app)[0].line_texts()[0]
-        assert len(card_line) <= 80 and "%" in card_line and "W" in card_line
-        assert table(app).size.height >= 3  # the process table is still there
+        panel = app.dashboard.panel
+        assert panel.columns == 2 and panel.size.height == 8  # all 16 GPUs, two per line
+        assert panel.virtual_size.height <= panel.size.height  # nothing scrolled off
+        card_line = cards(app)[15].line_texts()[0]
+        assert card_line.startswith("15 U") and len(card_line) <= 40
+        assert "%" in card_line and "W" in card_line and "°C" in card_line
+        assert table(app).size.height >= 8  # the process table keeps its room
+        text = "\n".join(visible_lines(app))
+        assert "15 U" in text and " 0 U" in text
 
 
 async def test_resizing_back_and_forth_restores_the_full_cards():
