@@ -198,7 +198,7 @@ class GpuCard:
         return [head] + self._gauge_lines(dev, width)
 
     def _gauge_lines(self, dev: Device, width: int) -> list[Line]:
-        value_w = 17
+        value_w = 21
         label_w = 5
         rest = width - label_w - value_w - 1
         if rest >= 24:
@@ -206,8 +206,8 @@ class GpuCard:
             spark_w = rest - bar_w
         else:
             bar_w, spark_w = max(3, rest), 0
-        mem = (f"{fmt.num(_gib(dev.memory_used_mib), '.1f')}/"
-               f"{fmt.num(_gib(dev.memory_total_mib), '.1f')}G {fmt.num(dev.memory_pct, '3.0f')}%")
+        mem = (f"{fmt.num(dev.memory_used_mib)}/{fmt.num(dev.memory_total_mib)}MiB "
+               f"{fmt.num(dev.memory_pct, '3.0f')}%")
         power = f"{fmt.num(dev.power_draw_w)}/{fmt.num(dev.power_limit_w)}W"
         rows = (
             ("UTIL", dev.utilization_gpu_pct, f"{fmt.num(dev.utilization_gpu_pct, '3.0f')}%",
@@ -256,8 +256,7 @@ class GpuCard:
         spans.append((f"{fmt.num(dev.utilization_gpu_pct, '4.0f')}%", "gpu--value"))
         spans += [(" M", "gpu--label")] + _bar_spans(dev.memory_pct, bw)
         if wide:
-            spans.append((fmt.rfit(f"{fmt.num(_gib(dev.memory_used_mib), '.1f')}G", 6),
-                          "gpu--value"))
+            spans.append((fmt.rfit(f"{fmt.num(dev.memory_used_mib)}MiB", 9), "gpu--value"))
         spans.append((f"{fmt.num(dev.memory_pct, '4.0f')}%", "gpu--value"))
         spans += [(" P", "gpu--label")] + _bar_spans(dev.power_pct, bw)
         spans.append((fmt.rfit(f"{fmt.num(dev.power_draw_w)}W", 5), "gpu--value"))
@@ -298,10 +297,6 @@ class GpuCard:
 def _peak(values: list[float | None]) -> float | None:
     present = [v for v in values if v is not None]
     return max(present) if present else None
-
-
-def _gib(value: float | None) -> float | None:
-    return None if value is None else value / 1024.0
 
 
 class GpuPanel(ScrollView):
