@@ -377,8 +377,8 @@ class NvmlBackend(Backend):
             memory = f(gpu, "memory", nv.nvmlDeviceGetMemoryInfo, h)
             if memory is not None:
                 used = memory.used / MIB  # v1 counts the driver's reservation as used
-        # NVML's own free figure: nvidia-smi prints it, and total - used - reserved in MiB can
-        # be 1 MiB off it (bytes floored separately)
+        # NVML's own free figure, as nvidia-smi prints it: the real H100 capture's memory.free
+        # is 1 MiB more than total - reserved - used
         free = memory.free / MIB if memory is not None else None
         util = f(gpu, "util", nv.nvmlDeviceGetUtilizationRates, h)
         encoder = f(gpu, "encoder", nv.nvmlDeviceGetEncoderUtilization, h)  # [%, period µs]
