@@ -105,7 +105,7 @@ def _one(series: list[tuple[float, Device]]) -> PassiveGpu:
     else:
         suggestion = free_limit(p95, peak, limit, last.power_limit_min_w)
         if suggestion is None:
-            note = "draw is close to the limit: only a sweep can tell what a lower limit costs"
+            note = "draw near the limit: a sweep measures what less costs"
         else:
             note = (f"a limit of {suggestion:.0f} W would cost nothing for this load: p95 draw"
                     f" {p95:.0f} W, never capped")

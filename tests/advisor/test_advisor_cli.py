@@ -43,7 +43,7 @@ def test_passive_view_text_training_and_power_capped(adv):
     proc = adv.run("--window", "5", "--sim-speed", "100", "-i", "0,3")
     assert proc.returncode == 0, proc.stderr
     assert "GPU 0,3" in proc.stdout and "SIMULATED" in proc.stdout
-    assert "close to the limit" in proc.stdout
+    assert "draw near the limit" in proc.stdout
     capped = adv.run("--window", "5", "--sim-speed", "100", "--json", scenario="power-capped")
     for g in json.loads(capped.stdout)["passive"]:
         assert g["capped_share"] > 0.8 and g["no_cost_limit_w"] is None
