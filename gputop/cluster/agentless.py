@@ -1,0 +1,222 @@
+"""Agentless nodes: nvidia-smi's CSV stream or npu-smi's text, parsed into the same model.
+
+Both parsers are pure: they take the remote's lines (already size-capped, untrusted) and return
+snapshots. Values a tool does not report (``[N/A]``, ``[Not Supported]``…) become ``None``.
+"""
+
+from __future__ import annotations
+
+import csv
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from gputop import clock_events
+from gputop.cluster import states
+from gputop.cluster.lines import Oversize
+from gputop.cluster.protocol import Problem, printable
+from gputop.model import Device, Snapshot
+
+MAX_GPUS = 1024
+
+# nvidia-smi field (canonical name, as its CSV header prints it) -> (Device attribute, kind).
+# Kinds: "int", "num", "str", "mask" (a hex clock-event bitmask).
+_FIELD_ATTRS: dict[str, tuple[str, str]] = {
+    "index": ("index", "int"),
+    "uuid": ("uuid", "str"),
+    "name": ("name", "str"),
+    "pci.bus_id": ("pci_bus_id", "str"),
+    "pstate": ("pstate", "str"),
+    "memory.total": ("memory_total_mib", "num"),
+    "memory.used": ("memory_used_mib", "num"),
+    "memory.reserved": ("memory_reserved_mib", "num"),
+    "utilization.gpu": ("utilization_gpu_pct", "num"),
+    "utilization.memory": ("utilization_memory_pct", "num"),
+    "temperature.gpu": ("temperature_c", "num"),
+    "temperature.memory": ("temperature_memory_c", "num"),
+    "fan.speed": ("fan_pct", "num"),
+    "power.draw": ("power_draw_w", "num"),
+    "power.limit": ("power_limit_w", "num"),
+    "power.default_limit": ("power_limit_default_w", "num"),
+    "power.min_limit": ("power_limit_min_w", "num"),
+    "power.max_limit": ("power_limit_max_w", "num"),
+    "clocks.current.sm": ("clock_sm_mhz", "num"),
+    "clocks.current.memory": ("clock_mem_mhz", "num"),
+    "clocks.max.sm": ("clock_sm_max_mhz", "num"),
+    "clocks.max.memory": ("clock_mem_max_mhz", "num"),
+    "clocks_event_reasons.active": ("clock_event_mask", "mask"),
+}
+# Aliases nvidia-smi accepts on the command line; its header prints the canonical name.
+_ALIASES = {
+    "clocks.sm": "clocks.current.sm", "clocks.mem": "clocks.current.memory",
+    "clocks.max.mem": "clocks.max.memory", "clocks.gr": "clocks.current.graphics",
+    "clocks_throttle_reasons.active": "clocks_event_reasons.active",
+    "gpu_uuid": "uuid", "gpu_name": "name", "gpu_bus_id": "pci.bus_id",
+    "memory.total": "memory.total",
+}
+
+
+def canonical(field: str) -> str:
+    """A header cell ("memory.total [MiB]") or a requested name (an alias) -> canonical name."""
+    name = field.strip().split(" [", 1)[0].strip()
+    return _ALIASES.get(name, name)
+
+
+def parse_value(text: str, kind: str) -> Any:
+    """One CSV cell. ``[N/A]``-style cells are None; a trailing unit ("81559 MiB") is dropped, so
+    captures taken without ``nounits`` parse the same."""
+    text = text.strip()
+    if not text or (text.startswith("[") and text.endswith("]")) or text in ("N/A", "Unknown Error"):
+        return None
+    if kind == "str":
+        return printable(text, 256)
+    if kind == "mask":
+        try:
+            return int(text, 16)
+        except ValueError:
+            return None
+    number = text.split(" ", 1)[0]
+    try:
+        value = float(number)
+    except ValueError:
+        return None
+    if value != value or value in (float("inf"), float("-inf")):
+        return None
+    if kind == "int":
+        return int(value) if value.is_integer() else None
+    return int(value) if value.is_integer() else value
+
+
+@dataclass
+class _Row:
+    group: str | None  # the timestamp (rows of one -l iteration share it)
+    count: int | None
+    device: Device
+    driver: str | None
+
+
+class NvidiaSmiStream:
+    """Rows of `nvidia-smi --query-gpu=… --format=csv[,noheader][,nounits] -l N` -> snapshots.
+
+    Columns are mapped by the header when one comes (a capture, or a tool that prints it), else by
+    the requested order. Rows are grouped by timestamp; a group is complete when ``count`` rows
+    arrived, or when the next group starts.
+    """
+
+    def __init__(self, host: str, fields: tuple[str, ...],
+                 clock: Callable[[], float] = time.time) -> None:
+        self.host = host
+        self.columns = [canonical(f) for f in fields]
+        self.clock = clock
+        self._pending: list[_Row] = []
+
+    def feed(self, line: bytes | Oversize) -> list[Snapshot | Problem]:
+        if isinstance(line, Oversize):
+            return [Problem(states.PROTOCOL_ERROR,
+                            f"discarded an oversized nvidia-smi line ({line.size:,} bytes)", False)]
+        try:
+            text = line.decode("utf-8", "replace").strip()
+        except Exception:  # noqa: BLE001 - never let one line kill the node
+            return []
+        if not text:
+            return []
+        cells = next(csv.reader([text], skipinitialspace=True))
+        if self._is_header(cells):
+            self.columns = [canonical(c) for c in cells]
+            return []
+        if len(cells) != len(self.columns):
+            return [Problem(states.PROTOCOL_ERROR, "nvidia-smi row has "
+                            f"{len(cells)} columns, expected {len(self.columns)}: "
+                            f"{printable(text, 120)}", False)]
+        row = self._row(dict(zip(self.columns, cells, strict=True)))
+        if row is None:
+            return [Problem(states.PROTOCOL_ERROR,
+                            f"nvidia-smi row without a GPU index: {printable(text, 120)}", False)]
+        out: list[Snapshot | Problem] = []
+        if self._pending and (row.group != self._pending[0].group or
+                              any(r.device.index == row.device.index for r in self._pending)):
+            out.append(self._flush())
+        self._pending.append(row)
+        if row.count is not None and len(self._pending) >= row.count or \
+                len(self._pending) >= MAX_GPUS:
+            out.append(self._flush())
+        return out
+
+    def _is_header(self, cells: list[str]) -> bool:
+        first = canonical(cells[0]) if cells else ""
+        return first in _FIELD_ATTRS or first in ("timestamp", "count", "driver_version") or \
+            any("[" in c and c.strip().endswith("]") and " [" in c for c in cells)
+
+    def _row(self, values: dict[str, str]) -> _Row | None:
+        kwargs: dict[str, Any] = {}
+        for column, text in values.items():
+            spec = _FIELD_ATTRS.get(column)
+            if spec is not None:
+                kwargs[spec[0]] = parse_value(text, spec[1])
+        if kwargs.get("index") is None:
+            return None
+        mask = kwargs.get("clock_event_mask")
+        if mask is not None:
+            kwargs["clock_event_reasons"] = clock_events.decode(mask)
+        kwargs["vendor"] = "nvidia"
+        count = parse_value(values.get("count", ""), "int")
+        driver = parse_value(values.get("driver_version", ""), "str")
+        return _Row(values.get("timestamp"), count, Device(**kwargs), driver)
+
+    def flush(self) -> list[Snapshot]:
+        """Release rows still waiting for their group to complete (the stream went quiet)."""
+        return [self._flush()] if self._pending else []
+
+    def _flush(self) -> Snapshot:
+        rows, self._pending = self._pending, []
+        devices = tuple(sorted((r.device for r in rows), key=lambda d: d.index))
+        return Snapshot(host=self.host, time=self.clock(), backend="nvidia-smi",
+                        devices=devices, driver_version=rows[0].driver)
+
+
+class NpuSmiStream:
+    """`npu-smi info` outputs separated by an end marker -> snapshots, via the npu-smi parsers."""
+
+    def __init__(self, host: str, end_marker: str,
+                 parse: Callable[[str], tuple[Device, ...]] | None = None,
+                 clock: Callable[[], float] = time.time, max_block: int = 4 * 1024 * 1024) -> None:
+        self.host = host
+        self.end = end_marker.encode()
+        self.parse = parse or parse_npu_smi_info
+        self.clock = clock
+        self.max_block = max_block
+        self._lines: list[bytes] = []
+        self._size = 0
+        self._overflow = False
+
+    def feed(self, line: bytes | Oversize) -> list[Snapshot | Problem]:
+        if isinstance(line, Oversize):
+            self._overflow = True
+            return []
+        if line.strip() != self.end:
+            self._size += len(line) + 1
+            if self._size > self.max_block:
+                self._overflow = True
+            else:
+                self._lines.append(line)
+            return []
+        lines, self._lines, self._size = self._lines, [], 0
+        if self._overflow:
+            self._overflow = False
+            return [Problem(states.PROTOCOL_ERROR, "npu-smi output over the size cap", False)]
+        text = b"\n".join(lines).decode("utf-8", "replace")
+        try:
+            devices = self.parse(text)
+        except Exception as exc:  # noqa: BLE001 - a parser failure marks the node, never kills it
+            return [Problem(states.PROTOCOL_ERROR,
+                            f"cannot parse npu-smi output: {printable(str(exc), 160)}", False)]
+        return [Snapshot(host=self.host, time=self.clock(), backend="npu-smi",
+                         devices=tuple(devices))]
+
+
+def parse_npu_smi_info(text: str) -> tuple[Device, ...]:
+    """`npu-smi info` text -> devices, through the npu-smi backend's parsers."""
+    from gputop.backends.npu_smi.parse import parse_info  # lazily: only npu nodes need it
+
+    return tuple(parse_info(text))

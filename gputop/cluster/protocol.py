@@ -1,0 +1,241 @@
+"""The agent stream, as the viewer reads it: a hello line, then one gputop/1 snapshot per line.
+
+Everything a remote sends is untrusted. Lines are size-capped before they get here (see
+``lines.py``); each document is JSON-parsed without NaN/Infinity, type-checked field by field
+against the model, its strings made printable and length-capped (a process name must never be
+able to move the cursor or recolour the terminal), and only then decoded with the model's codec.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields
+from typing import Any
+
+from gputop.cluster import states
+from gputop.cluster.lines import Oversize
+from gputop.model import (
+    SCHEMA,
+    Device,
+    Hint,
+    Process,
+    Saturation,
+    SchemaError,
+    Snapshot,
+    snapshot_from_json,
+)
+
+MAX_PREAMBLE_LINES = 50  # shell noise (a chatty .bashrc) tolerated before the hello
+MAX_STRING = 4096
+MAX_DEVICES = 1024
+MAX_PROCESSES = 10000
+MAX_HINTS = 1000
+
+
+@dataclass(frozen=True)
+class Hello:
+    version: str
+    backend: str
+    host: str
+
+
+@dataclass(frozen=True)
+class Problem:
+    state: str
+    reason: str
+    fatal: bool  # True: this connection is useless (wrong schema); drop it
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def loads(line: bytes) -> Any:
+    return json.loads(line, parse_constant=_reject_constant)
+
+
+def printable(text: str, limit: int = MAX_STRING) -> str:
+    if len(text) > limit:
+        text = text[:limit] + "…"
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else "\ufffd" for c in text)
+
+
+# ------------------------------------------------------------------ field-by-field type checks
+
+_NUM = "num"
+_INT = "int"
+_STR = "str"
+_BOOL = "bool"
+_STRLIST = "strlist"
+_NUMDICT = "numdict"
+_KINDS = {"float": _NUM, "int": _INT, "str": _STR, "bool": _BOOL, "tuple[str, ...]": _STRLIST,
+          "dict[str, float]": _NUMDICT}
+
+
+def _kinds(cls: type) -> dict[str, tuple[str | None, bool]]:
+    """field -> (kind, nullable), from the dataclass annotations: the model stays the one truth.
+    A field of a type this module does not know (kind None) passes through to the codec."""
+    out: dict[str, tuple[str | None, bool]] = {}
+    for f in fields(cls):
+        text = str(f.type)
+        nullable = text.endswith(" | None")
+        out[f.name] = (_KINDS.get(text.removesuffix(" | None")), nullable)
+    return out
+
+
+_DEVICE = _kinds(Device)
+_PROCESS = _kinds(Process)
+_SATURATION = _kinds(Saturation)
+_HINT = _kinds(Hint)
+_SNAPSHOT = _kinds(Snapshot)
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _check_value(kind: str, v: Any) -> Any:
+    if kind == _NUM:
+        if _is_num(v):
+            return v
+    elif kind == _INT:
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v
+    elif kind == _STR:
+        if isinstance(v, str):
+            return printable(v)
+    elif kind == _BOOL:
+        if isinstance(v, bool):
+            return v
+    elif kind == _STRLIST:
+        if isinstance(v, list) and len(v) <= 64 and all(isinstance(s, str) for s in v):
+            return [printable(s, 128) for s in v]
+    elif kind == _NUMDICT:
+        if isinstance(v, dict) and len(v) <= 64 and \
+                all(x is None or _is_num(x) for x in v.values()):
+            return {printable(str(k), 128): x for k, x in v.items()}
+    raise SchemaError(f"a {kind} was expected")
+
+
+def _clean(obj: Any, table: dict[str, tuple[str | None, bool]], what: str) -> dict[str, Any]:
+    if not isinstance(obj, dict):
+        raise SchemaError(f"{what} is not an object")
+    out = {}
+    for key, value in obj.items():
+        spec = table.get(key)
+        if spec is None:
+            continue  # unknown keys: a newer agent may add some; the codec ignores them
+        kind, nullable = spec
+        if value is None:
+            if not nullable:
+                raise SchemaError(f"{what}.{key} is null")
+            out[key] = None
+            continue
+        if kind is None:
+            out[key] = value
+            continue
+        try:
+            out[key] = _check_value(kind, value)
+        except SchemaError:
+            raise SchemaError(f"{what}.{key}: {kind} expected, got {type(value).__name__}") \
+                from None
+    return out
+
+
+def clean_document(doc: Any) -> dict[str, Any]:
+    """Type-check and sanitise a snapshot document; raise SchemaError on anything wrong."""
+    if not isinstance(doc, dict):
+        raise SchemaError("snapshot is not an object")
+    if doc.get("schema") != SCHEMA:
+        raise SchemaError(f"schema is {printable(str(doc.get('schema')), 40)!r}, "
+                          f"expected {SCHEMA!r}")
+    out = _clean(doc, _SNAPSHOT, "snapshot")
+    out["schema"] = SCHEMA
+    devices = doc.get("devices") or []
+    if not isinstance(devices, list) or len(devices) > MAX_DEVICES:
+        raise SchemaError("devices is not a list of a sane length")
+    out_devices = []
+    for i, dev in enumerate(devices):
+        clean = _clean(dev, _DEVICE, f"devices[{i}]")
+        sat = dev.get("saturation")
+        if sat is not None:
+            clean["saturation"] = _clean(sat, _SATURATION, f"devices[{i}].saturation")
+        procs = dev.get("processes") or []
+        if not isinstance(procs, list) or len(procs) > MAX_PROCESSES:
+            raise SchemaError(f"devices[{i}].processes is not a list of a sane length")
+        clean["processes"] = [_clean(p, _PROCESS, f"devices[{i}].processes[{j}]")
+                              for j, p in enumerate(procs)]
+        out_devices.append(clean)
+    out["devices"] = out_devices
+    hints = doc.get("hints") or []
+    if not isinstance(hints, list) or len(hints) > MAX_HINTS:
+        raise SchemaError("hints is not a list of a sane length")
+    out["hints"] = [_clean(h, _HINT, f"hints[{k}]") for k, h in enumerate(hints)]
+    return out
+
+
+def decode_snapshot(doc: Any) -> Snapshot:
+    return snapshot_from_json(clean_document(doc))
+
+
+# ------------------------------------------------------------------ the stream
+
+class AgentDecoder:
+    """Turns the lines of one agent session into Hello / Snapshot / Problem events."""
+
+    def __init__(self) -> None:
+        self.hello: Hello | None = None
+        self.preamble = 0
+
+    def feed(self, line: bytes | Oversize) -> Hello | Snapshot | Problem | None:
+        if isinstance(line, Oversize):
+            return Problem(states.PROTOCOL_ERROR,
+                           f"discarded an oversized line ({line.size:,} bytes)", fatal=False)
+        stripped = line.strip()
+        if not stripped:
+            return None
+        if self.hello is None:
+            return self._before_hello(stripped)
+        try:
+            doc = loads(stripped)
+        except (ValueError, RecursionError) as exc:
+            return Problem(states.PROTOCOL_ERROR, f"invalid JSON from the agent: "
+                           f"{printable(str(exc), 120)}", fatal=False)
+        return self._snapshot(doc)
+
+    def _before_hello(self, line: bytes) -> Hello | Problem | None:
+        doc = None
+        if line.startswith(b"{"):
+            try:
+                doc = loads(line)
+            except (ValueError, RecursionError):
+                doc = None
+        if isinstance(doc, dict) and doc.get("hello") == "gputop":
+            schema = doc.get("schema")
+            if schema != SCHEMA:
+                return Problem(states.INCOMPATIBLE,
+                               f"the remote gputop speaks {printable(str(schema), 40)!r}; "
+                               f"this viewer speaks {SCHEMA!r}", fatal=True)
+            self.hello = Hello(printable(str(doc.get("version", "?")), 40),
+                               printable(str(doc.get("backend", "?")), 40),
+                               printable(str(doc.get("host", "?")), 255))
+            return self.hello
+        self.preamble += 1
+        if self.preamble > MAX_PREAMBLE_LINES:
+            return Problem(states.INCOMPATIBLE, "the remote command is not a gputop agent "
+                           f"(no hello in its first {MAX_PREAMBLE_LINES} lines)", fatal=True)
+        return None
+
+    def _snapshot(self, doc: Any) -> Snapshot | Problem:
+        try:
+            return decode_snapshot(doc)
+        except SchemaError as exc:
+            text = printable(str(exc), 200)
+            if text.startswith("schema is"):
+                return Problem(states.INCOMPATIBLE, text, fatal=True)
+            return Problem(states.PROTOCOL_ERROR, f"invalid snapshot: {text}", fatal=False)
+        except (TypeError, ValueError) as exc:
+            return Problem(states.PROTOCOL_ERROR, f"invalid snapshot: {printable(str(exc), 200)}",
+                           fatal=False)
