@@ -53,6 +53,7 @@ class SshServer:
     client_pub: str
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen | None = None
+    extra_ports: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -73,7 +74,6 @@ class SshServer:
             "PubkeyAuthentication yes",
             "PasswordAuthentication no",
             "KbdInteractiveAuthentication no",
-            "AcceptEnv PATH GPUTOP_*",
             "PrintMotd no",
             "UseDNS no",
             "MaxStartups 500",
@@ -82,8 +82,21 @@ class SshServer:
             "",
         ]))
 
+    def add_port(self, env: dict[str, str]) -> int:
+        """Listen on another port whose sessions get ``env`` (sshd's own SetEnv, in a Match
+        block: sshd resets PATH after applying what a client sends)."""
+        port = free_port()
+        settings = " ".join(f"{k}={v}" for k, v in env.items())
+        text = self.config.read_text()
+        head, sep, tail = text.partition("Match ")
+        self.config.write_text(f"{head}Port {port}\n{sep}{tail}"
+                               f"Match LocalPort {port}\n  SetEnv {settings}\n")
+        self.extra_ports.append(port)
+        return port
+
     def known_hosts_line(self) -> str:
-        return f"[127.0.0.1]:{self.port} {self.host_pub}"
+        return "\n".join(f"[127.0.0.1]:{port} {self.host_pub}"
+                         for port in (self.port, *self.extra_ports))
 
     def start(self, timeout: float = 10.0) -> None:
         sshd = find_sshd()
@@ -137,8 +150,7 @@ class Alias:
     server: SshServer
     identity: Path
     known_hosts: Path
-    env: dict[str, str] = field(default_factory=dict)
-    port: int | None = None  # override (a closed port)
+    port: int | None = None  # another port: a closed one, or one of the server's extra ports
 
 
 def write_ssh_config(path: Path, aliases: list[Alias]) -> Path:
@@ -157,8 +169,6 @@ def write_ssh_config(path: Path, aliases: list[Alias]) -> Path:
             "  ControlMaster no",
             "  LogLevel ERROR",
         ]
-        if a.env:
-            lines.append("  SetEnv " + " ".join(f"{k}={v}" for k, v in a.env.items()))
     path.write_text("\n".join(lines) + "\n")
     return path
 
