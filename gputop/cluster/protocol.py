@@ -74,14 +74,24 @@ _KINDS = {"float": _NUM, "int": _INT, "str": _STR, "bool": _BOOL, "tuple[str, ..
           "dict[str, float]": _NUMDICT}
 
 
-def _kinds(cls: type) -> dict[str, tuple[str | None, bool]]:
-    """field -> (kind, nullable), from the dataclass annotations: the model stays the one truth.
-    A field of a type this module does not know (kind None) passes through to the codec."""
-    out: dict[str, tuple[str | None, bool]] = {}
+_TYPES = {_NUM: (int, float), _INT: (int,), _STR: (str,), _BOOL: (bool,), _STRLIST: (list,),
+          _NUMDICT: (dict,)}
+_Spec = tuple[frozenset, "str | None"]
+
+
+def _kinds(cls: type) -> dict[str, _Spec]:
+    """field -> (accepted Python types, kind), from the dataclass annotations: the model stays
+    the one truth. A field of a type this module does not know (kind None) passes through to
+    the codec. ``bool`` is never a number here: ``type(True) is bool``, not ``int``."""
+    out: dict[str, _Spec] = {}
     for f in fields(cls):
         text = str(f.type)
         nullable = text.endswith(" | None")
-        out[f.name] = (_KINDS.get(text.removesuffix(" | None")), nullable)
+        kind = _KINDS.get(text.removesuffix(" | None"))
+        types = set(_TYPES.get(kind, ())) if kind else set()
+        if nullable:
+            types.add(type(None))
+        out[f.name] = (frozenset(types), kind)
     return out
 
 
@@ -93,54 +103,47 @@ _SNAPSHOT = _kinds(Snapshot)
 
 
 def _is_num(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
+    return type(v) is int or type(v) is float
 
 
-def _check_value(kind: str, v: Any) -> Any:
-    if kind == _NUM:
-        if _is_num(v):
-            return v
-    elif kind == _INT:
-        if isinstance(v, int) and not isinstance(v, bool):
-            return v
-    elif kind == _STR:
-        if isinstance(v, str):
-            return printable(v)
-    elif kind == _BOOL:
-        if isinstance(v, bool):
-            return v
-    elif kind == _STRLIST:
-        if isinstance(v, list) and len(v) <= 64 and all(isinstance(s, str) for s in v):
+def _check_container(kind: str, v: Any) -> Any:
+    if kind == _STRLIST:
+        if len(v) <= 64 and all(type(s) is str for s in v):
             return [printable(s, 128) for s in v]
     elif kind == _NUMDICT:
-        if isinstance(v, dict) and len(v) <= 64 and \
-                all(x is None or _is_num(x) for x in v.values()):
+        if len(v) <= 64 and all(x is None or _is_num(x) for x in v.values()):
             return {printable(str(k), 128): x for k, x in v.items()}
     raise SchemaError(f"a {kind} was expected")
 
 
-def _clean(obj: Any, table: dict[str, tuple[str | None, bool]], what: str) -> dict[str, Any]:
-    if not isinstance(obj, dict):
+def _clean(obj: Any, table: dict[str, _Spec], what: str) -> dict[str, Any]:
+    # The hot path of the viewer (every field of every snapshot of every node): type checks by
+    # set membership, no calls for the common case.
+    if type(obj) is not dict:
         raise SchemaError(f"{what} is not an object")
     out = {}
     for key, value in obj.items():
         spec = table.get(key)
         if spec is None:
             continue  # unknown keys: a newer agent may add some; the codec ignores them
-        kind, nullable = spec
-        if value is None:
-            if not nullable:
-                raise SchemaError(f"{what}.{key} is null")
-            out[key] = None
-            continue
-        if kind is None:
+        types, kind = spec
+        t = type(value)
+        if t in types:
+            if t is str:
+                if len(value) > MAX_STRING or not value.isprintable():
+                    value = printable(value)
+            elif t is list or t is dict:
+                try:
+                    value = _check_container(kind, value)  # type: ignore[arg-type]
+                except SchemaError:
+                    raise SchemaError(f"{what}.{key}: {kind} expected") from None
             out[key] = value
-            continue
-        try:
-            out[key] = _check_value(kind, value)
-        except SchemaError:
-            raise SchemaError(f"{what}.{key}: {kind} expected, got {type(value).__name__}") \
-                from None
+        elif kind is None:
+            out[key] = value
+        elif value is None:
+            raise SchemaError(f"{what}.{key} is null")
+        else:
+            raise SchemaError(f"{what}.{key}: {kind} expected, got {type(value).__name__}")
     return out
 
 
