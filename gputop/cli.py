@@ -11,6 +11,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from gputop import __version__
 from gputop.errors import GputopError, UsageError
@@ -30,6 +31,13 @@ QUERY_FLAGS = (
     "--help-query-gpu",
     "--help-query-compute-apps",
 )
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but bad input gets one line naming what was wrong, not a usage dump."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
 def _positive_float(text: str) -> float:
@@ -67,7 +75,7 @@ def add_common_arguments(parser: argparse.ArgumentParser, suppress: bool = False
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="gputop",
         description="A terminal dashboard for multi-GPU nodes. Without a command, opens the dashboard.",
         epilog="nvidia-smi query mode: gputop --query-gpu=FIELDS --format=csv [-l SEC] [-f FILE]"
@@ -78,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--theme", default=None, help="dashboard theme (see themes/)")
     parser.add_argument("--readonly", action="store_true",
                         help="dashboard: no actions that change anything (no process signals)")
-    subs = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subs = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     for name, (module_name, help_text) in SUBCOMMANDS.items():
         sub = subs.add_parser(name, help=help_text, description=help_text)
         add_common_arguments(sub, suppress=True)

@@ -109,6 +109,9 @@ class Device:
     processes: tuple[Process, ...] = ()
     # Simulator only: {"work_rate": ground-truth throughput relative to the unthrottled job}.
     sim: dict[str, float] | None = None
+    # Huawei Ascend: npu-smi's NPU (card) id and the chip's id on it; None on other vendors.
+    npu_id: int | None = None
+    chip_id: int | None = None
 
     @property
     def memory_pct(self) -> float | None:

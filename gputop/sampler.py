@@ -124,7 +124,8 @@ class Sampler:
         self.last_error = None
         self.history.append(snap)
         if self.analyze is not None:
-            snap = snap.with_hints(tuple(self.analyze(self.history.snapshots())))
+            # A backend's own hints (npu-smi's health) come first, the analyses' after them.
+            snap = snap.with_hints(tuple(snap.hints) + tuple(self.analyze(self.history.snapshots())))
         self.latest = snap
         for listener in self._listeners:
             listener(snap)

@@ -9,7 +9,10 @@ from gputop.sampler import Analyzer
 
 
 def default_analyzer() -> Analyzer:
+    """Hints for the newest snapshot. Cost is bounded: hints read only a recent window."""
+    from gputop.analysis import hints
+
     def analyze(history: Sequence[Snapshot]) -> list[Hint]:
-        return []
+        return hints.analyze(history)
 
     return analyze

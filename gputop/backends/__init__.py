@@ -38,14 +38,18 @@ def open_backend(name: str, options: BackendOptions) -> Backend:
         backend = create(name, options)
         backend.open()
         return backend
+    passed_over: list[str] = []
     for candidate in _auto_order(options):
         try:
             backend = create(candidate, options)
             backend.open()
-            return backend
-        except BackendUnavailable:
+        except BackendUnavailable as exc:
+            passed_over.append(f"{candidate}: {exc}")
             continue
-    raise BackendUnavailable("no backend could start")  # unreachable: the simulator always can
+        if passed_over:
+            backend.fallback_reason = "; ".join(passed_over)
+        return backend
+    raise BackendUnavailable("no backend could start: " + "; ".join(passed_over))
 
 
 def _auto_order(options: BackendOptions) -> list[str]:

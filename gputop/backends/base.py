@@ -75,6 +75,8 @@ class Backend(ABC):
     name: str = "?"
     capabilities: frozenset[str] = frozenset()
     clock: Clock = REAL_CLOCK
+    # Set by auto-detection when it passed over better backends: why (shown to the user).
+    fallback_reason: str | None = None
 
     def open(self) -> None:  # noqa: B027 - optional hook
         """Acquire handles and read static facts. Raise BackendUnavailable if it cannot run."""

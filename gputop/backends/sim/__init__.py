@@ -11,7 +11,7 @@ import os
 import tempfile
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gputop import clock_events
 from gputop.backends.base import (
@@ -22,6 +22,7 @@ from gputop.backends.base import (
     Backend,
     BackendError,
     BackendOptions,
+    Unsupported,
     hostname,
 )
 from gputop.backends.sim import physics
@@ -31,6 +32,7 @@ from gputop.model import Device, DeviceInfo, NodeInfo, Process, Saturation, Snap
 
 DRIVER_VERSION = "580.95.05"
 CUDA_VERSION = "13.0"
+NPU_DRIVER_VERSION = "25.0.rc1.1"  # what npu-smi's "Version:" reads on the 910B4 capture
 UTIL_WINDOW_S = 1.0  # NVML averages utilization and power over about a second
 THERMAL_TAU_S = 40.0
 DEGREES_PER_WATT = 0.055
@@ -86,23 +88,25 @@ class SimBackend(Backend):
         sc = self.scenario
         part = sc.part
         devices = []
+        npu = part.vendor == "huawei"  # npu-smi reports no UUID and no power limits
         for i in range(sc.count):
             devices.append(
                 DeviceInfo(
                     index=i,
-                    uuid=self._uuid(i),
+                    uuid=None if npu else self._uuid(i),
                     name=part.name,
                     vendor=part.vendor,
-                    pci_bus_id=f"00000000:{0x18 + 0x10 * i:02X}:00.0",
+                    pci_bus_id=self._bus_id(i),
                     memory_total_mib=part.memory_total_mib,
-                    power_limit_default_w=part.tdp_w,
-                    power_limit_min_w=part.power_min_w,
-                    power_limit_max_w=part.tdp_w,
+                    power_limit_default_w=None if npu else part.tdp_w,
+                    power_limit_min_w=None if npu else part.power_min_w,
+                    power_limit_max_w=None if npu else part.tdp_w,
                     clock_sm_max_mhz=part.clock_sm_max_mhz,
-                    clock_mem_max_mhz=part.clock_mem_mhz,
+                    clock_mem_max_mhz=None if npu else part.clock_mem_mhz,
                 )
             )
-        self._info = NodeInfo(hostname(), self.name, DRIVER_VERSION, CUDA_VERSION, tuple(devices))
+        driver, cuda = (NPU_DRIVER_VERSION, None) if npu else (DRIVER_VERSION, CUDA_VERSION)
+        self._info = NodeInfo(hostname(), self.name, driver, cuda, tuple(devices))
         self._jobs_on = [[(j, job) for j, job in enumerate(sc.jobs) if i in job.gpus]
                          for i in range(sc.count)]
         default = sc.power_limit_w or part.tdp_w
@@ -120,8 +124,14 @@ class SimBackend(Backend):
             raise BackendError("simulator not open")
         return self._info
 
+    def _bus_id(self, i: int) -> str:
+        domain = "0000" if self.scenario.part.vendor == "huawei" else "00000000"  # as each tool
+        return f"{domain}:{0x18 + 0x10 * i:02X}:00.0"
+
     # ------------------------------------------------------------------ power limits
     def set_power_limit(self, device: int, watts: float) -> None:
+        if self.scenario.part.vendor == "huawei":
+            raise Unsupported("npu-smi offers no power limit to set on Ascend NPUs")
         info = self.info()
         if not 0 <= device < len(info.devices):
             raise InvalidArgument(f"no GPU {device}")
@@ -308,7 +318,7 @@ class SimBackend(Backend):
         util = round(100 * busy)
         used = self._memory_used(i, t)
         sat = self._saturation(i, job, busy, speed, t)
-        return Device(
+        dev = Device(
             index=i,
             uuid=di.uuid,
             name=di.name,
@@ -349,6 +359,9 @@ class SimBackend(Backend):
             processes=self._processes(i, busy, t),
             sim={"work_rate": round(work_rate, 5) if work_rate is not None else None},
         )
+        if part.vendor == "huawei":
+            dev = _as_npu_smi(dev, i)
+        return dev
 
     def _saturation(self, i: int, job: Job | None, busy: float, speed: float, t: float) -> Saturation:
         if job is None:
@@ -416,6 +429,32 @@ class SimBackend(Backend):
                     )
                 )
         return tuple(procs)
+
+
+def _as_npu_smi(dev: Device, i: int) -> Device:
+    """An Ascend part reports what the npu-smi backend can read, and nothing NVIDIA-only."""
+    return replace(
+        dev,
+        npu_id=i,
+        chip_id=0,
+        uuid=None,
+        power_limit_w=None,
+        power_limit_default_w=None,
+        power_limit_min_w=None,
+        power_limit_max_w=None,
+        energy_j=None,
+        pstate=None,
+        clock_event_reasons=None,
+        clock_event_mask=None,
+        pcie_gen=None,
+        pcie_gen_max=None,
+        pcie_width=None,
+        pcie_width_max=None,
+        serial=None,
+        clock_mem_max_mhz=None,
+        saturation=Saturation(),
+        processes=tuple(replace(p, sm_pct=None) for p in dev.processes),
+    )
 
 
 def _allocator(peak_mib: float, age_s: float) -> float:

@@ -37,7 +37,10 @@ PARTS: dict[str, Part] = {
     "h100-sxm": Part("NVIDIA H100 80GB HBM3", "nvidia", 81559, 700, 200, 70, 1980, 2619, 5, 16),
     "a100-sxm4-80gb": Part("NVIDIA A100-SXM4-80GB", "nvidia", 81920, 400, 100, 55, 1410, 1593, 4, 16),
     "v100-sxm3-32gb": Part("Tesla V100-SXM3-32GB", "nvidia", 32768, 350, 100, 45, 1597, 958, 3, 16),
-    "ascend-910b": Part("Ascend910B3", "huawei", 65536, 400, 100, 90, 1800, 1600, 4, 16),
+    # As npu-smi shows a 910B3 (the npu-smi backend names it "Ascend 910B3"): 65536 MB of HBM,
+    # about 90 W idle (real tables read 82-99 W on idle 910B1/B2C/B3/B4), AICore 1800 MHz
+    # (`info -t common` on a 910B1). The 400 W ceiling is the public OAM figure, not a capture.
+    "ascend-910b": Part("Ascend 910B3", "huawei", 65536, 400, 100, 90, 1800, 1600, 4, 16),
 }
 
 

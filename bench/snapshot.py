@@ -1,0 +1,265 @@
+"""Microseconds per snapshot, 8 GPUs x 32 processes: simulator, NVML backend on the fake pynvml,
+and the floor: the same fake pynvml + psutil calls made directly, as a bare script would.
+
+Every tick is one second of virtual time apart (as at the default 1 s interval), so each one
+does the full work: a fresh GPM reading, new per-process samples, and the slow-value refresh
+every 10 ticks, in the backend and in the floor alike. The 32 GPU processes are real `sleep`
+processes, so the psutil lookups (CPU%, RSS; user, name, command line once per pid) are real.
+
+    python bench/snapshot.py [--ticks N] [--runs N] [--no-cli]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import psutil  # noqa: E402
+from fake_pynvml import FakeNvml, node  # noqa: E402
+
+from gputop.backends.base import BackendOptions, Clock  # noqa: E402
+from gputop.backends.nvml import NvmlBackend  # noqa: E402
+from gputop.backends.nvml import backend as nvml_backend  # noqa: E402
+from gputop.backends.nvml.gpm import METRICS  # noqa: E402
+from gputop.backends.sim import SimBackend  # noqa: E402
+
+GPUS = 8
+PROCS_PER_GPU = 4
+
+
+class TickClock(Clock):
+    """Virtual time that the benchmark moves one tick at a time."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def monotonic(self) -> float:
+        return self.t
+
+    def wall(self) -> float:
+        return 1_763_769_600.0 + self.t
+
+    def sleep(self, seconds: float) -> None:
+        self.t += max(0.0, seconds)
+
+    def wait(self, event: threading.Event, seconds: float) -> bool:
+        self.sleep(seconds)
+        return event.is_set()
+
+
+def per_tick_us(fn, clock: TickClock | None, ticks: int, runs: int) -> float:
+    """Median over ``runs`` of the mean µs per call of ``fn`` over ``ticks`` calls."""
+    results = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        for _ in range(ticks):
+            if clock is not None:
+                clock.t += 1.0
+            fn()
+        results.append((time.perf_counter() - start) / ticks * 1e6)
+    return statistics.median(results)
+
+
+def bench_sim(ticks: int, runs: int) -> float:
+    backend = SimBackend(BackendOptions(scenario="crowded"))
+    backend.open()
+    clock = backend.clock
+    assert sum(len(d.processes) for d in backend.sample().devices) == GPUS * PROCS_PER_GPU
+
+    def tick() -> None:
+        clock._virtual += 1.0  # one second of simulated time per tick, no real sleeping
+        backend.sample()
+
+    return per_tick_us(tick, None, ticks, runs)
+
+
+def bench_nvml(pids: list[int]):
+    clock = TickClock()
+    nv = FakeNvml(node(GPUS, PROCS_PER_GPU, pids=pids), clock=clock.wall)
+    backend = NvmlBackend(BackendOptions(), nvml=nv, clock=clock)
+    backend.open()
+    snap = backend.sample()
+    assert sum(len(d.processes) for d in snap.devices) == GPUS * PROCS_PER_GPU
+    assert all(d.saturation.source == "gpm" for d in snap.devices)
+    assert all(p.user for d in snap.devices for p in d.processes)
+    return backend.sample, clock, backend.close
+
+
+def bench_floor(pids: list[int]):
+    """The same calls without the backend: what a bare pynvml + psutil script does per tick."""
+    clock = TickClock()
+    nv = FakeNvml(node(GPUS, PROCS_PER_GPU, pids=pids), clock=clock.wall)
+    nv.nvmlInit()
+    handles = [nv.nvmlDeviceGetHandleByIndex(i) for i in range(nv.nvmlDeviceGetCount())]
+    static = [(nv.nvmlDeviceGetName(h), nv.nvmlDeviceGetUUID(h), nv.nvmlDeviceGetPciInfo(h).busId,
+               nv.nvmlDeviceGetPowerManagementLimitConstraints(h),
+               nv.nvmlDeviceGetPowerManagementDefaultLimit(h),
+               nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM),
+               nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_MEM)) for h in handles]
+    gpm = []
+    for h in handles:
+        s1, s2 = nv.nvmlGpmSampleAlloc(), nv.nvmlGpmSampleAlloc()
+        nv.nvmlGpmSampleGet(h, s1)
+        req = nv.c_nvmlGpmMetricsGet_t()
+        req.version = nv.NVML_GPM_METRICS_GET_VERSION
+        req.numMetrics = len(METRICS)
+        for i, (_, name) in enumerate(METRICS):
+            req.metrics[i].metricId = getattr(nv, name)
+        gpm.append([s1, s2, req])
+    seen = [0] * len(handles)
+    procs: dict[int, psutil.Process] = {}
+    facts: dict[int, tuple] = {}
+    slow: list[tuple] = [()] * len(handles)
+    count = [0]
+    mem_temp = [nv.NVML_FI_DEV_MEMORY_TEMP]
+
+    def tick() -> list[dict]:
+        refresh = count[0] % int(nvml_backend.SLOW_REFRESH_S) == 0
+        count[0] += 1
+        out = []
+        for i, h in enumerate(handles):
+            if refresh:
+                slow[i] = (nv.nvmlDeviceGetEccMode(h), nv.nvmlDeviceGetMigMode(h),
+                           nv.nvmlDeviceGetPersistenceMode(h), nv.nvmlDeviceGetComputeMode(h),
+                           nv.nvmlDeviceGetEnforcedPowerLimit(h),
+                           nv.nvmlDeviceGetMaxPcieLinkGeneration(h),
+                           nv.nvmlDeviceGetMaxPcieLinkWidth(h), nv.nvmlDeviceGetSerial(h),
+                           nv.nvmlDeviceGetVbiosVersion(h))
+            mem = nv.nvmlDeviceGetMemoryInfo(h, nv.nvmlMemory_v2)
+            util = nv.nvmlDeviceGetUtilizationRates(h)
+            s1, s2, req = gpm[i]
+            nv.nvmlGpmSampleGet(h, s2)
+            req.sample1, req.sample2 = s1, s2
+            nv.nvmlGpmMetricsGet(req)
+            gpm[i][0], gpm[i][1] = s2, s1
+            dev = {
+                "static": static[i], "slow": slow[i],
+                "used": mem.used, "reserved": mem.reserved, "gpu": util.gpu, "mem": util.memory,
+                "temp": nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU),
+                "mem_temp": nv.nvmlDeviceGetFieldValues(h, mem_temp)[0].value.uiVal,
+                "pstate": nv.nvmlDeviceGetPerformanceState(h),
+                "events": nv.nvmlDeviceGetCurrentClocksEventReasons(h),
+                "power": nv.nvmlDeviceGetPowerUsage(h),
+                "energy": nv.nvmlDeviceGetTotalEnergyConsumption(h),
+                "sm": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM),
+                "memclk": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM),
+                "gen": nv.nvmlDeviceGetCurrPcieLinkGeneration(h),
+                "width": nv.nvmlDeviceGetCurrPcieLinkWidth(h),
+                "gpm": [req.metrics[k].value for k in range(len(METRICS))],
+            }
+            running = {p.pid: p.usedGpuMemory
+                       for p in nv.nvmlDeviceGetComputeRunningProcesses_v3(h)}
+            for p in nv.nvmlDeviceGetGraphicsRunningProcesses_v3(h):
+                running.setdefault(p.pid, p.usedGpuMemory)
+            try:
+                samples = nv.nvmlDeviceGetProcessUtilization(h, seen[i])
+            except nv.NVMLError_NotFound:
+                samples = []
+            sm = {}
+            for s in samples:
+                sm[s.pid] = s.smUtil
+                seen[i] = max(seen[i], s.timeStamp)
+            rows = []
+            for pid, used in running.items():
+                proc = procs.get(pid)
+                if proc is None:
+                    proc = procs[pid] = psutil.Process(pid)
+                    with proc.oneshot():
+                        facts[pid] = (proc.username(), proc.name(), " ".join(proc.cmdline()),
+                                      proc.create_time())
+                with proc.oneshot():
+                    proc.create_time()
+                    cpu = proc.cpu_percent(None)
+                    rss = proc.memory_info().rss
+                rows.append((pid, used, sm.get(pid), cpu, rss, facts[pid]))
+            dev["processes"] = rows
+            out.append(dev)
+        return out
+
+    assert sum(len(d["processes"]) for d in tick()) == GPUS * PROCS_PER_GPU
+    return tick, clock, nv.nvmlShutdown
+
+
+def cli_wall(args: list[str], runs: int) -> list[float]:
+    """Wall time of a whole `gputop` process, as an installed package runs: with bytecode
+    caches (a PYTHONDONTWRITEBYTECODE in the caller's environment is dropped; one warm-up run
+    writes them)."""
+    cmd = [sys.executable, "-m", "gputop", *args]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, env=env)
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, env=env)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def cli_wall_python(runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ticks", type=int, default=200, help="ticks per run (default 200)")
+    parser.add_argument("--runs", type=int, default=9, help="runs; the median is shown")
+    parser.add_argument("--cli-runs", type=int, default=7, help="runs of the CLI (default 7)")
+    parser.add_argument("--no-cli", action="store_true", help="skip the CLI wall-time runs")
+    args = parser.parse_args()
+
+    sleepers = [subprocess.Popen(["sleep", "600"]) for _ in range(GPUS * PROCS_PER_GPU)]
+    try:
+        pids = [p.pid for p in sleepers]
+        sim = bench_sim(args.ticks, args.runs)
+        floor_tick, floor_clock, floor_close = bench_floor(pids)
+        nvml_tick, nvml_clock, nvml_close = bench_nvml(pids)
+        # Interleaved, so that load from elsewhere on the machine hits both alike.
+        floors, nvmls = [], []
+        for _ in range(args.runs):
+            floors.append(per_tick_us(floor_tick, floor_clock, args.ticks, 1))
+            nvmls.append(per_tick_us(nvml_tick, nvml_clock, args.ticks, 1))
+        floor_close()
+        nvml_close()
+        floor, nvml = statistics.median(floors), statistics.median(nvmls)
+        ratio = statistics.median(n / f for n, f in zip(nvmls, floors, strict=True))
+    finally:
+        for p in sleepers:
+            p.kill()
+        for p in sleepers:
+            p.wait()
+    print(f"snapshot, {GPUS} GPUs x {GPUS * PROCS_PER_GPU} processes "
+          f"(median of {args.runs} runs x {args.ticks} ticks, 1 s of virtual time per tick)")
+    print(f"  simulator (--scenario crowded)       {sim:9.0f} us/snapshot")
+    print(f"  NVML backend on fake pynvml          {nvml:9.0f} us/snapshot")
+    print(f"  floor: same fake calls + psutil raw  {floor:9.0f} us/snapshot")
+    print(f"  NVML backend / floor                 {ratio:9.2f} x   (target <= 1.5; median of per-run ratios)")
+    if not args.no_cli:
+        bare = cli_wall_python(args.cli_runs)
+        print(f"wall time of one process, median of {args.cli_runs} runs (target <= 0.15 s):")
+        for label, argv in (("gputop snapshot --json --backend sim", ["snapshot", "--json",
+                                                                       "--backend", "sim"]),
+                            ("gputop snapshot --json (auto: no NVML here -> sim)",
+                             ["snapshot", "--json"])):
+            times = cli_wall(argv, args.cli_runs)
+            print(f"  {label:52s} {statistics.median(times):.3f} s (min {min(times):.3f})")
+        print(f"  {'python -c pass (interpreter start-up alone)':52s} {bare:.3f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

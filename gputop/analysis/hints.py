@@ -1,0 +1,454 @@
+"""Hints: why a GPU is not busier, as pure functions over the sampler's history.
+
+Every hint is computed from a bounded recent window of snapshots (oldest first), so the cost per
+tick does not grow with the history length. Thresholds are module constants; the README's
+"Hints" section documents them. They are chosen to hold on real GPUs, not only on the simulator:
+each one is a pattern that practitioners read off nvidia-smi/DCGM by hand.
+
+Window: the last ``WINDOW_S`` seconds (at most ``WINDOW_MAX_SAMPLES`` snapshots). A history-based
+hint needs at least ``MIN_SAMPLES`` samples spanning ``MIN_SPAN_S`` seconds; before that only the
+instantaneous hints (memory-nearly-full, device-unhealthy) can appear.
+
+Hints and their thresholds (shares are of the samples in the window):
+
+- ``input-bound`` (warning): utilization <= ``LOW_UTIL_PCT`` in >= ``INPUT_LOW_SHARE`` of the
+  samples, the GPU did work in >= ``INPUT_BUSY_SHARE`` of them (util >= ``BUSY_UTIL_PCT``), and the
+  busiest process on it runs at >= ``CPU_BOUND_PCT`` % of a core (median): the feeding process is
+  CPU-bound while the GPU waits between steps.
+- ``underfilled`` (warning): needs measured saturation (GPM or simulator): mean utilization
+  >= ``UNDERFILLED_BUSY_PCT`` while mean SM active < ``UNDERFILLED_SM_PCT``.
+- ``memory-bound`` (info): needs measured saturation: while busy, mean DRAM bandwidth
+  >= ``MEMBOUND_DRAM_PCT`` % of peak and mean tensor activity < ``MEMBOUND_TENSOR_PCT``.
+- ``power-capped`` (warning when the limit is below the default, info at the default): the
+  software power cap is active in >= ``CAPPED_SHARE`` of the samples.
+- ``thermal-throttled`` (warning; critical for hardware thermal slowdown): a thermal slowdown
+  reason is active in >= ``THERMAL_SHARE`` of the samples.
+- ``straggler`` (warning): GPUs are grouped into jobs by their processes' user and command (rank
+  arguments stripped). In a job of two or more GPUs, a GPU whose median SM clock while busy is
+  >= ``STRAGGLER_CLOCK_GAP`` below the median of its peers, or whose mean utilization is
+  >= ``STRAGGLER_BUSY_GAP_PCT`` points above its peers' median while they wait (their median
+  <= ``STRAGGLER_PEER_MAX_BUSY_PCT``), is the one the others wait for.
+- ``idle-allocated`` (warning): utilization <= ``IDLE_UTIL_PCT`` in every sample of at least
+  ``IDLE_MIN_OBSERVED_S`` seconds, >= ``IDLE_MIN_MEMORY_MIB`` MiB held, and either the idle run
+  spans ``IDLE_MINUTES_S`` seconds or the holding processes started more than that long ago.
+- ``memory-nearly-full`` (warning): memory used >= ``MEMORY_FULL_PCT`` % of the total (latest).
+- ``device-unhealthy`` (critical): the device's status is not "ok" (lost, error).
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gputop.model import Device, Hint, Snapshot
+
+# ---------------------------------------------------------------- thresholds (documented above)
+WINDOW_S = 60.0
+WINDOW_MAX_SAMPLES = 240
+MIN_SAMPLES = 10
+MIN_SPAN_S = 15.0
+
+BUSY_UTIL_PCT = 50.0
+LOW_UTIL_PCT = 10.0
+INPUT_LOW_SHARE = 0.30
+INPUT_BUSY_SHARE = 0.05
+CPU_BOUND_PCT = 90.0
+
+UNDERFILLED_BUSY_PCT = 90.0
+UNDERFILLED_SM_PCT = 50.0
+
+MEMBOUND_DRAM_PCT = 60.0
+MEMBOUND_TENSOR_PCT = 20.0
+
+CAPPED_SHARE = 0.5
+THERMAL_SHARE = 0.2
+
+STRAGGLER_CLOCK_GAP = 0.10
+STRAGGLER_BUSY_GAP_PCT = 20.0
+STRAGGLER_PEER_MAX_BUSY_PCT = 85.0
+
+IDLE_UTIL_PCT = 1.0
+IDLE_MIN_OBSERVED_S = 30.0
+IDLE_MINUTES_S = 300.0
+IDLE_MIN_MEMORY_MIB = 1024.0
+IDLE_LOOKBACK_MAX_SAMPLES = 900  # walking back stops earlier, once IDLE_MINUTES_S is covered
+
+MEMORY_FULL_PCT = 95.0
+
+# The hardware power brake is an external signal (PSU, chassis), not the limit: it is left out so
+# that the advice (raise the limit) stays right.
+POWER_REASONS = frozenset({"sw_power_cap"})
+THERMAL_REASONS = frozenset({"sw_thermal_slowdown", "hw_thermal_slowdown"})
+
+ADVICE = {
+    "input-bound": "feed it faster: raise DataLoader num_workers, prefetch_factor and "
+                   "pin_memory=True, move decoding/augmentation off the training loop",
+    "underfilled": "give each kernel more work: a larger batch, fused kernels "
+                   "(torch.compile, CUDA graphs), fewer tiny launches",
+    "memory-bound": "raise arithmetic intensity: bigger batches, fused kernels, lower-precision "
+                    "weights or KV cache (FP8/INT8); normal for LLM decode",
+    "power-capped": "raise the power limit (nvidia-smi -i N -pl W) if throughput matters more "
+                    "than watts; `gputop advise` shows the trade-off",
+    "thermal-throttled": "check airflow, fans, inlet temperature and the heatsink; a GPU much "
+                         "hotter than its neighbours points at its own cooling",
+    "straggler": "fix this GPU (its clock, cooling or its rank's extra work): every all-reduce "
+                 "waits for it, so the whole job runs at its speed",
+    "idle-allocated": "free it: stop the idle process (a forgotten notebook kernel?) or release "
+                      "cached memory, so others can use this GPU",
+    "memory-nearly-full": "expect out-of-memory errors: reduce batch or sequence length, enable "
+                          "activation checkpointing; expected if a serving engine pre-allocates",
+    "device-unhealthy": "check `dmesg` for Xid errors and the GPU's health; reset or drain the node",
+}
+
+_SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
+_RANK_ARG = re.compile(r"\s--?(local[_-]rank|rank|worker|node[_-]rank)(=|\s+)\d+")
+
+
+# ---------------------------------------------------------------- windows
+def recent_window(history: Sequence[Snapshot], seconds: float | None = None,
+                  max_samples: int | None = None) -> list[Snapshot]:
+    """The snapshots of the last ``seconds`` (oldest first), walking back from the newest only."""
+    if not history:
+        return []
+    seconds = WINDOW_S if seconds is None else seconds
+    max_samples = WINDOW_MAX_SAMPLES if max_samples is None else max_samples
+    newest = history[-1].time
+    out: list[Snapshot] = []
+    for i in range(len(history) - 1, max(-1, len(history) - 1 - max_samples), -1):
+        snap = history[i]
+        if newest - snap.time > seconds + 1e-9:
+            break
+        out.append(snap)
+    out.reverse()
+    return out
+
+
+@dataclass(frozen=True)
+class Series:
+    """One device's readings over the window, oldest first."""
+
+    index: int
+    times: tuple[float, ...]
+    devices: tuple[Device, ...]
+
+    @property
+    def latest(self) -> Device:
+        return self.devices[-1]
+
+    @property
+    def span_s(self) -> float:
+        return self.times[-1] - self.times[0] if self.times else 0.0
+
+    def enough(self) -> bool:
+        return len(self.devices) >= MIN_SAMPLES and self.span_s >= MIN_SPAN_S
+
+    def utils(self) -> list[float]:
+        return [d.utilization_gpu_pct for d in self.devices if d.utilization_gpu_pct is not None]
+
+    def share(self, predicate) -> float:
+        n = len(self.devices)
+        return sum(1 for d in self.devices if predicate(d)) / n if n else 0.0
+
+
+def device_series(window: Sequence[Snapshot]) -> dict[int, Series]:
+    times: dict[int, list[float]] = {}
+    devs: dict[int, list[Device]] = {}
+    for snap in window:
+        for dev in snap.devices:
+            if dev.status != "ok":
+                continue
+            times.setdefault(dev.index, []).append(snap.time)
+            devs.setdefault(dev.index, []).append(dev)
+    return {i: Series(i, tuple(times[i]), tuple(devs[i])) for i in devs}
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _has(dev: Device, reasons: frozenset[str]) -> bool:
+    return bool(dev.clock_event_reasons) and any(r in reasons for r in dev.clock_event_reasons)
+
+
+def _measured(dev: Device) -> bool:
+    return dev.saturation.source is not None
+
+
+def _hint(index: int | None, code: str, severity: str, message: str) -> Hint:
+    return Hint(device=index, code=code, severity=severity, message=message, advice=ADVICE[code])
+
+
+# ---------------------------------------------------------------- single-device hints
+def input_bound(s: Series) -> Hint | None:
+    if not s.enough():
+        return None
+    utils = s.utils()
+    if len(utils) < MIN_SAMPLES:
+        return None
+    low = sum(1 for u in utils if u <= LOW_UTIL_PCT) / len(utils)
+    busy = sum(1 for u in utils if u >= BUSY_UTIL_PCT) / len(utils)
+    if low < INPUT_LOW_SHARE or busy < INPUT_BUSY_SHARE:
+        return None
+    cpu = _feeder_cpu(s)
+    if cpu is None or cpu < CPU_BOUND_PCT:
+        return None
+    return _hint(s.index, "input-bound", "warning",
+                 f"GPU {s.index} waits for input: utilization <= {LOW_UTIL_PCT:g}% in "
+                 f"{100 * low:.0f}% of the last {s.span_s:.0f} s while its process runs at "
+                 f"{cpu:.0f}% CPU")
+
+
+def _feeder_cpu(s: Series) -> float | None:
+    """Median over the window of the busiest process's CPU% on this device."""
+    per_sample = []
+    for dev in s.devices:
+        cpus = [p.cpu_pct for p in dev.processes if p.cpu_pct is not None]
+        if cpus:
+            per_sample.append(max(cpus))
+    return statistics.median(per_sample) if per_sample else None
+
+
+def underfilled(s: Series) -> Hint | None:
+    if not s.enough():
+        return None
+    util = _mean(s.utils())
+    sm = _mean([d.saturation.sm_active_pct for d in s.devices
+                if _measured(d) and d.saturation.sm_active_pct is not None])
+    if util is None or sm is None or util < UNDERFILLED_BUSY_PCT or sm >= UNDERFILLED_SM_PCT:
+        return None
+    return _hint(s.index, "underfilled", "warning",
+                 f"GPU {s.index} is busy {util:.0f}% of the time but only {sm:.0f}% of its SMs "
+                 f"are active: kernels too small to fill it")
+
+
+def memory_bound(s: Series) -> Hint | None:
+    if not s.enough():
+        return None
+    busy = [d for d in s.devices if _measured(d) and (d.utilization_gpu_pct or 0) >= BUSY_UTIL_PCT]
+    if len(busy) < MIN_SAMPLES // 2:
+        return None
+    dram = _mean([d.saturation.dram_bw_pct for d in busy if d.saturation.dram_bw_pct is not None])
+    tensor = _mean([d.saturation.tensor_active_pct for d in busy
+                    if d.saturation.tensor_active_pct is not None])
+    if dram is None or tensor is None:
+        return None
+    if dram < MEMBOUND_DRAM_PCT or tensor >= MEMBOUND_TENSOR_PCT:
+        return None
+    return _hint(s.index, "memory-bound", "info",
+                 f"GPU {s.index} is limited by memory bandwidth: DRAM {dram:.0f}% of peak, "
+                 f"tensor cores {tensor:.0f}% active")
+
+
+def power_capped(s: Series) -> Hint | None:
+    if not s.enough():
+        return None
+    share = s.share(lambda d: _has(d, POWER_REASONS))
+    if share < CAPPED_SHARE:
+        return None
+    dev = s.latest
+    clocks = [d.clock_sm_mhz / d.clock_sm_max_mhz for d in s.devices
+              if _has(d, POWER_REASONS) and d.clock_sm_mhz and d.clock_sm_max_mhz]
+    clock_txt = f", SM clock {100 * statistics.median(clocks):.0f}% of max" if clocks else ""
+    limit, default = dev.power_limit_w, dev.power_limit_default_w
+    lowered = limit is not None and default is not None and limit < 0.98 * default
+    if lowered:
+        what = f"power limit {limit:.0f} W (default {default:.0f} W)"
+    elif limit is not None:
+        what = f"its power limit {limit:.0f} W"
+    else:
+        what = "its power limit"
+    return _hint(s.index, "power-capped", "warning" if lowered else "info",
+                 f"GPU {s.index} is held at {what} in {100 * share:.0f}% of the last "
+                 f"{s.span_s:.0f} s{clock_txt}")
+
+
+def thermal_throttled(s: Series) -> Hint | None:
+    if not s.enough():
+        return None
+    share = s.share(lambda d: _has(d, THERMAL_REASONS))
+    if share < THERMAL_SHARE:
+        return None
+    hw = any(_has(d, frozenset({"hw_thermal_slowdown"})) for d in s.devices)
+    temp = s.latest.temperature_c
+    temp_txt = f" at {temp:.0f} °C" if temp is not None else ""
+    return _hint(s.index, "thermal-throttled", "critical" if hw else "warning",
+                 f"GPU {s.index} slows its clocks for heat{temp_txt} in {100 * share:.0f}% of "
+                 f"the last {s.span_s:.0f} s")
+
+
+def memory_nearly_full(dev: Device) -> Hint | None:
+    pct = dev.memory_pct
+    if pct is None or pct < MEMORY_FULL_PCT:
+        return None
+    return _hint(dev.index, "memory-nearly-full", "warning",
+                 f"GPU {dev.index} memory {pct:.0f}% full "
+                 f"({dev.memory_used_mib / 1024:.1f} of {dev.memory_total_mib / 1024:.1f} GiB)")
+
+
+def device_unhealthy(dev: Device) -> Hint | None:
+    if dev.status == "ok":
+        return None
+    why = f": {dev.status_reason}" if dev.status_reason else ""
+    return _hint(dev.index, "device-unhealthy", "critical", f"GPU {dev.index} is {dev.status}{why}")
+
+
+def _held_mib(dev: Device) -> float:
+    held = sum(p.gpu_memory_mib or 0.0 for p in dev.processes)
+    if not dev.processes and dev.memory_used_mib:
+        held = dev.memory_used_mib  # processes not visible (container): fall back to used memory
+    return held
+
+
+def _idle(dev: Device) -> bool:
+    util = dev.utilization_gpu_pct
+    if util is None or util > IDLE_UTIL_PCT:
+        return False
+    return all(not p.sm_pct for p in dev.processes)
+
+
+def idle_allocated(s: Series, history: Sequence[Snapshot]) -> Hint | None:
+    dev = s.latest
+    if not all(_idle(d) for d in s.devices) or s.span_s < IDLE_MIN_OBSERVED_S:
+        return None
+    held = _held_mib(dev)
+    if held < IDLE_MIN_MEMORY_MIB:
+        return None
+    idle_s = _idle_run_s(s.index, history)
+    now = history[-1].time
+    starts = [p.started for p in dev.processes if p.started is not None and p.gpu_memory_mib]
+    age = now - min(starts) if starts else None
+    if idle_s < IDLE_MINUTES_S and (age is None or age < IDLE_MINUTES_S):
+        return None
+    who = ""
+    if dev.processes:
+        p = max(dev.processes, key=lambda p: p.gpu_memory_mib or 0.0)
+        who = f" by {p.name or 'pid ' + str(p.pid)} (pid {p.pid}"
+        who += f", {p.user}" if p.user else ""
+        who += f", started {_ago(age)} ago)" if age is not None else ")"
+    since = f"at least {_ago(idle_s)}" if idle_s >= IDLE_MINUTES_S else f"the last {_ago(idle_s)}"
+    return _hint(s.index, "idle-allocated", "warning",
+                 f"GPU {s.index}: {held / 1024:.1f} GiB held{who} with 0% utilization for "
+                 f"{since}")
+
+
+def _idle_run_s(index: int, history: Sequence[Snapshot]) -> float:
+    """How long the device has been idle, walking back at most IDLE_LOOKBACK_MAX_SAMPLES."""
+    newest = history[-1].time
+    start = newest
+    for i in range(len(history) - 1, max(-1, len(history) - 1 - IDLE_LOOKBACK_MAX_SAMPLES), -1):
+        dev = history[i].device(index)
+        if dev is None or not _idle(dev):
+            break
+        start = history[i].time
+        if newest - start >= IDLE_MINUTES_S:  # long enough: no need to look further back
+            break
+    return newest - start
+
+
+def _ago(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+# ---------------------------------------------------------------- multi-device: stragglers
+def job_key(user: str | None, command: str | None) -> tuple[str, str] | None:
+    """Processes of one job share a user and a command once rank arguments are stripped."""
+    if not command:
+        return None
+    return (user or "", _RANK_ARG.sub("", " " + command).strip())
+
+
+def jobs(devices: Sequence[Device]) -> dict[tuple[str, str], list[int]]:
+    """GPU indices per job, from the processes running on each GPU."""
+    out: dict[tuple[str, str], list[int]] = {}
+    for dev in devices:
+        for p in dev.processes:
+            key = job_key(p.user, p.command)
+            if key is not None and dev.index not in out.setdefault(key, []):
+                out[key].append(dev.index)
+    return out
+
+
+def _busy_clock(s: Series) -> float | None:
+    ratios = [d.clock_sm_mhz / d.clock_sm_max_mhz for d in s.devices
+              if d.clock_sm_mhz and d.clock_sm_max_mhz
+              and (d.utilization_gpu_pct or 0) >= BUSY_UTIL_PCT
+              and not _has(d, frozenset({"gpu_idle"}))]
+    return statistics.median(ratios) if len(ratios) >= MIN_SAMPLES // 2 else None
+
+
+def stragglers(series: dict[int, Series]) -> list[Hint]:
+    latest = [s.latest for s in series.values()]
+    out: dict[int, Hint] = {}
+    for gpus in jobs(latest).values():
+        members = [series[g] for g in gpus if g in series and series[g].enough()]
+        if len(members) < 2:
+            continue
+        clocks = {s.index: _busy_clock(s) for s in members}
+        busy = {s.index: _mean(s.utils()) for s in members}
+        for s in members:
+            peers = [m for m in members if m.index != s.index]
+            hint = _straggler(s, peers, clocks, busy)
+            if hint is not None:
+                out.setdefault(s.index, hint)
+    return list(out.values())
+
+
+def _straggler(s: Series, peers: list[Series], clocks: dict, busy: dict) -> Hint | None:
+    n = len(peers) + 1
+    mine = clocks[s.index]
+    peer_clocks = [clocks[p.index] for p in peers if clocks[p.index] is not None]
+    if mine is not None and peer_clocks:
+        ref = statistics.median(peer_clocks)
+        if mine <= (1 - STRAGGLER_CLOCK_GAP) * ref:
+            why = ", ".join(sorted({r for d in s.devices for r in (d.clock_event_reasons or ())
+                                    if r != "gpu_idle"})) or "no reason reported"
+            return _hint(s.index, "straggler", "warning",
+                         f"GPU {s.index} is the slow one of the {n} GPUs of its job: SM clock "
+                         f"{100 * mine:.0f}% of max while its peers run at {100 * ref:.0f}% "
+                         f"({why}); the others wait for it")
+    me, peer_busy = busy[s.index], [busy[p.index] for p in peers if busy[p.index] is not None]
+    if me is not None and peer_busy:
+        ref = statistics.median(peer_busy)
+        if ref <= STRAGGLER_PEER_MAX_BUSY_PCT and me - ref >= STRAGGLER_BUSY_GAP_PCT:
+            return _hint(s.index, "straggler", "warning",
+                         f"GPU {s.index} is the slow one of the {n} GPUs of its job: busy {me:.0f}% while "
+                         f"its peers are busy {ref:.0f}% and wait for it")
+    return None
+
+
+# ---------------------------------------------------------------- everything
+def analyze(history: Sequence[Snapshot]) -> list[Hint]:
+    """All hints for the newest snapshot, from a bounded recent window of ``history``."""
+    if not history:
+        return []
+    hints: list[Hint] = []
+    for dev in history[-1].devices:
+        for check in (device_unhealthy, memory_nearly_full):
+            h = check(dev)
+            if h is not None:
+                hints.append(h)
+    window = recent_window(history)
+    series = device_series(window)
+    current = {d.index for d in history[-1].devices if d.status == "ok"}
+    for index, s in series.items():
+        if index not in current:
+            continue
+        for check in (input_bound, underfilled, memory_bound, power_capped, thermal_throttled):
+            h = check(s)
+            if h is not None:
+                hints.append(h)
+        h = idle_allocated(s, history)
+        if h is not None:
+            hints.append(h)
+    hints.extend(h for h in stragglers(series) if h.device in current)
+    hints.sort(key=lambda h: (h.device if h.device is not None else -1,
+                              _SEVERITY_ORDER.get(h.severity, 9), h.code))
+    return hints

@@ -1,0 +1,34 @@
+"""Only the TUI imports Textual: the other commands must start fast (cf. harlequin's test)."""
+
+import subprocess
+import sys
+
+import pytest
+
+PROBE = """
+import sys, io, contextlib
+from gputop.cli import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    code = main({argv!r})
+heavy = sorted(m for m in ("textual", "plotext", "rich") if m in sys.modules)
+print(code, ",".join(heavy) or "-")
+"""
+
+COMMANDS = [
+    ["snapshot", "--json", "--backend", "sim"],
+    ["snapshot", "--backend", "sim"],
+    ["--help"],
+]
+
+
+@pytest.mark.parametrize("argv", COMMANDS, ids=" ".join)
+def test_non_tui_commands_never_import_textual(argv):
+    r = subprocess.run([sys.executable, "-c", PROBE.format(argv=argv)], capture_output=True,
+                       text=True, timeout=60)
+    if argv == ["--help"]:  # argparse exits through SystemExit before the probe prints
+        assert "textual" not in r.stdout
+        return
+    code, heavy = r.stdout.split()[-2:]
+    assert code == "0", r.stderr
+    assert heavy == "-", f"{argv} imported {heavy}"

@@ -1,0 +1,123 @@
+import threading
+import time
+
+from gputop.backends.base import Backend, BackendOptions
+from gputop.backends.sim import SimBackend
+from gputop.model import Hint, NodeInfo, Snapshot
+from gputop.sampler import History, Sampler, next_tick
+
+
+def test_next_tick_is_drift_free_and_skips_late_ticks():
+    assert next_tick(100.0, 1.0, 100.2, 0) == (1, 101.0)
+    # Tick 1 finished late, at 103.5: ticks 2 and 3 are skipped, never bunched.
+    assert next_tick(100.0, 1.0, 103.5, 1) == (4, 104.0)
+
+
+class SlowBackend(Backend):
+    name = "slow"
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        self.calls = 0
+
+    def info(self) -> NodeInfo:
+        return NodeInfo(host="h", backend=self.name)
+
+    def sample(self, devices=None) -> Snapshot:
+        self.calls += 1
+        time.sleep(self.delay)
+        return Snapshot(host="h", time=time.time(), backend=self.name)
+
+
+def test_a_slow_backend_never_blocks_the_consumer():
+    sampler = Sampler(SlowBackend(0.5), interval=0.05)
+    start = time.monotonic()
+    sampler.start()
+    assert sampler.latest is None  # the consumer reads at once, even before the first sample
+    assert time.monotonic() - start < 0.1
+    time.sleep(1.2)
+    sampler.stop()
+    # 0.5 s per sample at a 0.05 s interval: late ticks are skipped, not queued up.
+    assert 2 <= sampler.backend.calls <= 3
+    assert sampler.skipped_ticks > 0
+
+
+class FailingBackend(SlowBackend):
+    def sample(self, devices=None) -> Snapshot:
+        self.calls += 1
+        if self.calls == 2:
+            raise RuntimeError("transient")
+        return Snapshot(host="h", time=time.time(), backend=self.name)
+
+
+def test_a_backend_error_is_reported_and_sampling_goes_on():
+    errors = []
+    sampler = Sampler(FailingBackend(0.0), interval=0.01)
+    sampler.subscribe(lambda s: None, on_error=errors.append)
+    assert sampler.tick() is not None
+    assert sampler.tick() is None and isinstance(sampler.last_error, RuntimeError)
+    assert sampler.tick() is not None and sampler.last_error is None
+    assert len(errors) == 1
+
+
+def test_history_is_bounded_and_the_analyzer_sees_it():
+    seen = []
+
+    def analyze(history):
+        seen.append(len(history))
+        return [Hint(device=None, code="idle-allocated", severity="info", message="x")]
+
+    backend = SimBackend(BackendOptions(scenario="idle", sim_speed=1000))
+    backend.open()
+    sampler = Sampler(backend, interval=1.0, history=5, analyze=analyze)
+    sampler.run_for(9.0)
+    assert len(sampler.history) == 5
+    assert seen[-1] == 5 and sampler.latest.hints[0].code == "idle-allocated"
+    times = [s.time for s in sampler.history.snapshots()]
+    assert [round(b - a, 6) for a, b in zip(times, times[1:])] == [1.0] * 4
+    series = sampler.history.series(0, "power_draw_w")
+    assert len(series) == 5 and all(v > 0 for _, v in series)
+
+
+def test_listeners_receive_each_snapshot_on_the_sampler_thread():
+    backend = SimBackend(BackendOptions(scenario="idle", sim_speed=100))
+    backend.open()
+    got = threading.Event()
+    threads = []
+
+    def listener(snap):
+        threads.append(threading.current_thread().name)
+        got.set()
+
+    sampler = Sampler(backend, interval=0.5)
+    sampler.subscribe(listener)
+    sampler.start()
+    assert got.wait(2)
+    sampler.stop()
+    assert threads[0] == "gputop-sampler"
+
+
+def test_pause_stops_sampling_and_interval_changes_take_effect():
+    backend = SimBackend(BackendOptions(scenario="idle", sim_speed=1))
+    backend.open()
+    sampler = Sampler(backend, interval=0.05)
+    sampler.pause(True)
+    sampler.start()
+    time.sleep(0.3)
+    assert sampler.latest is None
+    sampler.pause(False)
+    time.sleep(0.3)
+    assert sampler.latest is not None
+    sampler.set_interval(10.0)
+    n = len(sampler.history)
+    time.sleep(0.3)
+    sampler.stop()
+    assert len(sampler.history) - n <= 1
+
+
+def test_history_snapshot_list_is_a_copy():
+    h = History(3)
+    h.append(Snapshot(host="h", time=1.0, backend="x"))
+    copy = h.snapshots()
+    h.append(Snapshot(host="h", time=2.0, backend="x"))
+    assert len(copy) == 1 and h.maxlen == 3
