@@ -16,7 +16,7 @@ from gputop import clock_events
 from gputop.cluster import states
 from gputop.cluster.lines import Oversize
 from gputop.cluster.protocol import Problem, printable
-from gputop.model import Device, Snapshot
+from gputop.model import Device, Hint, Snapshot
 
 MAX_GPUS = 1024
 
@@ -175,11 +175,13 @@ class NvidiaSmiStream:
                         devices=devices, driver_version=rows[0].driver)
 
 
+NpuParse = Callable[[str], "tuple[tuple[Device, ...], str | None, tuple[Hint, ...]]"]
+
+
 class NpuSmiStream:
     """`npu-smi info` outputs separated by an end marker -> snapshots, via the npu-smi parsers."""
 
-    def __init__(self, host: str, end_marker: str,
-                 parse: Callable[[str], tuple[Device, ...]] | None = None,
+    def __init__(self, host: str, end_marker: str, parse: NpuParse | None = None,
                  clock: Callable[[], float] = time.time, max_block: int = 4 * 1024 * 1024) -> None:
         self.host = host
         self.end = end_marker.encode()
@@ -207,16 +209,22 @@ class NpuSmiStream:
             return [Problem(states.PROTOCOL_ERROR, "npu-smi output over the size cap", False)]
         text = b"\n".join(lines).decode("utf-8", "replace")
         try:
-            devices = self.parse(text)
+            devices, driver, hints = self.parse(text)
         except Exception as exc:  # noqa: BLE001 - a parser failure marks the node, never kills it
             return [Problem(states.PROTOCOL_ERROR,
                             f"cannot parse npu-smi output: {printable(str(exc), 160)}", False)]
         return [Snapshot(host=self.host, time=self.clock(), backend="npu-smi",
-                         devices=tuple(devices))]
+                         devices=tuple(devices), driver_version=driver, hints=tuple(hints))]
 
 
-def parse_npu_smi_info(text: str) -> tuple[Device, ...]:
-    """`npu-smi info` text -> devices, through the npu-smi backend's parsers."""
-    from gputop.backends.npu_smi.parse import parse_info  # lazily: only npu nodes need it
+def parse_npu_smi_info(text: str) -> tuple[tuple[Device, ...], str | None, tuple[Hint, ...]]:
+    """`npu-smi info` text -> (devices, driver version, health hints), through the npu-smi
+    backend's own parsers and mapping (imported lazily: only npu nodes need them)."""
+    from gputop.backends.npu_smi.mapping import health_hints, table_devices
+    from gputop.backends.npu_smi.parse import parse_table
 
-    return tuple(parse_info(text))
+    table = parse_table(text)
+    devices = tuple(table_devices(table))
+    health = {dev.index: chip.health for dev, chip in zip(devices, table.chips, strict=True)}
+    return devices, (printable(table.version, 64) if table.version else None), \
+        tuple(health_hints(devices, health))

@@ -63,12 +63,15 @@ class _Writer:
             return True
 
 
-def _watch_stdin(stream: BinaryIO, done: threading.Event) -> None:
-    """Set ``done`` at EOF on stdin: the ssh session that runs us has closed."""
+def _watch_stdin(fd: int, done: threading.Event) -> None:
+    """Set ``done`` at EOF on stdin: the ssh session that runs us has closed.
+
+    Reads the raw descriptor: a daemon thread blocked inside sys.stdin's buffered reader holds its
+    lock, and the interpreter aborts at exit when it cannot take that lock."""
     try:
-        while stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536):
+        while os.read(fd, 65536):
             pass
-    except (OSError, ValueError):
+    except OSError:
         pass
     done.set()
 
@@ -108,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
 
         sampler.subscribe(emit, failed)
         if not args.ignore_stdin:
-            threading.Thread(target=_watch_stdin, args=(sys.stdin.buffer, done),
+            threading.Thread(target=_watch_stdin, args=(sys.stdin.fileno(), done),
                              name="gputop-agent-stdin", daemon=True).start()
         sampler.start()
         try:

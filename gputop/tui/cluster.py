@@ -1,0 +1,457 @@
+"""The cluster screen (`gputop cluster`): every node in one table, a users view, and any node
+opened in the local dashboard's own widgets.
+
+The transport runs on its own I/O thread (gputop/cluster/transport.py); this screen polls its
+version counter a few times a second and touches only the rows (and cells) that changed, keyed by
+host. Everything a remote sends is shown as plain text: cells are `rich.text.Text` objects, never
+markup strings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Iterable
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, DataTable, Footer, Input, Static
+
+from gputop.cluster import states
+from gputop.cluster.aggregate import (
+    NodeRow,
+    UserRow,
+    filter_rows,
+    node_row,
+    sort_rows,
+    totals,
+    users_view,
+)
+from gputop.cluster.node import NodeStatus
+from gputop.cluster.transport import Cluster
+from gputop.errors import UsageError
+
+# Nodes table: (column key, title, sort key letter, sort field in aggregate.SORT_KEYS)
+NODE_COLUMNS = (
+    ("host", "HOST", "N", "host"),
+    ("state", "STATE", "A", "state"),
+    ("mode", "MODE", None, None),
+    ("gpus", "GPUS", "G", "gpus"),
+    ("util", "UTIL", "U", "util"),
+    ("memory", "MEMORY", "M", "memory"),
+    ("power", "POWER", "W", "power"),
+    ("hints", "HINTS", "H", "hints"),
+    ("age", "AGE", "E", "age"),
+    ("reason", "REASON", None, None),
+)
+USER_COLUMNS = (("user", "USER"), ("gpus", "GPUS"), ("memory", "GPU MEMORY"),
+                ("procs", "PROCS"), ("where", "WHERE (node[GPUs])"))
+DESCENDING_FIRST = {"gpus", "util", "memory", "power", "hints", "age"}
+
+# State -> theme variable for its colour (the same variables the dashboard's themes define).
+STATE_STYLE = {
+    states.OK: "gauge-low", states.STALE: "stale", states.CONNECTING: "muted",
+    states.UNREACHABLE: "error", states.AUTH_FAILED: "error",
+    states.HOST_KEY_REJECTED: "error", states.NO_GPUTOP: "warning",
+    states.INCOMPATIBLE: "warning", states.PROTOCOL_ERROR: "warning", states.FAILED: "error",
+}
+
+
+def _n(v: float | None, spec: str = ".0f", unit: str = "") -> str:
+    return "N/A" if v is None else f"{v:{spec}}{unit}"
+
+
+def fmt_mib(v: float | None) -> str:
+    if v is None:
+        return "N/A"
+    if v >= 1024 * 1024:
+        return f"{v / 1024 / 1024:.1f}T"
+    if v >= 1024:
+        return f"{v / 1024:.0f}G"
+    return f"{v:.0f}M"
+
+
+def fmt_age(age: float | None, interval: float) -> str:
+    """Coarse on purpose: a fresh node reads "live", so 64 age cells do not repaint each tick."""
+    if age is None:
+        return "-"
+    if age <= 2 * interval + 0.5:
+        return "live"
+    if age < 120:
+        return f"{age:.0f}s"
+    if age < 7200:
+        return f"{age / 60:.0f}m"
+    return f"{age / 3600:.0f}h"
+
+
+def row_cells(row: NodeRow, interval: float) -> dict[str, str]:
+    return {
+        "host": row.host, "state": row.state, "mode": row.mode, "gpus": _n(row.gpus, "d"),
+        "util": _n(row.util_pct, ".0f", "%"),
+        "memory": f"{fmt_mib(row.mem_used_mib)}/{fmt_mib(row.mem_total_mib)}",
+        "power": f"{_n(row.power_w)}/{_n(row.power_limit_w)}W",
+        "hints": _n(row.hints, "d"), "age": fmt_age(row.age_s, interval), "reason": row.reason,
+    }
+
+
+def user_cells(u: UserRow) -> tuple[str, ...]:
+    return (u.user, str(u.gpus), fmt_mib(u.memory_mib), str(u.processes), u.where)
+
+
+def summary_text(rows: list[NodeRow]) -> str:
+    t = totals(rows)
+    by_state: dict[str, int] = {}
+    for r in rows:
+        by_state[r.state] = by_state.get(r.state, 0) + 1
+    trouble = ", ".join(f"{n} {s}" for s, n in sorted(by_state.items(),
+                                                      key=lambda kv: states.SEVERITY.get(kv[0], 99))
+                        if s != states.OK)
+    return (f"{t['nodes']} nodes, {t['ok']} ok" + (f" ({trouble})" if trouble else "") +
+            f" | {_n(t['gpus'])} GPUs | util {_n(t['util_pct'], '.0f', '%')} | memory "
+            f"{fmt_mib(t['mem_used_mib'])}/{fmt_mib(t['mem_total_mib'])} | power "
+            f"{_n(t['power_w'])} W")
+
+
+class NodeScreen(Screen):
+    """One node in the dashboard's widgets, fed from that node's snapshot stream."""
+
+    BINDINGS = [
+        Binding("escape,backspace", "back", "nodes"),
+        Binding("less_than_sign", "select_gpu(-1)", "previous GPU", show=False),
+        Binding("greater_than_sign", "select_gpu(1)", "next GPU", show=False),
+        Binding("h", "toggle_plot", "history plot", show=False),
+        Binding("o", "only_gpu", "only this GPU", show=False),
+    ]
+    DEFAULT_CSS = """
+    NodeScreen #node-status { height: 1; background: $panel; color: $foreground; }
+    """
+
+    def __init__(self, host: str) -> None:
+        super().__init__()
+        self.host = host
+        self.seq = -1
+
+    def compose(self) -> ComposeResult:
+        from gputop.tui.dashboard import DashboardView
+        from gputop.tui.header import Header
+
+        yield Header(id="node-header")
+        yield Static(id="node-status")
+        yield DashboardView(id="node-dashboard")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.dashboard.set_interval(self.app.interval)
+        self.refresh_from(self.app.cluster.status(self.host), time.monotonic())
+
+    @property
+    def dashboard(self):
+        return self.query_one("#node-dashboard")
+
+    def refresh_from(self, status: NodeStatus, now: float) -> None:
+        age = status.age(now)
+        line = Text()
+        line.append(f" {status.host} ", "bold")
+        line.append(status.state, self.app.state_style(status.state))
+        line.append(f"  via {status.mode}")
+        if age is not None:
+            line.append(f"  data {fmt_age(age, self.app.interval)}")
+        if status.reason:
+            line.append(f"  {status.reason}")
+        self.query_one("#node-status", Static).update(line)
+        if status.seq == self.seq or status.snapshot is None:
+            return
+        self.seq = status.seq
+        snap = status.snapshot
+        header = self.query_one("#node-header")
+        header.set(host=status.host, backend=snap.backend, driver=snap.driver_version,
+                   cuda=snap.cuda_version, gpus=len(snap.devices), interval=self.app.interval,
+                   clock=snap.time)
+        self.dashboard.update(snap, now=snap.time)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_select_gpu(self, step: int) -> None:
+        self.dashboard.select_gpu(step=step)
+
+    def action_toggle_plot(self) -> None:
+        self.dashboard.toggle_plot()
+
+    def action_only_gpu(self) -> None:
+        self.dashboard.set_only_selected(not self.dashboard.only_selected)
+
+
+class ClusterApp(App[int]):
+    TITLE = "gputop cluster"
+    CSS = """
+    Screen { background: $background; }
+    #summary { height: 1; background: $panel; color: $foreground; }
+    #views { height: 1fr; }
+    DataTable { height: 1fr; }
+    #filter { dock: bottom; display: none; height: 3; border: round $primary;
+              background: $surface; }
+    #filter.-shown { display: block; }
+    Footer { background: $panel; }
+    """
+    BINDINGS = [
+        Binding("q", "quit", "quit"),
+        Binding("question_mark", "help", "help"),
+        Binding("u", "toggle_users", "users / nodes"),
+        Binding("p", "pause", "pause"),
+        Binding("t", "cycle_theme", "theme"),
+        Binding("slash", "filter", "filter"),
+        Binding("escape", "clear_filter", "clear filter", show=False),
+        *(Binding(letter, f"sort('{field}')", f"sort by {title}", show=False)
+          for _, title, letter, field in NODE_COLUMNS if letter),
+    ]
+    KEYS_HELP = (
+        ("q", "quit"), ("?", "this help"), ("enter", "open the node in the dashboard widgets"),
+        ("esc / backspace", "back from a node; clears the filter"),
+        ("u", "switch between the nodes table and the users view"),
+        ("/", "filter nodes: text in host, state, mode or reason; state:NAME for one state"),
+        *((letter, f"sort by {title.lower()} (again: reverse)")
+          for _, title, letter, _f in NODE_COLUMNS if letter),
+        ("p", "pause / resume the screen (connections keep running)"),
+        ("t", "next theme"),
+        ("< / >  h  o", "in a node: select GPU, history plot, only this GPU's processes"),
+    )
+
+    def __init__(self, cluster: Cluster, *, interval: float = 1.0, theme: str | None = None,
+                 themes=None, theme_warnings: Iterable[str] = (),
+                 refresh_s: float | None = None) -> None:
+        from gputop.tui.themes import DEFAULT_THEME, NO_COLOR_THEME, all_themes
+
+        no_color = os.environ.get("NO_COLOR") is not None
+        super().__init__()
+        if themes is None:
+            themes, theme_warnings = all_themes()
+        self.app_themes = [t.name for t in themes]
+        for t in themes:
+            self.register_theme(t)
+        wanted = theme or (NO_COLOR_THEME if no_color else DEFAULT_THEME)
+        if wanted not in self.app_themes:
+            raise UsageError(f"unknown theme {wanted!r} (available: {', '.join(self.app_themes)})")
+        self.theme = wanted
+        self.theme_warnings = list(theme_warnings)
+        self.cluster = cluster
+        self.interval = interval
+        self.refresh_s = refresh_s or min(1.0, max(0.25, interval / 2))
+        self.sort_field = "state"
+        self.sort_reverse = False
+        self.needle = ""
+        self.paused = False
+        self._version = -1
+        self._rows: dict[str, NodeRow] = {}
+        self._cells: dict[str, dict[str, str]] = {}
+        self._order: list[str] = []
+        self._users_sig: tuple = ()
+        self.refreshes = 0
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        from gputop.tui.themes import APP_VARIABLES
+
+        return dict(APP_VARIABLES)
+
+    # ------------------------------------------------------------------ layout
+    def compose(self) -> ComposeResult:
+        yield Static(id="summary")
+        with ContentSwitcher(initial="nodes", id="views"):
+            nodes = DataTable(id="nodes", cursor_type="row", zebra_stripes=False)
+            for key, title, _letter, _field in NODE_COLUMNS:
+                nodes.add_column(title, key=key)
+            yield nodes
+            users = DataTable(id="users", cursor_type="row")
+            for key, title in USER_COLUMNS:
+                users.add_column(title, key=key)
+            yield users
+        yield Input(placeholder="filter nodes: host, state, mode or reason (state:ok)",
+                    id="filter")
+        yield Footer()
+
+    @property
+    def nodes_table(self) -> DataTable:
+        return self.query_one("#nodes", DataTable)
+
+    @property
+    def users_table(self) -> DataTable:
+        return self.query_one("#users", DataTable)
+
+    def on_mount(self) -> None:
+        for warning in self.theme_warnings:
+            self.notify(warning, severity="warning", timeout=8)
+        self.cluster.start()
+        self.nodes_table.focus()
+        self.refresh_view(force=True)
+        self.set_interval(self.refresh_s, self.refresh_view)
+
+    def on_unmount(self) -> None:
+        self.cluster.stop()
+
+    def state_style(self, state: str) -> str:
+        var = STATE_STYLE.get(state, "foreground")
+        color = self.theme_variables.get(var) or self.theme_variables.get("foreground", "")
+        return f"bold {color}" if state != states.OK else color
+
+    # ------------------------------------------------------------------ refresh
+    def refresh_view(self, force: bool = False) -> None:
+        """Poll the cluster; touch only what changed since the last poll."""
+        if self.paused and not force:
+            return
+        version = self.cluster.version
+        now = time.monotonic()
+        statuses = self.cluster.statuses()
+        self.refreshes += 1
+        changed = force or version != self._version
+        self._version = version
+        rows = []
+        for s in statuses:
+            old = self._rows.get(s.host)
+            # Ages move without a new version: recompute rows each poll; it is cheap.
+            row = node_row(s, now)
+            rows.append(row)
+            if old is None or old != row:
+                self._rows[s.host] = row
+        self._sync_nodes(rows)
+        self.query_one("#summary", Static).update(Text(" " + summary_text(rows)))
+        if changed:
+            self._sync_users(statuses)
+        screen = self.screen
+        if isinstance(screen, NodeScreen):
+            screen.refresh_from(self.cluster.status(screen.host), now)
+
+    def _sync_nodes(self, rows: list[NodeRow]) -> None:
+        table = self.nodes_table
+        shown = sort_rows(filter_rows(rows, self.needle), self.sort_field, self.sort_reverse)
+        order = [r.host for r in shown]
+        if order != self._order:
+            cursor_host = self._order[table.cursor_row] if \
+                0 <= table.cursor_row < len(self._order) and self._order else None
+            table.clear()
+            self._cells.clear()
+            for r in shown:
+                cells = row_cells(r, self.interval)
+                self._cells[r.host] = cells
+                table.add_row(*self._render(r, cells), key=r.host)
+            self._order = order
+            if cursor_host in order:
+                table.move_cursor(row=order.index(cursor_host), animate=False)
+            return
+        for r in shown:
+            cells = row_cells(r, self.interval)
+            old = self._cells.get(r.host, {})
+            if cells == old:
+                continue
+            rendered = dict(zip((c[0] for c in NODE_COLUMNS), self._render(r, cells),
+                                strict=True))
+            for key, text in cells.items():
+                if old.get(key) != text:
+                    table.update_cell(r.host, key, rendered[key])
+            self._cells[r.host] = cells
+
+    def _render(self, row: NodeRow, cells: dict[str, str]) -> list[Text]:
+        out = []
+        for key, _title, _l, _f in NODE_COLUMNS:
+            text = cells[key]
+            if key == "state":
+                out.append(Text(text, style=self.state_style(row.state)))
+            elif key in ("gpus", "util", "memory", "power", "hints", "age"):
+                out.append(Text(text, justify="right"))
+            else:
+                out.append(Text(text))  # remote text (reason) is never markup
+        return out
+
+    def _sync_users(self, statuses: list[NodeStatus]) -> None:
+        users = users_view(statuses)
+        sig = tuple(user_cells(u) for u in users)
+        if sig == self._users_sig:
+            return
+        self._users_sig = sig
+        table = self.users_table
+        table.clear()
+        for cells in sig:
+            table.add_row(*(Text(c, justify="right") if i in (1, 2, 3) else Text(c)
+                            for i, c in enumerate(cells)))
+
+    # ------------------------------------------------------------------ actions
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.data_table.id != "nodes" or event.row_key.value is None:
+            return
+        self.open_node(str(event.row_key.value))
+
+    def open_node(self, host: str) -> None:
+        self.push_screen(NodeScreen(host))
+
+    def action_toggle_users(self) -> None:
+        switcher = self.query_one("#views", ContentSwitcher)
+        switcher.current = "users" if switcher.current == "nodes" else "nodes"
+        (self.users_table if switcher.current == "users" else self.nodes_table).focus()
+
+    def action_sort(self, field: str) -> None:
+        if self.sort_field == field:
+            self.sort_reverse = not self.sort_reverse
+        else:
+            self.sort_field = field
+            self.sort_reverse = field in DESCENDING_FIRST
+        self.refresh_view(force=True)
+
+    def action_pause(self) -> None:
+        self.paused = not self.paused
+        self.notify("paused (connections keep running)" if self.paused else "resumed",
+                    timeout=2)
+
+    def action_cycle_theme(self) -> None:
+        names = self.app_themes
+        cur = names.index(self.theme) if self.theme in names else -1
+        self.theme = names[(cur + 1) % len(names)]
+        self._order = []  # re-render state colours for the new theme
+        self.refresh_view(force=True)
+        self.notify(f"theme: {self.theme}", timeout=2)
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.add_class("-shown")
+        box.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "filter":
+            self.needle = event.value
+            self.refresh_view(force=True)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "filter":
+            event.input.remove_class("-shown")
+            self.nodes_table.focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.value = ""
+        box.remove_class("-shown")
+        self.needle = ""
+        self.refresh_view(force=True)
+        self.nodes_table.focus()
+
+    def action_help(self) -> None:
+        from gputop.tui.screens import HelpScreen
+
+        self.push_screen(HelpScreen([("", "Cluster"), *self.KEYS_HELP]))
+
+
+def run_cluster(args: argparse.Namespace, cluster: Cluster) -> int:
+    from gputop.tui.themes import all_themes
+
+    themes, warnings = all_themes()
+    theme = getattr(args, "theme", None)
+    names = [t.name for t in themes]
+    if theme is not None and theme not in names:
+        raise UsageError(f"unknown theme {theme!r} (available: {', '.join(names)})")
+    app = ClusterApp(cluster, interval=args.interval, theme=theme, themes=themes,
+                     theme_warnings=warnings)
+    try:
+        app.run()
+    finally:
+        cluster.stop()
+    return app.return_code or 0
