@@ -18,7 +18,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, DataTable, Footer, Input, Static
+from textual.widgets import ContentSwitcher, Footer, Input, Static
 
 from gputop.cluster import states
 from gputop.cluster.aggregate import (
@@ -33,31 +33,41 @@ from gputop.cluster.aggregate import (
 from gputop.cluster.node import NodeStatus
 from gputop.cluster.transport import Cluster
 from gputop.errors import UsageError
+from gputop.tui.keyed_table import Column, KeyedTable, Row
 
-# Nodes table: (column key, title, sort key letter, sort field in aggregate.SORT_KEYS)
 NODE_COLUMNS = (
-    ("host", "HOST", "N", "host"),
-    ("state", "STATE", "A", "state"),
-    ("mode", "MODE", None, None),
-    ("gpus", "GPUS", "G", "gpus"),
-    ("util", "UTIL", "U", "util"),
-    ("memory", "MEMORY", "M", "memory"),
-    ("power", "POWER", "W", "power"),
-    ("hints", "HINTS", "H", "hints"),
-    ("age", "AGE", "E", "age"),
-    ("reason", "REASON", None, None),
+    Column("host", "HOST", 16, sort_key="N"),
+    Column("state", "STATE", 17, sort_key="A"),
+    Column("mode", "MODE", 10),
+    Column("gpus", "GPUS", 4, right=True, sort_key="G"),
+    Column("util", "UTIL", 5, right=True, sort_key="U"),
+    Column("memory", "MEMORY", 13, right=True, sort_key="M"),
+    Column("power", "POWER", 12, right=True, sort_key="W"),
+    Column("hints", "HINTS", 5, right=True, sort_key="H"),
+    Column("age", "AGE", 5, right=True, sort_key="E"),
+    Column("reason", "REASON", 0),
 )
-USER_COLUMNS = (("user", "USER"), ("gpus", "GPUS"), ("memory", "GPU MEMORY"),
-                ("procs", "PROCS"), ("where", "WHERE (node[GPUs])"))
+# sort key letter -> aggregate.SORT_KEYS field
+SORT_LETTERS = {"N": "host", "A": "state", "G": "gpus", "U": "util", "M": "memory", "W": "power",
+                "H": "hints", "E": "age"}
+COLUMN_OF_FIELD = {"host": "host", "state": "state", "gpus": "gpus", "util": "util",
+                   "memory": "memory", "power": "power", "hints": "hints", "age": "age"}
+USER_COLUMNS = (
+    Column("user", "USER", 16), Column("gpus", "GPUS", 5, right=True),
+    Column("memory", "GPU MEMORY", 10, right=True), Column("procs", "PROCS", 5, right=True),
+    Column("where", "WHERE (node[GPUs])", 0),
+)
 DESCENDING_FIRST = {"gpus", "util", "memory", "power", "hints", "age"}
 
-# State -> theme variable for its colour (the same variables the dashboard's themes define).
-STATE_STYLE = {
-    states.OK: "gauge-low", states.STALE: "stale", states.CONNECTING: "muted",
-    states.UNREACHABLE: "error", states.AUTH_FAILED: "error",
-    states.HOST_KEY_REJECTED: "error", states.NO_GPUTOP: "warning",
-    states.INCOMPATIBLE: "warning", states.PROTOCOL_ERROR: "warning", states.FAILED: "error",
+# State -> the table's style class for it (colours come from the theme's variables).
+STATE_CLASS = {
+    states.OK: "ok", states.STALE: "stale", states.CONNECTING: "muted",
+    states.UNREACHABLE: "bad", states.AUTH_FAILED: "bad", states.HOST_KEY_REJECTED: "bad",
+    states.FAILED: "bad", states.NO_GPUTOP: "warn", states.INCOMPATIBLE: "warn",
+    states.PROTOCOL_ERROR: "warn",
 }
+STATE_VARIABLE = {"ok": "gauge-low", "stale": "stale", "muted": "muted", "bad": "error",
+                  "warn": "warning"}
 
 
 def _n(v: float | None, spec: str = ".0f", unit: str = "") -> str:
@@ -87,18 +97,19 @@ def fmt_age(age: float | None, interval: float) -> str:
     return f"{age / 3600:.0f}h"
 
 
-def row_cells(row: NodeRow, interval: float) -> dict[str, str]:
-    return {
-        "host": row.host, "state": row.state, "mode": row.mode, "gpus": _n(row.gpus, "d"),
-        "util": _n(row.util_pct, ".0f", "%"),
-        "memory": f"{fmt_mib(row.mem_used_mib)}/{fmt_mib(row.mem_total_mib)}",
-        "power": f"{_n(row.power_w)}/{_n(row.power_limit_w)}W",
-        "hints": _n(row.hints, "d"), "age": fmt_age(row.age_s, interval), "reason": row.reason,
-    }
+def table_row(row: NodeRow, interval: float) -> Row:
+    cells = (row.host, row.state, row.mode, _n(row.gpus, "d"), _n(row.util_pct, ".0f", "%"),
+             f"{fmt_mib(row.mem_used_mib)}/{fmt_mib(row.mem_total_mib)}",
+             f"{_n(row.power_w)}/{_n(row.power_limit_w)}W", _n(row.hints, "d"),
+             fmt_age(row.age_s, interval), row.reason)
+    styles = (None, STATE_CLASS.get(row.state, "bad"), None, None, None, None, None,
+              "warn" if row.hints else None, "stale" if row.state == states.STALE else None,
+              None if row.state == states.OK else "muted")
+    return Row(row.host, cells, styles)
 
 
-def user_cells(u: UserRow) -> tuple[str, ...]:
-    return (u.user, str(u.gpus), fmt_mib(u.memory_mib), str(u.processes), u.where)
+def user_row(u: UserRow) -> Row:
+    return Row(u.user, (u.user, str(u.gpus), fmt_mib(u.memory_mib), str(u.processes), u.where))
 
 
 def summary_text(rows: list[NodeRow]) -> str:
@@ -191,7 +202,7 @@ class ClusterApp(App[int]):
     Screen { background: $background; }
     #summary { height: 1; background: $panel; color: $foreground; }
     #views { height: 1fr; }
-    DataTable { height: 1fr; }
+    KeyedTable { height: 1fr; }
     #filter { dock: bottom; display: none; height: 3; border: round $primary;
               background: $surface; }
     #filter.-shown { display: block; }
@@ -205,16 +216,16 @@ class ClusterApp(App[int]):
         Binding("t", "cycle_theme", "theme"),
         Binding("slash", "filter", "filter"),
         Binding("escape", "clear_filter", "clear filter", show=False),
-        *(Binding(letter, f"sort('{field}')", f"sort by {title}", show=False)
-          for _, title, letter, field in NODE_COLUMNS if letter),
+        *(Binding(c.sort_key, f"sort('{SORT_LETTERS[c.sort_key]}')", f"sort by {c.title}",
+                  show=False) for c in NODE_COLUMNS if c.sort_key),
     ]
     KEYS_HELP = (
         ("q", "quit"), ("?", "this help"), ("enter", "open the node in the dashboard widgets"),
         ("esc / backspace", "back from a node; clears the filter"),
         ("u", "switch between the nodes table and the users view"),
         ("/", "filter nodes: text in host, state, mode or reason; state:NAME for one state"),
-        *((letter, f"sort by {title.lower()} (again: reverse)")
-          for _, title, letter, _f in NODE_COLUMNS if letter),
+        *((c.sort_key, f"sort by {c.title.lower()} (again: reverse)")
+          for c in NODE_COLUMNS if c.sort_key),
         ("p", "pause / resume the screen (connections keep running)"),
         ("t", "next theme"),
         ("< / >  h  o", "in a node: select GPU, history plot, only this GPU's processes"),
@@ -245,10 +256,10 @@ class ClusterApp(App[int]):
         self.needle = ""
         self.paused = False
         self._version = -1
-        self._rows: dict[str, NodeRow] = {}
-        self._cells: dict[str, dict[str, str]] = {}
         self._order: list[str] = []
-        self._users_sig: tuple = ()
+        self._summary = ""
+        self._users_version = -1
+        self._styles: dict[str, str] = {}
         self.refreshes = 0
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
@@ -260,31 +271,25 @@ class ClusterApp(App[int]):
     def compose(self) -> ComposeResult:
         yield Static(id="summary")
         with ContentSwitcher(initial="nodes", id="views"):
-            nodes = DataTable(id="nodes", cursor_type="row", zebra_stripes=False)
-            for key, title, _letter, _field in NODE_COLUMNS:
-                nodes.add_column(title, key=key)
-            yield nodes
-            users = DataTable(id="users", cursor_type="row")
-            for key, title in USER_COLUMNS:
-                users.add_column(title, key=key)
-            yield users
+            yield KeyedTable(NODE_COLUMNS, id="nodes", empty_text="no node matches the filter")
+            yield KeyedTable(USER_COLUMNS, id="users",
+                             empty_text="no GPU processes on the nodes with data")
         yield Input(placeholder="filter nodes: host, state, mode or reason (state:ok)",
                     id="filter")
         yield Footer()
 
-    @property
-    def nodes_table(self) -> DataTable:
-        return self.query_one("#nodes", DataTable)
-
-    @property
-    def users_table(self) -> DataTable:
-        return self.query_one("#users", DataTable)
-
     def on_mount(self) -> None:
+        # Held, not queried: queries search the current screen, which may be a node's.
+        self.nodes_table = self.query_one("#nodes", KeyedTable)
+        self.users_table = self.query_one("#users", KeyedTable)
+        self.summary_bar = self.query_one("#summary", Static)
+        self.view_switcher = self.query_one("#views", ContentSwitcher)
+        self.filter_box = self.query_one("#filter", Input)
         for warning in self.theme_warnings:
             self.notify(warning, severity="warning", timeout=8)
         self.cluster.start()
         self.nodes_table.focus()
+        self.nodes_table.set_sort(COLUMN_OF_FIELD[self.sort_field], self.sort_reverse)
         self.refresh_view(force=True)
         self.set_interval(self.refresh_s, self.refresh_view)
 
@@ -292,101 +297,50 @@ class ClusterApp(App[int]):
         self.cluster.stop()
 
     def state_style(self, state: str) -> str:
-        var = STATE_STYLE.get(state, "foreground")
-        color = self.theme_variables.get(var) or self.theme_variables.get("foreground", "")
-        return f"bold {color}" if state != states.OK else color
+        """A Rich style string for a state, in the current theme's colours."""
+        style = self._styles.get(state)
+        if style is None:
+            variables = self.get_css_variables()
+            var = STATE_VARIABLE.get(STATE_CLASS.get(state, "bad"), "error")
+            color = variables.get(var) or variables.get("foreground", "")
+            style = f"bold {color}" if state != states.OK else color
+            self._styles[state] = style
+        return style
 
     # ------------------------------------------------------------------ refresh
     def refresh_view(self, force: bool = False) -> None:
-        """Poll the cluster; touch only what changed since the last poll."""
+        """Poll the cluster; the tables repaint only the rows that changed."""
         if self.paused and not force:
             return
         version = self.cluster.version
         now = time.monotonic()
         statuses = self.cluster.statuses()
         self.refreshes += 1
-        changed = force or version != self._version
-        self._version = version
-        rows = []
-        for s in statuses:
-            old = self._rows.get(s.host)
-            # Ages move without a new version: recompute rows each poll; it is cheap.
-            row = node_row(s, now)
-            rows.append(row)
-            if old is None or old != row:
-                self._rows[s.host] = row
-        self._sync_nodes(rows)
-        self.query_one("#summary", Static).update(Text(" " + summary_text(rows)))
-        if changed:
-            self._sync_users(statuses)
+        rows = [node_row(s, now) for s in statuses]  # ages move between versions: cheap
+        shown = sort_rows(filter_rows(rows, self.needle), self.sort_field, self.sort_reverse)
+        self._order = [r.host for r in shown]
+        self.nodes_table.set_rows([table_row(r, self.interval) for r in shown])
+        summary = " " + summary_text(rows)
+        if summary != self._summary:
+            self._summary = summary
+            self.summary_bar.update(Text(summary))
+        if force or version != self._users_version:
+            self._users_version = version
+            self.users_table.set_rows([user_row(u) for u in users_view(statuses)])
         screen = self.screen
         if isinstance(screen, NodeScreen):
             screen.refresh_from(self.cluster.status(screen.host), now)
 
-    def _sync_nodes(self, rows: list[NodeRow]) -> None:
-        table = self.nodes_table
-        shown = sort_rows(filter_rows(rows, self.needle), self.sort_field, self.sort_reverse)
-        order = [r.host for r in shown]
-        if order != self._order:
-            cursor_host = self._order[table.cursor_row] if \
-                0 <= table.cursor_row < len(self._order) and self._order else None
-            table.clear()
-            self._cells.clear()
-            for r in shown:
-                cells = row_cells(r, self.interval)
-                self._cells[r.host] = cells
-                table.add_row(*self._render(r, cells), key=r.host)
-            self._order = order
-            if cursor_host in order:
-                table.move_cursor(row=order.index(cursor_host), animate=False)
-            return
-        for r in shown:
-            cells = row_cells(r, self.interval)
-            old = self._cells.get(r.host, {})
-            if cells == old:
-                continue
-            rendered = dict(zip((c[0] for c in NODE_COLUMNS), self._render(r, cells),
-                                strict=True))
-            for key, text in cells.items():
-                if old.get(key) != text:
-                    table.update_cell(r.host, key, rendered[key])
-            self._cells[r.host] = cells
-
-    def _render(self, row: NodeRow, cells: dict[str, str]) -> list[Text]:
-        out = []
-        for key, _title, _l, _f in NODE_COLUMNS:
-            text = cells[key]
-            if key == "state":
-                out.append(Text(text, style=self.state_style(row.state)))
-            elif key in ("gpus", "util", "memory", "power", "hints", "age"):
-                out.append(Text(text, justify="right"))
-            else:
-                out.append(Text(text))  # remote text (reason) is never markup
-        return out
-
-    def _sync_users(self, statuses: list[NodeStatus]) -> None:
-        users = users_view(statuses)
-        sig = tuple(user_cells(u) for u in users)
-        if sig == self._users_sig:
-            return
-        self._users_sig = sig
-        table = self.users_table
-        table.clear()
-        for cells in sig:
-            table.add_row(*(Text(c, justify="right") if i in (1, 2, 3) else Text(c)
-                            for i, c in enumerate(cells)))
-
     # ------------------------------------------------------------------ actions
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        if event.data_table.id != "nodes" or event.row_key.value is None:
-            return
-        self.open_node(str(event.row_key.value))
+    def on_keyed_table_selected(self, event: KeyedTable.Selected) -> None:
+        if event.table.id == "nodes":
+            self.open_node(event.key)
 
     def open_node(self, host: str) -> None:
         self.push_screen(NodeScreen(host))
 
     def action_toggle_users(self) -> None:
-        switcher = self.query_one("#views", ContentSwitcher)
+        switcher = self.view_switcher
         switcher.current = "users" if switcher.current == "nodes" else "nodes"
         (self.users_table if switcher.current == "users" else self.nodes_table).focus()
 
@@ -396,6 +350,7 @@ class ClusterApp(App[int]):
         else:
             self.sort_field = field
             self.sort_reverse = field in DESCENDING_FIRST
+        self.nodes_table.set_sort(COLUMN_OF_FIELD[field], self.sort_reverse)
         self.refresh_view(force=True)
 
     def action_pause(self) -> None:
@@ -407,12 +362,12 @@ class ClusterApp(App[int]):
         names = self.app_themes
         cur = names.index(self.theme) if self.theme in names else -1
         self.theme = names[(cur + 1) % len(names)]
-        self._order = []  # re-render state colours for the new theme
+        self._styles.clear()
         self.refresh_view(force=True)
         self.notify(f"theme: {self.theme}", timeout=2)
 
     def action_filter(self) -> None:
-        box = self.query_one("#filter", Input)
+        box = self.filter_box
         box.add_class("-shown")
         box.focus()
 
@@ -427,7 +382,7 @@ class ClusterApp(App[int]):
             self.nodes_table.focus()
 
     def action_clear_filter(self) -> None:
-        box = self.query_one("#filter", Input)
+        box = self.filter_box
         box.value = ""
         box.remove_class("-shown")
         self.needle = ""

@@ -10,8 +10,6 @@ import pytest
 
 pytest.importorskip("gputop.tui.dashboard", reason="needs the dashboard widgets (branch tui)")
 
-from textual.widgets import DataTable  # noqa: E402
-
 from gputop.backends.base import BackendOptions  # noqa: E402
 from gputop.backends.sim import SimBackend  # noqa: E402
 from gputop.cluster.node import NodeStatus  # noqa: E402
@@ -70,8 +68,8 @@ def make_statuses(now: float) -> list[NodeStatus]:
     ]
 
 
-def cell_text(table: DataTable, host: str, column: str) -> str:
-    return table.get_cell(host, column).plain
+def cell_text(table, host: str, column: str) -> str:
+    return table.cells(host)[column]
 
 
 async def test_nodes_table_rows_by_key_sort_filter_and_markup():
@@ -90,6 +88,10 @@ async def test_nodes_table_rows_by_key_sort_filter_and_markup():
         assert cell_text(table, "node-x", "reason") == "[b]Connection refused[/b]"  # literal
         assert cell_text(table, "node-a", "gpus") == "8"
         assert cell_text(table, "node-b", "util") == "0%"
+        # The screen shows the reason literally (cells are segments, never markup).
+        line = table.render_line(1 + app._order.index("node-x")).text
+        assert "[b]Connection refused[/b]" in line and "unreachable" in line
+        rendered_before = table.rendered_rows
         # An update changes that row's cells in place: same rows, same keys.
         b = cluster.status("node-b")
         dev = b.snapshot.devices[0]
@@ -99,6 +101,8 @@ async def test_nodes_table_rows_by_key_sort_filter_and_markup():
         await pilot.pause(0.2)
         assert cell_text(table, "node-b", "util") == "100%"
         assert table.row_count == 4
+        # Only node-b's line was rebuilt, not the whole table.
+        assert table.rendered_rows - rendered_before == 1
         # Sort by utilisation (U): busiest first; unknown (no data) last.
         await pilot.press("U")
         await pilot.pause()
@@ -125,7 +129,7 @@ async def test_users_view_and_node_screen():
         await pilot.press("u")
         await pilot.pause()
         users = app.users_table
-        rows = [[c.plain for c in users.get_row_at(i)] for i in range(users.row_count)]
+        rows = [list(users.cells(k).values()) for k in users.keys()]
         by_user = {r[0]: r for r in rows}
         assert "[bold]mallory[/bold]" in by_user  # shown literally
         assert by_user["[bold]mallory[/bold]"][1] == "1"  # holds one GPU
@@ -136,7 +140,7 @@ async def test_users_view_and_node_screen():
         await pilot.pause()
         # Enter on node-a opens it in the dashboard's widgets.
         table = app.nodes_table
-        table.move_cursor(row=app._order.index("node-a"))
+        table.move_cursor(app._order.index("node-a"))
         await pilot.press("enter")
         await pilot.pause(0.2)
         screen = app.screen
