@@ -94,10 +94,10 @@ def run(n: int, seconds: float, interval: float, scenario: str, tui: bool, tmp: 
             time.sleep(interval / 4)
             mono, wall = time.monotonic(), time.time()
             for s in cluster.statuses():
-                if s.snapshot is not None and seen.get(s.host) != s.seq:
+                if s.summary is not None and seen.get(s.host) != s.seq:
                     seen[s.host] = s.seq
                     received_wall = wall - (mono - s.received)
-                    latencies.append(received_wall - s.snapshot.time)
+                    latencies.append(received_wall - s.summary.time)
         wall_s = time.monotonic() - w0
         v1 = os.times()
         viewer = (v1.user + v1.system - v0.user - v0.system) / wall_s * 100

@@ -50,19 +50,16 @@ class NodeRow:
 
 
 def node_row(status: NodeStatus, now: float) -> NodeRow:
-    snap = status.snapshot
-    if snap is None:
+    s = status.summary
+    if s is None:
         return NodeRow(status.host, status.state, status.mode, None, None, None, None, None, None,
                        None, None, status.reason, status.seq)
-    devs = [d for d in snap.devices if d.status == "ok"]
     return NodeRow(
-        host=status.host, state=status.state, mode=status.mode, gpus=len(snap.devices),
-        util_pct=_mean(d.utilization_gpu_pct for d in devs),
-        mem_used_mib=_sum(d.memory_used_mib for d in devs),
-        mem_total_mib=_sum(d.memory_total_mib for d in devs),
-        power_w=_sum(d.power_draw_w for d in devs),
-        power_limit_w=_sum(d.power_limit_w for d in devs),
-        hints=len(snap.hints) if status.mode == "agent" else None,
+        host=status.host, state=status.state, mode=status.mode, gpus=s.gpus,
+        util_pct=s.util_pct, mem_used_mib=s.mem_used_mib, mem_total_mib=s.mem_total_mib,
+        power_w=s.power_w, power_limit_w=s.power_limit_w,
+        # hints come from the agent's analyses (npu-smi's health too); nvidia-smi has none
+        hints=None if status.mode == "nvidia-smi" else s.hints,
         age_s=status.age(now), reason=status.reason, seq=status.seq,
     )
 

@@ -9,27 +9,31 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gputop.cluster import remote, states
 from gputop.cluster.agentless import NpuSmiStream, NvidiaSmiStream
 from gputop.cluster.hosts import HostSpec
 from gputop.cluster.lines import Oversize
-from gputop.cluster.protocol import AgentDecoder, Hello, Problem
+from gputop.cluster.protocol import AgentDecoder, Checked, Hello, Problem, build_snapshot
+from gputop.cluster.summary import NodeSummary, summarize_document, summarize_snapshot
 from gputop.model import Snapshot
 
 STDERR_KEEP = 16 * 1024  # the tail of ssh's stderr, for the reason text
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class NodeStatus:
-    """What a consumer sees of a node, at one moment."""
+    """What a consumer sees of a node, at one moment.
+
+    ``data`` is the latest snapshot, or the checked gputop/1 document it will be built from on
+    first use of ``snapshot`` (most refreshes need only ``summary``)."""
 
     host: str
     state: str
     mode: str
     reason: str
-    snapshot: Snapshot | None = None
+    data: Snapshot | dict | None = field(default=None, repr=False)
     received: float | None = None  # monotonic time the snapshot arrived (viewer's clock)
     hello: Hello | None = None
     rejected: int = 0  # lines discarded as invalid or oversized, ever
@@ -39,6 +43,29 @@ class NodeStatus:
 
     def age(self, now: float) -> float | None:
         return None if self.received is None else max(0.0, now - self.received)
+
+    @property
+    def snapshot(self) -> Snapshot | None:
+        data = self.data
+        if data is None or isinstance(data, Snapshot):
+            return data
+        cached = self.__dict__.get("_snapshot")
+        if cached is None:
+            cached = build_snapshot(data)
+            object.__setattr__(self, "_snapshot", cached)  # a cache, not a change of value
+        return cached
+
+    @property
+    def summary(self) -> NodeSummary | None:
+        data = self.data
+        if data is None:
+            return None
+        cached = self.__dict__.get("_summary")
+        if cached is None:
+            cached = summarize_snapshot(data) if isinstance(data, Snapshot) else \
+                summarize_document(data)
+            object.__setattr__(self, "_summary", cached)
+        return cached
 
 
 @dataclass
@@ -72,7 +99,7 @@ class Node:
         self.mode = remote.MODE_AGENT
         self.state = states.CONNECTING
         self.reason = "waiting to connect"
-        self.snapshot: Snapshot | None = None
+        self.data: Snapshot | dict | None = None  # see NodeStatus.data
         self.received: float | None = None
         self.hello: Hello | None = None
         self.rejected = 0
@@ -121,7 +148,7 @@ class Node:
             self._decoder = NvidiaSmiStream(self.spec.name, fields)
         else:
             self._decoder = NpuSmiStream(self.spec.name, remote.NPU_SMI_END)
-        if self.state not in (states.OK, states.STALE) or self.snapshot is None:
+        if self.state not in (states.OK, states.STALE) or self.data is None:
             self._set(states.CONNECTING, f"connecting ({self.mode})" if self.attempts == 1 else
                       f"connecting ({self.mode}, attempt {self.attempts})")
 
@@ -151,8 +178,10 @@ class Node:
             if isinstance(event, Hello):
                 self.answered = True
                 self.hello = event
-                if self.snapshot is None:
+                if self.data is None:
                     self._set(states.CONNECTING, "agent answered; waiting for the first sample")
+            elif isinstance(event, Checked):
+                self._snapshot(event.doc, now)
             elif isinstance(event, Snapshot):
                 self._snapshot(event, now)
             elif isinstance(event, Problem):
@@ -164,14 +193,14 @@ class Node:
                 self._set(event.state, event.reason)
         return True
 
-    def _snapshot(self, snap: Snapshot, now: float) -> None:
+    def _snapshot(self, snap: Snapshot | dict, now: float) -> None:
         self.answered = True
         self.session_data = True
         self.failures = 0
-        self.snapshot = snap
+        self.data = snap
         self.received = now
         if self.history is not None:
-            self.history.append(snap)
+            self.history.append(snap if isinstance(snap, Snapshot) else build_snapshot(snap))
         reason = ""
         if self.mode != remote.MODE_AGENT:
             reason = f"gputop not found on the node; agentless via {self.mode}"
@@ -265,6 +294,6 @@ class Node:
     def status(self) -> NodeStatus:
         return NodeStatus(
             host=self.spec.name, state=self.state, mode=self.mode, reason=self.reason,
-            snapshot=self.snapshot, received=self.received, hello=self.hello,
+            data=self.data, received=self.received, hello=self.hello,
             rejected=self.rejected, attempts=self.attempts, seq=self.seq, done=self.done,
         )

@@ -28,6 +28,9 @@ READ_CHUNK = 256 * 1024
 DEFAULT_MAX_OPENING = 8
 EXIT_GRACE_S = 2.0  # after EOF, how long a session may take to exit before it is killed
 IDLE_TICK_S = 0.5
+# Timeouts, staleness, reconnects: checked a few times a second, not on every line read (with
+# 64 nodes the loop wakes about 64 times a second).
+MAINTENANCE_S = 0.2
 
 
 @dataclass
@@ -80,6 +83,8 @@ class Cluster:
         os.set_blocking(self._wake_w, False)
         self._selector.register(self._wake_r, selectors.EVENT_READ, None)
         self._requests: deque[Callable[[], None]] = deque()
+        self._dirty: set[Node] = set()  # nodes touched since the last publish
+        self._maintain = False  # a session ended: run maintenance now, not at its next tick
         self.spawn_errors = 0
 
     # ------------------------------------------------------------------ consumer side
@@ -161,14 +166,23 @@ class Cluster:
             pass
 
     def _run(self) -> None:
+        next_maintenance = 0.0
+        timeout = 0.0
         try:
             while not self._stop.is_set():
                 now = self.clock()
                 while self._requests:
                     with self._lock:
                         self._requests.popleft()()
-                self._open_due(now)
-                timeout = self._housekeeping(now)
+                    next_maintenance = now
+                if now >= next_maintenance or self._maintain:
+                    self._maintain = False
+                    self._open_due(now)
+                    timeout = min(self._housekeeping(now), MAINTENANCE_S)
+                    next_maintenance = now + timeout
+                    self._dirty.update(self.nodes)
+                else:
+                    timeout = max(0.0, next_maintenance - now)
                 for key, _ in self._selector.select(timeout):
                     if key.fd == self._wake_r:
                         try:
@@ -228,6 +242,7 @@ class Cluster:
             data = b""
         node = session.node
         now = self.clock()
+        self._dirty.add(node)
         if not data:
             self._close_fd(session, fd)
             if fd == session.proc.stdout.fileno():  # type: ignore[union-attr]
@@ -235,16 +250,20 @@ class Cluster:
                     node.on_line(line, now)
             if not session.open_fds:
                 session.eof_at = now
-                self._reap(session, now)
+                if not self._reap(session, now):
+                    self._maintain = True  # exiting: reap it at the next short tick
             return
         if fd == session.proc.stderr.fileno():  # type: ignore[union-attr]
             node.on_stderr(data)
             return
+        answered = node.answered
         with self._lock:  # history() reads the node's ring from other threads
             for line in session.out.feed(data):
                 if not node.on_line(line, now):
                     self._kill(session)
                     break
+        if node.answered and not answered:
+            self._maintain = True  # a connection slot came free
 
     def _close_fd(self, session: _Session, fd: int) -> None:
         if fd in session.open_fds:
@@ -277,6 +296,8 @@ class Cluster:
                 pass
         self._live.pop(session.node.spec.name, None)
         session.node.on_exit(code, now)
+        self._dirty.add(session.node)
+        self._maintain = True  # a fallback or a reconnect may be due at once
         return True
 
     def _housekeeping(self, now: float) -> float:
@@ -303,15 +324,22 @@ class Cluster:
                 if quiet > policy.restart_after:  # type: ignore[operator]
                     node.kill_reason = f"no data for {quiet:.0f} s: reconnecting"
                     self._kill(session)  # a hung remote: start over
-        for node in self.nodes:
-            if not node.running and not node.done:
-                timeout = min(timeout, max(0.0, node.next_attempt - now))
+        # The next reconnect, if a slot is free for it; a node waiting for a slot waits for a
+        # session to answer (which asks for maintenance), not in a busy loop.
+        opening = sum(1 for s in self._live.values() if not s.node.answered)
+        if opening < self.max_opening:
+            for node in self.nodes:
+                if not node.running and not node.done:
+                    timeout = min(timeout, max(0.0, node.next_attempt - now))
         return timeout
 
     def _publish(self) -> None:
+        if not self._dirty:
+            return
+        dirty, self._dirty = self._dirty, set()
         with self._changed:
             changed = False
-            for node in self.nodes:
+            for node in dirty:
                 if self._statuses[node.spec.name].seq != node.seq:
                     self._statuses[node.spec.name] = node.status()
                     changed = True

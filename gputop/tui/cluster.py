@@ -324,7 +324,8 @@ class ClusterApp(App[int]):
         if summary != self._summary:
             self._summary = summary
             self.summary_bar.update(Text(summary))
-        if force or version != self._users_version:
+        # The users view needs every node's whole snapshot: built only while it is shown.
+        if self.view_switcher.current == "users" and (force or version != self._users_version):
             self._users_version = version
             self.users_table.set_rows([user_row(u) for u in users_view(statuses)])
         screen = self.screen
@@ -342,6 +343,7 @@ class ClusterApp(App[int]):
     def action_toggle_users(self) -> None:
         switcher = self.view_switcher
         switcher.current = "users" if switcher.current == "nodes" else "nodes"
+        self.refresh_view(force=True)
         (self.users_table if switcher.current == "users" else self.nodes_table).focus()
 
     def action_sort(self, field: str) -> None:

@@ -97,7 +97,7 @@ async def test_nodes_table_rows_by_key_sort_filter_and_markup():
         dev = b.snapshot.devices[0]
         hot = replace(b.snapshot, devices=tuple(replace(d, utilization_gpu_pct=100.0)
                                                 for d in (dev, *b.snapshot.devices[1:])))
-        cluster.set(replace(b, snapshot=hot))
+        cluster.set(replace(b, data=hot))
         await pilot.pause(0.2)
         assert cell_text(table, "node-b", "util") == "100%"
         assert table.row_count == 4

@@ -17,9 +17,18 @@ from gputop.cluster.aggregate import filter_rows, node_row, sort_rows, users_vie
 from gputop.cluster.hosts import HostSpec, load_hosts_file, validate_host, validate_ssh_args
 from gputop.cluster.lines import LineSplitter, Oversize
 from gputop.cluster.node import Node, NodeStatus, Policy
-from gputop.cluster.protocol import AgentDecoder, Hello, Problem, decode_snapshot
+from gputop.cluster.protocol import (
+    AgentDecoder,
+    Checked,
+    Hello,
+    Problem,
+    build_snapshot,
+    clean_document,
+    decode_snapshot,
+)
+from gputop.cluster.summary import summarize_document, summarize_snapshot
 from gputop.errors import UsageError
-from gputop.model import Snapshot, snapshot_to_json
+from gputop.model import snapshot_from_json, snapshot_to_json
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -151,8 +160,8 @@ def test_decoder_hello_then_snapshots():
     hello = d.feed(json.dumps({"hello": "gputop", "version": "0.1.0", "schema": "gputop/1",
                                "backend": "sim", "host": "n"}).encode())
     assert isinstance(hello, Hello) and hello.backend == "sim"
-    snap = d.feed(json.dumps(sim_doc()).encode())
-    assert isinstance(snap, Snapshot) and len(snap.devices) == 8
+    checked = d.feed(json.dumps(sim_doc()).encode())
+    assert isinstance(checked, Checked) and len(build_snapshot(checked.doc).devices) == 8
     bad = d.feed(b"{not json")
     assert isinstance(bad, Problem) and bad.state == states.PROTOCOL_ERROR and not bad.fatal
     big = d.feed(Oversize(100 << 20))
@@ -179,6 +188,9 @@ def test_decoder_rejects_wrong_hello_schema_and_silence():
     (lambda d: d.update(devices={"a": 1}), "devices"),
     (lambda d: d["devices"][0].update(clock_event_reasons=[1]), "clock_event_reasons"),
     (lambda d: d.update(time="now"), "time"),
+    (lambda d: d["devices"][0].pop("index"), "index"),
+    (lambda d: d.update(hints=[{"device": 0}]), "code"),
+    (lambda d: d.pop("host"), "host"),
 ])
 def test_documents_with_wrong_types_are_rejected(mutate, what):
     from gputop.model import SchemaError
@@ -187,6 +199,18 @@ def test_documents_with_wrong_types_are_rejected(mutate, what):
     mutate(doc)
     with pytest.raises(SchemaError, match=what):
         decode_snapshot(doc)
+
+
+@pytest.mark.parametrize("scenario", ["training", "crowded", "gpu-lost", "dense-16", "idle"])
+def test_viewer_decoding_equals_the_model_codec(scenario):
+    backend = SimBackend(BackendOptions(scenario=scenario))
+    backend.open()
+    for _ in range(3):
+        doc = snapshot_to_json(backend.sample())
+        text = json.dumps(doc)
+        assert decode_snapshot(json.loads(text)) == snapshot_from_json(json.loads(text))
+        clean = clean_document(json.loads(text))
+        assert summarize_document(clean) == summarize_snapshot(snapshot_from_json(doc))
 
 
 def test_strings_are_made_printable_and_capped():
