@@ -44,11 +44,13 @@ def cpu_seconds(procs: list[psutil.Process]) -> float:
     return total
 
 
-def rss_mib(procs: list[psutil.Process]) -> float:
+def rss_mib(procs: list[psutil.Process], unique: bool = False) -> float:
+    """RSS, or with ``unique`` USS (pages only that process holds: the ssh clients share their
+    libraries, which RSS would count once per client)."""
     total = 0
     for p in procs:
         try:
-            total += p.memory_info().rss
+            total += p.memory_full_info().uss if unique else p.memory_info().rss
         except psutil.Error:
             pass
     return total / 2**20
@@ -111,7 +113,7 @@ def run(n: int, seconds: float, interval: float, scenario: str, tui: bool, tmp: 
             "lat_p50_ms": 1000 * statistics.median(latencies),
             "lat_p95_ms": 1000 * latencies[int(0.95 * (len(latencies) - 1))],
             "lat_max_ms": 1000 * latencies[-1],
-            "viewer_rss_mib": rss_mib([me]), "ssh_rss_mib": rss_mib(ssh_procs),
+            "viewer_rss_mib": rss_mib([me]), "ssh_rss_mib": rss_mib(ssh_procs, unique=True),
             "ok": states.count("ok"),
         }
     finally:
@@ -166,7 +168,7 @@ def main() -> int:
           f"{args.seconds:g} s measured, {'TUI headless' if args.tui else 'core viewer'}, "
           f"{os.cpu_count()} CPUs")
     print(f"{'nodes':>5} {'ok':>4} {'connect':>8} {'viewer':>7} {'ssh':>7} {'viewer+ssh':>10} "
-          f"{'remote':>7} {'lat p50':>8} {'p95':>7} {'max':>7} {'viewer RSS':>10} {'ssh RSS':>8}")
+          f"{'remote':>7} {'lat p50':>8} {'p95':>7} {'max':>7} {'viewer RSS':>10} {'ssh USS':>8}")
     with tempfile.TemporaryDirectory(prefix="gputop-bench-cluster-") as tmp:
         for n in args.nodes:
             r = run(n, args.seconds, args.interval, args.scenario, args.tui, Path(tmp))
@@ -176,7 +178,8 @@ def main() -> int:
                   f" {r['lat_max_ms']:>5.0f}ms {r['viewer_rss_mib']:>8.0f}MiB"
                   f" {r['ssh_rss_mib']:>6.0f}MiB", flush=True)
     print("viewer = this process (% of one core); ssh = its ssh clients; remote = sshd sessions"
-          " + agents (spread over the nodes on a real cluster).")
+          " + agents (spread over the nodes on a real cluster); latency = agent sample time to"
+          " the viewer holding it; ssh USS = memory only the ssh clients hold.")
     return 0
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from gputop import clock_events
@@ -19,53 +19,85 @@ from gputop.cluster.protocol import Problem, printable
 from gputop.model import Device, Hint, Snapshot
 
 MAX_GPUS = 1024
+_DEVICE_FIELDS = frozenset(f.name for f in fields(Device))
+_MASK_FIELD = "clocks_event_reasons.active"
 
-# nvidia-smi field (canonical name, as its CSV header prints it) -> (Device attribute, kind).
-# Kinds: "int", "num", "str", "mask" (a hex clock-event bitmask).
-_FIELD_ATTRS: dict[str, tuple[str, str]] = {
-    "index": ("index", "int"),
-    "uuid": ("uuid", "str"),
-    "name": ("name", "str"),
-    "pci.bus_id": ("pci_bus_id", "str"),
-    "pstate": ("pstate", "str"),
-    "memory.total": ("memory_total_mib", "num"),
-    "memory.used": ("memory_used_mib", "num"),
+# Fallback only: the nvidia-smi field table lives in gputop/query/fields.py (query mode), which
+# this module uses when it is there. Canonical name -> (Device attribute, kind).
+_LOCAL_FIELDS: dict[str, tuple[str, str]] = {
+    "index": ("index", "int"), "uuid": ("uuid", "str"), "name": ("name", "str"),
+    "pci.bus_id": ("pci_bus_id", "str"), "pstate": ("pstate", "str"),
+    "memory.total": ("memory_total_mib", "num"), "memory.used": ("memory_used_mib", "num"),
     "memory.reserved": ("memory_reserved_mib", "num"),
     "utilization.gpu": ("utilization_gpu_pct", "num"),
     "utilization.memory": ("utilization_memory_pct", "num"),
-    "temperature.gpu": ("temperature_c", "num"),
-    "temperature.memory": ("temperature_memory_c", "num"),
-    "fan.speed": ("fan_pct", "num"),
-    "power.draw": ("power_draw_w", "num"),
-    "power.limit": ("power_limit_w", "num"),
-    "power.default_limit": ("power_limit_default_w", "num"),
-    "power.min_limit": ("power_limit_min_w", "num"),
-    "power.max_limit": ("power_limit_max_w", "num"),
-    "clocks.current.sm": ("clock_sm_mhz", "num"),
-    "clocks.current.memory": ("clock_mem_mhz", "num"),
-    "clocks.max.sm": ("clock_sm_max_mhz", "num"),
-    "clocks.max.memory": ("clock_mem_max_mhz", "num"),
-    "clocks_event_reasons.active": ("clock_event_mask", "mask"),
+    "temperature.gpu": ("temperature_c", "num"), "temperature.memory": ("temperature_memory_c", "num"),
+    "fan.speed": ("fan_pct", "num"), "power.draw": ("power_draw_w", "num"),
+    "power.limit": ("power_limit_w", "num"), "power.default_limit": ("power_limit_default_w", "num"),
+    "power.min_limit": ("power_limit_min_w", "num"), "power.max_limit": ("power_limit_max_w", "num"),
+    "clocks.current.sm": ("clock_sm_mhz", "num"), "clocks.current.memory": ("clock_mem_mhz", "num"),
+    "clocks.max.sm": ("clock_sm_max_mhz", "num"), "clocks.max.memory": ("clock_mem_max_mhz", "num"),
 }
-# Aliases nvidia-smi accepts on the command line; its header prints the canonical name.
-_ALIASES = {
-    "clocks.sm": "clocks.current.sm", "clocks.mem": "clocks.current.memory",
-    "clocks.max.mem": "clocks.max.memory", "clocks.gr": "clocks.current.graphics",
-    "clocks_throttle_reasons.active": "clocks_event_reasons.active",
-    "gpu_uuid": "uuid", "gpu_name": "name", "gpu_bus_id": "pci.bus_id",
-    "memory.total": "memory.total",
-}
+_LOCAL_ALIASES = {"clocks.sm": "clocks.current.sm", "clocks.mem": "clocks.current.memory",
+                  "clocks.max.mem": "clocks.max.memory",
+                  "clocks_throttle_reasons.active": _MASK_FIELD}
+
+ColumnParser = Callable[[str], Any]
+
+
+def _query_fields():
+    try:
+        from gputop.query import fields as query_fields
+    except ImportError:
+        return None
+    return query_fields
 
 
 def canonical(field: str) -> str:
     """A header cell ("memory.total [MiB]") or a requested name (an alias) -> canonical name."""
     name = field.strip().split(" [", 1)[0].strip()
-    return _ALIASES.get(name, name)
+    q = _query_fields()
+    if q is not None:
+        try:
+            return q.lookup(name).name
+        except ValueError:  # InvalidField: a column this viewer does not know; ignored
+            return name
+    return _LOCAL_ALIASES.get(name, name)
+
+
+def column_parser(name: str) -> tuple[str, ColumnParser] | None:
+    """(Device attribute, cell parser) for a canonical column name; None: not in the model."""
+    if name == _MASK_FIELD:
+        return "clock_event_mask", lambda text: parse_value(text, "mask")
+    q = _query_fields()
+    if q is not None:
+        try:
+            field = q.lookup(name)
+        except ValueError:
+            return None
+        if field.attr is None or field.attr not in _DEVICE_FIELDS:
+            return None
+
+        def parse(text: str, field=field) -> Any:
+            value = q.parse_value(field, text)
+            if isinstance(value, float) and (value != value or value in (_INF, -_INF)):
+                return None
+            return printable(value, 256) if isinstance(value, str) else value
+
+        return field.attr, parse
+    spec = _LOCAL_FIELDS.get(name)
+    if spec is None:
+        return None
+    attr, kind = spec
+    return attr, lambda text: parse_value(text, kind)
+
+
+_INF = float("inf")
 
 
 def parse_value(text: str, kind: str) -> Any:
-    """One CSV cell. ``[N/A]``-style cells are None; a trailing unit ("81559 MiB") is dropped, so
-    captures taken without ``nounits`` parse the same."""
+    """One CSV cell (fallback parser). ``[N/A]``-style cells are None; a trailing unit ("81559
+    MiB") is dropped, so captures taken without ``nounits`` parse the same."""
     text = text.strip()
     if not text or (text.startswith("[") and text.endswith("]")) or text in ("N/A", "Unknown Error"):
         return None
@@ -81,7 +113,7 @@ def parse_value(text: str, kind: str) -> Any:
         value = float(number)
     except ValueError:
         return None
-    if value != value or value in (float("inf"), float("-inf")):
+    if value != value or value in (_INF, -_INF):
         return None
     if kind == "int":
         return int(value) if value.is_integer() else None
@@ -110,6 +142,8 @@ class NvidiaSmiStream:
         self.columns = [canonical(f) for f in fields]
         self.clock = clock
         self._pending: list[_Row] = []
+        self._parsers_for: list[str] | None = None
+        self._column_parsers: list[tuple[str, ColumnParser] | None] = []
 
     def feed(self, line: bytes | Oversize) -> list[Snapshot | Problem]:
         if isinstance(line, Oversize):
@@ -145,15 +179,20 @@ class NvidiaSmiStream:
 
     def _is_header(self, cells: list[str]) -> bool:
         first = canonical(cells[0]) if cells else ""
-        return first in _FIELD_ATTRS or first in ("timestamp", "count", "driver_version") or \
+        return first in ("timestamp", "count", "driver_version", "index", "name", "uuid") or \
             any("[" in c and c.strip().endswith("]") and " [" in c for c in cells)
+
+    def _parsers(self) -> list[tuple[str, ColumnParser] | None]:
+        if self._parsers_for is not self.columns:
+            self._parsers_for = self.columns
+            self._column_parsers = [column_parser(c) for c in self.columns]
+        return self._column_parsers
 
     def _row(self, values: dict[str, str]) -> _Row | None:
         kwargs: dict[str, Any] = {}
-        for column, text in values.items():
-            spec = _FIELD_ATTRS.get(column)
-            if spec is not None:
-                kwargs[spec[0]] = parse_value(text, spec[1])
+        for parser, text in zip(self._parsers(), values.values(), strict=True):
+            if parser is not None:
+                kwargs[parser[0]] = parser[1](text)
         if kwargs.get("index") is None:
             return None
         mask = kwargs.get("clock_event_mask")

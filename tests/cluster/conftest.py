@@ -27,6 +27,7 @@ from harness import (  # noqa: E402
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE.parent / "fixtures"
 NVIDIA_CAPTURE = FIXTURES / "nvidia-smi" / "csv_all-fields_1xH100-80GB-HBM3_590.48.01_load.csv"
+NPU_CAPTURE = FIXTURES / "npu-smi" / "info_910B2C-x2_npu-smi-23.0.2.1_1-process_trailing-spaces.txt"
 INTERVAL = 0.5
 
 # alias -> remote command (None: the default `gputop agent`, which these remotes do not have)
@@ -45,6 +46,7 @@ AGENT_ALIASES = {
     "liar-noise": python_command(HERE / "liar.py", "noise"),
     "liar-badtypes": python_command(HERE / "liar.py", "badtypes"),
     "nogputop": None,
+    "npunode": None,
     "nothing": None,
 }
 
@@ -97,6 +99,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory):
     base_path = "/usr/bin:/bin"
     nogputop_port = main.add_port({"PATH": f"{fakebin}:{base_path}"})
     nothing_port = main.add_port({"PATH": f"{emptybin}:{base_path}"})
+    # An Ascend node without gputop: a fake npu-smi prints a real `npu-smi info` capture.
+    npubin = tmp / "npubin"
+    npubin.mkdir()
+    _fake_tool(npubin / "npu-smi", f"cat '{NPU_CAPTURE}'\n")
+    npu_port = main.add_port({"PATH": f"{npubin}:{base_path}"})
     main.start()
     killable.start()
     known = tmp / "known_hosts"
@@ -128,6 +135,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory):
             alias.port = nogputop_port
         elif name == "nothing":
             alias.port = nothing_port
+        elif name == "npunode":
+            alias.port = npu_port
         aliases.append(alias)
     config = write_ssh_config(tmp / "ssh_config", aliases)
     lab = Lab(tmp, main, killable, config, known, changed, hole)

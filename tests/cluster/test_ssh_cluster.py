@@ -107,10 +107,10 @@ def test_changed_host_key_is_rejected_and_not_learned(lab: Lab):
     assert lab.changed_known_hosts.read_bytes() == known_before
 
 
-def test_remote_without_gputop_falls_back_to_nvidia_smi(lab: Lab):
-    with make_cluster(lab, ["nogputop", "nothing", "node-b"]) as cluster:
+def test_remote_without_gputop_falls_back_to_nvidia_smi_or_npu_smi(lab: Lab):
+    with make_cluster(lab, ["nogputop", "npunode", "nothing", "node-b"]) as cluster:
         s = wait_for(cluster, lambda s: s["nogputop"].state == "ok" and
-                     s["nothing"].state == "no-gputop", 20)
+                     s["npunode"].state == "ok" and s["nothing"].state == "no-gputop", 25)
     node = s["nogputop"]
     assert node.mode == "nvidia-smi"
     assert "gputop not found" in node.reason
@@ -121,6 +121,10 @@ def test_remote_without_gputop_falls_back_to_nvidia_smi(lab: Lab):
     assert dev.power_draw_w == 631.95 and dev.utilization_gpu_pct == 100
     assert dev.fan_pct is None  # [N/A] stays unknown
     assert node.snapshot.driver_version == "590.48.01"
+    npu = s["npunode"]
+    assert npu.mode == "npu-smi" and "agentless via npu-smi" in npu.reason
+    assert [d.vendor for d in npu.snapshot.devices] == ["huawei", "huawei"]
+    assert npu.snapshot.driver_version == "23.0.2.1"
     assert s["nothing"].mode == "agent"
     assert "fallback tried" in s["nothing"].reason
     assert s["node-b"].state == "ok"
@@ -182,3 +186,24 @@ def test_injection_host_name_creates_nothing(lab: Lab, tmp_path: Path):
     argv[argv.index("--") + 1] = evil
     subprocess.run(argv, capture_output=True, timeout=20, stdin=subprocess.DEVNULL)
     assert not marker.exists()
+
+
+def test_cli_hosts_on_the_command_line_with_remote_command_and_text_output(lab: Lab):
+    proc = run_cli("cluster", "node-b", "--ssh-config", str(lab.ssh_config),
+                   "--remote-command", lab.command("node-b"), "--once")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].split()[:3] == ["HOST", "STATE", "MODE"]
+    assert lines[1].split()[:4] == ["node-b", "ok", "agent", "8"]
+    assert lines[-1].startswith("1/1 nodes ok, 8 GPUs")
+
+
+def test_cli_usage_errors_are_one_line():
+    for args, what in ((["cluster", "--once"], "no hosts"),
+                       (["cluster", "a", "--json"], "--json needs --once"),
+                       (["cluster", "a", "--once", "--hosts", "/nonexistent.toml"], "not found"),
+                       (["cluster", "a", "--once", "--remote-command", ""], "non-empty"),
+                       (["cluster", "a", "a", "--once"], "listed twice")):
+        proc = run_cli(*args)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert what in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
