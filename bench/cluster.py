@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "cluster"))
 
 import psutil  # noqa: E402
-from harness import Alias, SshServer, agent_command, find_sshd, keygen, write_ssh_config  # noqa: E402
+from ssh_harness import Alias, SshServer, agent_command, find_sshd, keygen, write_ssh_config  # noqa: E402
 
 from gputop.cluster.hosts import HostSpec  # noqa: E402
 from gputop.cluster.node import Policy  # noqa: E402

@@ -10,8 +10,8 @@ import time
 import uuid
 from pathlib import Path
 
-from conftest import INTERVAL, Lab
-from harness import toml_hosts
+from cluster_lab import INTERVAL, Lab, lab_fixture  # noqa: F401 - the `lab` fixture
+from ssh_harness import toml_hosts
 
 from gputop.cluster import states
 from gputop.cluster.hosts import HostSpec

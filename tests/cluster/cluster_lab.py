@@ -1,19 +1,18 @@
-"""The ssh lab: real sshd servers on loopback and an ssh config whose aliases all reach them."""
+"""The ssh lab: real sshd servers on loopback and an ssh config whose aliases all reach them.
+
+`build_lab` makes it; conftest.py holds it as a session fixture."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import stat
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from harness import (  # noqa: E402
+from ssh_harness import (
     Alias,
     SshServer,
     agent_command,
@@ -70,16 +69,7 @@ def _fake_tool(path: Path, body: str) -> None:
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
-@pytest.fixture(scope="session")
-def lab(tmp_path_factory: pytest.TempPathFactory):
-    if find_sshd() is None:
-        pytest.skip("OpenSSH server (sshd) is not installed: apt-get install openssh-server "
-                    "(.ci/run installs it)")
-    if not os.access("/usr/bin/ssh", os.X_OK) and not any(
-            os.access(os.path.join(p, "ssh"), os.X_OK)
-            for p in os.environ.get("PATH", "").split(os.pathsep)):
-        pytest.skip("OpenSSH client (ssh) is not installed")
-    tmp = tmp_path_factory.mktemp("ssh-lab")
+def build_lab(tmp: Path) -> Lab:
     client = tmp / "id_ed25519"
     client_pub = keygen(client)
     wrong = tmp / "wrong_ed25519"
@@ -139,8 +129,24 @@ def lab(tmp_path_factory: pytest.TempPathFactory):
             alias.port = npu_port
         aliases.append(alias)
     config = write_ssh_config(tmp / "ssh_config", aliases)
-    lab = Lab(tmp, main, killable, config, known, changed, hole)
+    return Lab(tmp, main, killable, config, known, changed, hole)
+
+
+def close_lab(lab: Lab) -> None:
+    lab.main.kill()
+    lab.killable.kill()
+    lab.blackhole.close()
+
+
+@pytest.fixture(scope="session", name="lab")
+def lab_fixture(tmp_path_factory: pytest.TempPathFactory):
+    """The lab for a test session. Imported by the test modules that use it, rather than put in
+    a conftest.py, which would shadow tests/conftest.py for `from conftest import …`."""
+    if find_sshd() is None:
+        pytest.skip("OpenSSH server (sshd) is not installed: apt-get install openssh-server "
+                    "(.ci/run installs it)")
+    if shutil.which("ssh") is None and not os.access("/usr/bin/ssh", os.X_OK):
+        pytest.skip("OpenSSH client (ssh) is not installed")
+    lab = build_lab(tmp_path_factory.mktemp("ssh-lab"))
     yield lab
-    main.kill()
-    killable.kill()
-    hole.close()
+    close_lab(lab)
