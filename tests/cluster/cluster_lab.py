@@ -42,6 +42,7 @@ AGENT_ALIASES = {
     "liar-garbage": python_command(HERE / "liar.py", "garbage"),
     "liar-huge": python_command(HERE / "liar.py", "huge"),
     "liar-schema": python_command(HERE / "liar.py", "schema"),
+    "liar-hang": python_command(HERE / "liar.py", "hang"),
     "liar-noise": python_command(HERE / "liar.py", "noise"),
     "liar-badtypes": python_command(HERE / "liar.py", "badtypes"),
     "nogputop": None,

@@ -1,7 +1,7 @@
 """A remote that lies: the cluster tests run it over ssh in place of the agent.
 
 Modes: garbage (a hello, then lines that are not JSON), huge (a hello, one 100 MB line, then valid
-snapshots), schema (a hello for a schema this viewer does not speak), noise (shell noise before a
+snapshots), hang (one sample, then silence), schema (a hello for a schema this viewer does not speak), noise (shell noise before a
 valid agent stream), badtypes (snapshots whose values have the wrong types).
 """
 
@@ -56,6 +56,12 @@ def main(mode: str) -> None:
         print("Welcome to node-x! Last login: never", flush=True)
         hello()
         snapshots()
+    elif mode == "hang":  # a hello and one sample, then silence on a live connection
+        hello()
+        backend = SimBackend(BackendOptions(scenario="idle"))
+        backend.open()
+        line(snapshot_to_json(backend.sample()))
+        time.sleep(60)
     elif mode == "badtypes":
         hello()
         backend = SimBackend(BackendOptions(scenario="idle"))

@@ -159,6 +159,17 @@ def test_a_100_mb_line_is_discarded_without_buffering_it(lab: Lab):
     assert s["liar-huge"].snapshot.devices
 
 
+def test_a_node_that_goes_quiet_turns_stale_then_is_reconnected(lab: Lab):
+    with make_cluster(lab, ["liar-hang", "node-b"], stale_after=1.0,
+                      restart_after=3.0) as cluster:
+        wait_for(cluster, lambda s: s["liar-hang"].state == "ok")
+        s = wait_for(cluster, lambda s: s["liar-hang"].state == "stale", 5)
+        assert "no data for" in s["liar-hang"].reason
+        assert s["liar-hang"].snapshot is not None  # the last data stays, with its age
+        assert s["node-b"].state == "ok"
+        wait_for(cluster, lambda s: s["liar-hang"].attempts >= 2, 10)
+
+
 def test_a_silent_host_times_out_without_stalling_others(lab: Lab):
     with make_cluster(lab, ["blackhole", "node-b"], connect_timeout=2) as cluster:
         s = wait_for(cluster, lambda s: s["node-b"].state == "ok")
