@@ -8,7 +8,6 @@ immutable :class:`NodeStatus` values.
 from __future__ import annotations
 
 import random
-from collections import deque
 from dataclasses import dataclass, field
 
 from gputop.cluster import remote, states
@@ -105,7 +104,6 @@ class Node:
         self.rejected = 0
         self.attempts = 0
         self.seq = 0
-        self.history: deque[Snapshot] | None = None
         self.next_attempt = 0.0
         self.failures = 0  # consecutive sessions that delivered nothing
         self.done = False  # no more attempts (once mode, or stopped)
@@ -199,8 +197,6 @@ class Node:
         self.failures = 0
         self.data = snap
         self.received = now
-        if self.history is not None:
-            self.history.append(snap if isinstance(snap, Snapshot) else build_snapshot(snap))
         reason = ""
         if self.mode != remote.MODE_AGENT:
             reason = f"gputop not found on the node; agentless via {self.mode}"

@@ -22,7 +22,6 @@ from gputop.cluster import remote, states
 from gputop.cluster.hosts import HostSpec
 from gputop.cluster.lines import DEFAULT_MAX_LINE, LineSplitter
 from gputop.cluster.node import Node, NodeStatus, Policy
-from gputop.model import Snapshot
 
 READ_CHUNK = 256 * 1024
 DEFAULT_MAX_OPENING = 8
@@ -119,21 +118,6 @@ class Cluster:
     def status(self, host: str) -> NodeStatus:
         with self._lock:
             return self._statuses[host]
-
-    def keep_history(self, host: str, maxlen: int) -> None:
-        """Keep the last ``maxlen`` snapshots of ``host`` (0: none): the detail view's charts."""
-        def apply() -> None:
-            node = self._by_host[host]
-            if maxlen <= 0:
-                node.history = None
-            elif node.history is None or node.history.maxlen != maxlen:
-                node.history = deque(node.history or (), maxlen=maxlen)
-        self._request(apply)
-
-    def history(self, host: str) -> list[Snapshot]:
-        node = self._by_host[host]
-        with self._lock:
-            return list(node.history or ())
 
     def wait(self, predicate: Callable[[list[NodeStatus]], bool], timeout: float) -> bool:
         """Block until ``predicate(statuses)`` holds or ``timeout`` passes."""
@@ -257,7 +241,7 @@ class Cluster:
             node.on_stderr(data)
             return
         answered = node.answered
-        with self._lock:  # history() reads the node's ring from other threads
+        with self._lock:  # statuses() may be read meanwhile
             for line in session.out.feed(data):
                 if not node.on_line(line, now):
                     self._kill(session)
