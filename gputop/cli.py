@@ -28,6 +28,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 QUERY_FLAGS = (
     "--query-gpu",
     "--query-compute-apps",
+    "--query-accounted-apps",
     "--help-query-gpu",
     "--help-query-compute-apps",
 )

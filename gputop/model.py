@@ -105,6 +105,24 @@ class Device:
     compute_mode: str | None = None
     serial: str | None = None
     vbios_version: str | None = None
+    # nvidia-smi query fields that NVML reports cheaply (query mode prints them; see gputop/query).
+    pci_device_id: int | None = None  # 0x233010DE: device id << 16 | vendor id
+    pci_sub_device_id: int | None = None
+    compute_capability: str | None = None  # "9.0"
+    memory_free_mib: float | None = None
+    utilization_encoder_pct: float | None = None
+    utilization_decoder_pct: float | None = None
+    power_limit_enforced_w: float | None = None
+    clock_graphics_mhz: float | None = None
+    clock_video_mhz: float | None = None
+    clock_graphics_max_mhz: float | None = None
+    clock_event_supported_mask: int | None = None
+    ecc_mode_pending: bool | None = None
+    mig_mode_pending: bool | None = None
+    ecc_errors_corrected_volatile: int | None = None
+    ecc_errors_uncorrected_volatile: int | None = None
+    ecc_errors_corrected_aggregate: int | None = None
+    ecc_errors_uncorrected_aggregate: int | None = None
     saturation: Saturation = field(default_factory=Saturation)
     processes: tuple[Process, ...] = ()
     # Simulator only: {"work_rate": ground-truth throughput relative to the unthrottled job}.

@@ -22,6 +22,7 @@ from gputop.backends.base import (
     Backend,
     BackendError,
     BackendOptions,
+    NoPermission,
     Unsupported,
     hostname,
 )
@@ -40,7 +41,11 @@ IDLE_CLOCK_MHZ = 345.0
 RESERVED_MIB = 479.0
 ALLOCATOR_RAMP_S = 40.0
 ALLOCATOR_CHUNK_MIB = 2048.0
+SUPPORTED_EVENTS = 0x1FF  # clock event reasons an H100 reports as supported (real 590 capture)
 SLOW_GPU_EXTRA_C = 44.0  # a clogged heatsink: why this GPU throttles
+# Set (to anything but "" or "0") to make set_power_limit refuse as NVML does for a non-root user,
+# so the no-permission paths of the advisor can be exercised without a GPU.
+NO_PERMISSION_ENV = "GPUTOP_SIM_NO_PERMISSION"
 
 
 class InvalidArgument(BackendError):
@@ -82,6 +87,7 @@ class SimBackend(Backend):
         self._thermal: list[_Thermal] = []
         self._info: NodeInfo | None = None
         self._jobs_on: list[list[tuple[int, Job]]] = []
+        self._step_cache: dict[tuple, tuple[float, dict[int, float]]] = {}
 
     # ------------------------------------------------------------------ lifecycle
     def open(self) -> None:
@@ -133,6 +139,11 @@ class SimBackend(Backend):
         if self.scenario.part.vendor == "huawei":
             raise Unsupported("npu-smi offers no power limit to set on Ascend NPUs")
         info = self.info()
+        if os.environ.get(NO_PERMISSION_ENV, "") not in ("", "0"):
+            raise NoPermission(
+                "changing a power limit needs root or CAP_SYS_ADMIN"
+                f" (simulated: {NO_PERMISSION_ENV} is set)"
+            )
         if not 0 <= device < len(info.devices):
             raise InvalidArgument(f"no GPU {device}")
         lo, hi = info.devices[device].power_limit_min_w, info.devices[device].power_limit_max_w
@@ -224,8 +235,17 @@ class SimBackend(Backend):
     def _step(self, job: Job) -> tuple[float, dict[int, float]]:
         """The job's step period and each GPU's compute time in it (data-parallel: all wait
         for the slowest at the gradient all-reduce)."""
-        compute = {g: job.duty * job.step_s / self._speed(g, job) for g in job.gpus}
-        return (1 - job.duty) * job.step_s + max(compute.values()), compute
+        # Memoised on the limits it depends on: a sample asks for each job's step many times,
+        # and `-lms 10` query logging wants a sample to cost well under a millisecond.
+        key = (id(job), tuple(self._limits[g] for g in job.gpus))
+        cached = self._step_cache.get(key)
+        if cached is None:
+            compute = {g: job.duty * job.step_s / self._speed(g, job) for g in job.gpus}
+            cached = ((1 - job.duty) * job.step_s + max(compute.values()), compute)
+            if len(self._step_cache) > 256:
+                self._step_cache.clear()
+            self._step_cache[key] = cached
+        return cached
 
     def _phase(self, i: int, job: Job) -> float:
         return job.step_s * physics.mix64(self.seed, i if len(job.gpus) == 1 else job.gpus[0], 11)
@@ -317,6 +337,7 @@ class SimBackend(Backend):
             work_rate = job.step_s / period
         util = round(100 * busy)
         used = self._memory_used(i, t)
+        nvidia = part.vendor == "nvidia"
         sat = self._saturation(i, job, busy, speed, t)
         dev = Device(
             index=i,
@@ -355,6 +376,14 @@ class SimBackend(Backend):
             compute_mode="Default" if part.vendor == "nvidia" else None,
             serial=f"{1650000000000 + int(1e9 * physics.mix64(self.seed, i, 5))}",
             vbios_version="96.00.A5.00.01" if part.vendor == "nvidia" else None,
+            # nvidia-smi query fields (gputop/query): what follows from the state above
+            memory_free_mib=part.memory_total_mib - used - (RESERVED_MIB if nvidia else 0.0),
+            power_limit_enforced_w=self._limits[i],
+            clock_graphics_mhz=round(clock) if nvidia else None,  # one domain with SM on these parts
+            clock_graphics_max_mhz=part.clock_sm_max_mhz if nvidia else None,
+            clock_event_supported_mask=SUPPORTED_EVENTS if nvidia else None,
+            ecc_mode_pending=True if nvidia else None,
+            mig_mode_pending=False if nvidia else None,
             saturation=sat,
             processes=self._processes(i, busy, t),
             sim={"work_rate": round(work_rate, 5) if work_rate is not None else None},

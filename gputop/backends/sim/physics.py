@@ -8,6 +8,7 @@ published power-capping traces of V100/A100/H100 show.
 
 from __future__ import annotations
 
+import functools
 import math
 
 EXPONENT = 4.9
@@ -59,6 +60,7 @@ def settle(value: float, target: float, dt: float, tau: float) -> float:
     return target + (value - target) * math.exp(-dt / tau)
 
 
+@functools.lru_cache(maxsize=8192)  # pure; a fast sampler asks for each 100 ms slot's noise often
 def mix64(*keys: int) -> float:
     """A deterministic value in [0, 1) from integer keys (splitmix64): noise without state."""
     z = 0x9E3779B97F4A7C15

@@ -1,0 +1,352 @@
+"""The journal of original power limits, and the guard that always puts them back.
+
+Before the first change the original limits are written (atomically, fsync'd, the folder too)
+to ``$XDG_STATE_HOME/gputop/`` (else ``~/.local/state/gputop/``), one file per host, backend and
+set of device UUIDs. The file is removed only once every limit reads back as its original, so a
+run killed by SIGKILL or a power cut leaves it behind for the next start to notice and for
+``gputop advise --restore`` to act on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import tempfile
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gputop.backends.base import Backend, BackendError
+from gputop.errors import GputopError
+
+SCHEMA = "gputop-advise-journal/1"
+PREFIX = "power-limits-"
+
+
+def state_dir() -> Path:
+    base = os.environ.get("XDG_STATE_HOME")
+    if not base or not os.path.isabs(base):  # the XDG spec: relative paths are to be ignored
+        base = os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "gputop"
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    index: int
+    uuid: str | None
+    original_w: float
+
+
+@dataclass(frozen=True)
+class Journal:
+    path: Path
+    host: str
+    backend: str
+    pid: int
+    started: float
+    entries: tuple[JournalEntry, ...]
+
+    def describe(self) -> str:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.started))
+        gpus = ", ".join(f"GPU {e.index} {e.original_w:g} W" for e in self.entries)
+        return f"started {when} by pid {self.pid}; original limits: {gpus}"
+
+    def alive(self) -> bool:
+        """Is the run that wrote it still going (a gputop process with that pid on this host)?"""
+        if self.pid == os.getpid():
+            return True
+        try:
+            with open(f"/proc/{self.pid}/cmdline", "rb") as fh:
+                return b"gputop" in fh.read()
+        except OSError:
+            return False
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:64] or "_"
+
+
+def journal_path(host: str, backend: str, uuids: Iterable[str | None], folder: Path | None = None
+                 ) -> Path:
+    key = hashlib.sha256("\n".join(sorted(u or "?" for u in uuids)).encode()).hexdigest()[:12]
+    return (folder or state_dir()) / f"{PREFIX}{_safe(host)}-{_safe(backend)}-{key}.json"
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write(path: Path, host: str, backend: str, entries: Sequence[JournalEntry]) -> Journal:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    started = time.time()
+    doc = {
+        "schema": SCHEMA,
+        "host": host,
+        "backend": backend,
+        "pid": os.getpid(),
+        "started": started,
+        "devices": [{"index": e.index, "uuid": e.uuid, "original_limit_w": e.original_w}
+                    for e in entries],
+    }
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".journal-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh, indent=1)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(path.parent)
+    return Journal(path, host, backend, os.getpid(), started, tuple(entries))
+
+
+def remove(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return
+    _fsync_dir(path.parent)
+
+
+def read(path: Path) -> Journal:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+        if doc.get("schema") != SCHEMA:
+            raise ValueError(f"schema {doc.get('schema')!r}")
+        entries = tuple(
+            JournalEntry(int(d["index"]), d.get("uuid"), float(d["original_limit_w"]))
+            for d in doc["devices"]
+        )
+        return Journal(path, str(doc["host"]), str(doc["backend"]), int(doc.get("pid", 0)),
+                       float(doc.get("started", 0.0)), entries)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise GputopError(f"power-limit journal {path} is unreadable ({exc}); check it by hand"
+                          " and delete it once the limits are right") from None
+
+
+def find(host: str, backend: str, folder: Path | None = None,
+         errors: list[str] | None = None) -> list[Journal]:
+    """Journals this host and backend left, oldest first. An unreadable one raises, unless
+    ``errors`` is given: then its message goes there and the others are still returned."""
+    folder = folder or state_dir()
+    try:
+        paths = sorted(folder.glob(f"{PREFIX}*.json"))
+    except OSError:
+        return []
+    out = []
+    for p in paths:
+        try:
+            j = read(p)
+        except GputopError as exc:
+            if errors is None:
+                raise
+            errors.append(str(exc))
+            continue
+        if j.host == host and j.backend == backend:
+            out.append(j)
+    return sorted(out, key=lambda j: j.started)
+
+
+def leftovers(backend: Backend, folder: Path | None = None,
+              errors: list[str] | None = None) -> list[Journal]:
+    """Journals for this node's devices whose run is over: limits that were never put back."""
+    info = backend.info()
+    uuids = {d.uuid for d in info.devices}
+    return [j for j in find(info.host, backend.name, folder, errors)
+            if not j.alive() and any(e.uuid in uuids for e in j.entries)]
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """Serialise check-then-write between advisor runs starting at the same moment."""
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with open(folder / ".lock", "a+b") as fh:
+        try:
+            import fcntl
+
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        except (ImportError, OSError):
+            pass  # no flock here: the check below still catches all but a true race
+        yield
+
+
+def leftover_warning(journals: Sequence[Journal]) -> str:
+    lines = []
+    for j in journals:
+        lines.append(f"an earlier `gputop advise` run changed power limits and did not put them"
+                     f" back ({j.describe()}; journal {j.path}).")
+    lines.append("Run `gputop advise --restore` to restore them.")
+    return "\n".join(lines)
+
+
+def nvidia_smi_commands(limits: Mapping[int, float]) -> list[str]:
+    """The equivalent nvidia-smi commands, one per distinct limit."""
+    by_value: dict[float, list[int]] = {}
+    for i, w in sorted(limits.items()):
+        by_value.setdefault(round(w, 2), []).append(i)
+    return [f"sudo nvidia-smi -i {','.join(map(str, ids))} -pl {w:g}"
+            for w, ids in sorted(by_value.items(), reverse=True)]
+
+
+def current_limits(backend: Backend, devices: Sequence[int]) -> dict[int, float | None]:
+    snap = backend.sample(list(devices))
+    return {d.index: d.power_limit_w for d in snap.devices}
+
+
+def _unreachable(backend: Backend, devices: Sequence[int]) -> dict[int, str]:
+    """Devices that cannot be read now (fallen off the bus, in error), with why."""
+    try:
+        snap = backend.sample(list(devices))
+    except Exception:
+        return {}
+    return {d.index: d.status + (f" ({d.status_reason})" if d.status_reason else "")
+            for d in snap.devices if d.status != "ok"}
+
+
+class RestoreFailed(GputopError):
+    pass
+
+
+def restore_limits(backend: Backend, originals: Mapping[int, float]) -> list[tuple[int, float | None, float]]:
+    """Set every device back to its original limit; returns (index, was, now) for each change.
+
+    Tries every device even when one fails, then reads them all back.
+    """
+    try:
+        before = current_limits(backend, list(originals))
+    except Exception:  # reading failed: write them all rather than trust a guess
+        before = {}
+    changed: list[tuple[int, float | None, float]] = []
+    failures: list[str] = []
+    for i, w in originals.items():
+        was = before.get(i)
+        if was is not None and abs(was - w) < 0.01:
+            continue
+        try:
+            backend.set_power_limit(i, w)
+            changed.append((i, was, w))
+        except (BackendError, OSError) as exc:
+            failures.append(f"GPU {i}: {exc}")
+    if not failures:
+        after = current_limits(backend, list(originals))
+        lost = _unreachable(backend, list(originals))
+        for i, w in after.items():
+            if i in lost:
+                failures.append(f"GPU {i} is {lost[i]}: its limit cannot be read back; once it"
+                                " is back (a reset or reboot also resets its limit), restore again")
+            elif w is None or abs(w - originals[i]) >= 0.01:
+                failures.append(f"GPU {i} reads {w} W after the restore, not {originals[i]:g} W")
+    if failures:
+        cmds = "; ".join(nvidia_smi_commands(originals))
+        raise RestoreFailed("could not restore the original power limits: " + "; ".join(failures)
+                            + f". Restore them with `gputop advise --restore` or: {cmds}")
+    return changed
+
+
+class LimitGuard:
+    """Journal the current limits of ``devices`` before any change; put them back on exit.
+
+    Use ``set()`` for every change. ``finish()`` restores and removes the journal; it is safe to
+    call more than once. The journal stays when the restore fails.
+    """
+
+    def __init__(self, backend: Backend, devices: Sequence[int], folder: Path | None = None) -> None:
+        self.backend = backend
+        self.devices = list(devices)
+        self.folder = folder
+        self.journal: Journal | None = None
+        self.originals: dict[int, float] = {}
+        self.changed = False
+        self.restored: list[tuple[int, float | None, float]] | None = None
+
+    def begin(self, originals: Mapping[int, float] | None = None) -> Journal:
+        info = self.backend.info()
+        if originals is None:
+            read_back = current_limits(self.backend, self.devices)
+            missing = [i for i, w in read_back.items() if w is None]
+            if missing:
+                raise GputopError(f"GPU {missing[0]} does not report its power limit")
+            originals = {i: float(w) for i, w in read_back.items() if w is not None}
+        self.originals = dict(originals)
+        uuids = {d.index: d.uuid for d in info.devices}
+        entries = [JournalEntry(i, uuids.get(i), w) for i, w in self.originals.items()]
+        ours = {e.uuid for e in entries}
+        folder = self.folder or state_dir()
+        path = journal_path(info.host, self.backend.name, ours, folder)
+        with _locked(folder):
+            # Any journal touching these GPUs means their current limits may not be the originals.
+            for other in find(info.host, self.backend.name, folder):
+                shared = sorted(e.index for e in other.entries if e.uuid in ours)
+                if not shared:
+                    continue
+                gpus = ",".join(map(str, shared))
+                if other.alive():
+                    raise GputopError(f"another advisor run (pid {other.pid}) is changing GPU"
+                                      f" {gpus}; wait for it to finish")
+                raise GputopError(leftover_warning([other]))
+            self.journal = write(path, info.host, self.backend.name, entries)
+        return self.journal
+
+    def set(self, limits: Mapping[int, float]) -> None:
+        if self.journal is None:
+            raise RuntimeError("LimitGuard.set before begin")
+        for i, w in limits.items():
+            if i not in self.originals:
+                raise RuntimeError(f"GPU {i} is not journaled")
+            self.changed = True
+            self.backend.set_power_limit(i, w)
+
+    def finish(self) -> list[tuple[int, float | None, float]]:
+        if self.journal is None:
+            return []
+        if self.restored is None:
+            self.restored = restore_limits(self.backend, self.originals)
+        remove(self.journal.path)
+        self.journal = None
+        return self.restored
+
+    def __enter__(self) -> LimitGuard:
+        self.begin()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.finish()
+
+
+def restore_from(backend: Backend, journal: Journal) -> list[tuple[int, float | None, float]]:
+    """Restore what a journal recorded (matching devices by UUID) and remove it."""
+    info = backend.info()
+    by_uuid = {d.uuid: d.index for d in info.devices}
+    originals: dict[int, float] = {}
+    unknown = []
+    for e in journal.entries:
+        index = by_uuid.get(e.uuid) if e.uuid else e.index
+        if index is None:
+            unknown.append(e.uuid or str(e.index))
+        else:
+            originals[index] = e.original_w
+    if unknown:
+        raise GputopError(f"journal {journal.path} names devices this node does not have"
+                          f" ({', '.join(unknown)}); restore those by hand and delete it")
+    changed = restore_limits(backend, originals)
+    remove(journal.path)
+    return changed

@@ -1,0 +1,131 @@
+"""The passive view: what the power draw says about the limit, without changing anything."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gputop.model import Device, Snapshot
+
+# A lower limit "costs nothing" when it leaves this much headroom over what the job drew.
+HEADROOM_P95 = 1.10  # 10% above the 95th percentile of the (1-second averaged) draw
+HEADROOM_PEAK = 1.02  # and 2% above the highest reading
+ROUND_TO_W = 5.0
+# Only worth saying when it lowers the limit by at least this much.
+MIN_GAIN_SHARE = 0.05
+MIN_GAIN_W = 10.0
+
+
+@dataclass(frozen=True)
+class PassiveGpu:
+    index: int
+    uuid: str | None
+    name: str | None
+    samples: int
+    window_s: float
+    draw_p50_w: float | None
+    draw_p95_w: float | None
+    draw_max_w: float | None
+    draw_mean_w: float | None
+    limit_w: float | None
+    limit_default_w: float | None
+    limit_min_w: float | None
+    limit_max_w: float | None
+    capped_share: float | None  # share of samples the software power cap held the clock down
+    energy_j: float | None  # from the energy counter, over the window
+    energy_per_interval_j: float | None  # the same, per sampling interval
+    suggestion_w: float | None  # a lower limit that would not have been reached
+    note: str
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0..100) with linear interpolation between the closest ranks."""
+    if not values:
+        raise ValueError("percentile of nothing")
+    xs = sorted(values)
+    pos = (len(xs) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def free_limit(p95_w: float, peak_w: float, limit_w: float, min_w: float | None) -> float | None:
+    """The lowest limit that keeps clear headroom over the draw seen, if clearly below ``limit_w``."""
+    want = max(p95_w * HEADROOM_P95, peak_w * HEADROOM_PEAK)
+    want = math.ceil(want / ROUND_TO_W) * ROUND_TO_W
+    if min_w is not None:
+        want = max(want, min_w)
+    if limit_w - want < max(MIN_GAIN_W, MIN_GAIN_SHARE * limit_w):
+        return None
+    return float(want)
+
+
+def summarize(samples: Sequence[Snapshot], devices: Sequence[int] | None = None) -> list[PassiveGpu]:
+    """One summary per GPU over a run of snapshots (oldest first)."""
+    if not samples:
+        return []
+    order: list[int] = []
+    per: dict[int, list[tuple[float, Device]]] = {}
+    for snap in samples:
+        for dev in snap.devices:
+            if devices is not None and dev.index not in devices:
+                continue
+            if dev.index not in per:
+                per[dev.index] = []
+                order.append(dev.index)
+            per[dev.index].append((snap.time, dev))
+    return [_one(per[i]) for i in order]
+
+
+def _one(series: list[tuple[float, Device]]) -> PassiveGpu:
+    last = series[-1][1]
+    ok = [(t, d) for t, d in series if d.status == "ok"]
+    draws = [d.power_draw_w for _, d in ok if d.power_draw_w is not None]
+    window = series[-1][0] - series[0][0]
+    reasons = [d.clock_event_reasons for _, d in ok if d.clock_event_reasons is not None]
+    capped = (sum("sw_power_cap" in r for r in reasons) / len(reasons)) if reasons else None
+    energies = [(t, d.energy_j) for t, d in ok if d.energy_j is not None]
+    energy = energies[-1][1] - energies[0][1] if len(energies) >= 2 else None
+    per_interval = energy / (len(energies) - 1) if energy is not None else None
+    limit = last.power_limit_w
+    p50 = percentile(draws, 50) if draws else None
+    p95 = percentile(draws, 95) if draws else None
+    peak = max(draws) if draws else None
+    suggestion = None
+    if last.status != "ok":
+        note = f"GPU is {last.status}" + (f": {last.status_reason}" if last.status_reason else "")
+    elif p95 is None or peak is None or limit is None:
+        note = "no power readings: nothing to say about the limit"
+    elif capped is None:
+        note = "the device does not report power capping: no advice"
+    elif capped > 0:
+        note = (f"held back by the power cap {capped:.0%} of the time: a lower limit costs speed"
+                " (a sweep measures how much)")
+    else:
+        suggestion = free_limit(p95, peak, limit, last.power_limit_min_w)
+        if suggestion is None:
+            note = "draw is close to the limit: only a sweep can tell what a lower limit costs"
+        else:
+            note = (f"a limit of {suggestion:.0f} W would cost nothing for this load: p95 draw"
+                    f" {p95:.0f} W, never capped")
+    return PassiveGpu(
+        index=last.index,
+        uuid=last.uuid,
+        name=last.name,
+        samples=len(series),
+        window_s=window,
+        draw_p50_w=p50,
+        draw_p95_w=p95,
+        draw_max_w=peak,
+        draw_mean_w=sum(draws) / len(draws) if draws else None,
+        limit_w=limit,
+        limit_default_w=last.power_limit_default_w,
+        limit_min_w=last.power_limit_min_w,
+        limit_max_w=last.power_limit_max_w,
+        capped_share=capped,
+        energy_j=energy,
+        energy_per_interval_j=per_interval,
+        suggestion_w=suggestion,
+        note=note,
+    )

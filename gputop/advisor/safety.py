@@ -1,0 +1,92 @@
+"""Signals into exceptions, and what a write to a device needs.
+
+SIGINT, SIGTERM and SIGHUP (an SSH session dropping) raise ``SignalExit`` in the main thread, so
+the sweep unwinds through its ``finally`` and the limits are restored before the process exits
+with the conventional status (128 + signal number). Only the first signal raises: a second
+Ctrl-C while the limits are being put back is recorded, not allowed to cut the restore short.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from types import FrameType
+
+from gputop.backends.base import Backend
+
+SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in ("SIGINT", "SIGTERM", "SIGHUP"))
+                if s is not None)
+CAP_SYS_ADMIN = 21
+
+
+class SignalExit(BaseException):
+    """A termination signal arrived. BaseException, like KeyboardInterrupt: no ``except
+    Exception`` on the way may swallow it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+class SignalGuard:
+    """While active, the first of SIGINT/SIGTERM/SIGHUP raises SignalExit; later ones are noted."""
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self.armed = False
+        self._old: dict[int, object] = {}
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.received is None:
+            self.received = signum
+        if self.armed:
+            self.armed = False
+            raise SignalExit(signum)
+
+    def disarm(self) -> None:
+        self.armed = False
+
+    def __enter__(self) -> SignalGuard:
+        if threading.current_thread() is not threading.main_thread():
+            return self  # signal handlers can only be installed from the main thread
+        for s in SIGNALS:
+            self._old[s] = signal.getsignal(s)
+            signal.signal(s, self._handle)
+        self.armed = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.armed = False
+        for s, old in self._old.items():
+            signal.signal(s, old)  # type: ignore[arg-type]
+        self._old.clear()
+
+
+def _has_cap_sys_admin() -> bool:
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("CapEff:"):
+                    return bool(int(line.split()[1], 16) >> CAP_SYS_ADMIN & 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
+
+
+def missing_privilege(backend: Backend) -> str | None:
+    """Why this process cannot change power limits, if that is known before trying."""
+    if backend.name != "nvml":
+        return None
+    if os.geteuid() == 0 or _has_cap_sys_admin():
+        return None
+    return ("changing a power limit through NVML needs root or CAP_SYS_ADMIN"
+            f" (this process runs as uid {os.geteuid()} without it)")

@@ -1,0 +1,403 @@
+"""`gputop advise`: what a lower power limit would cost, measured on the running job.
+
+Without options it is passive (reads power for --window seconds and changes nothing). --sweep
+measures the curve by stepping the limit down; --run "CMD" times the user's own command at each
+limit. Either way the original limits are journaled first and put back at the end, on error,
+on Ctrl-C, SIGTERM and SIGHUP; --restore puts back what a killed run left behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+DEFAULT_WINDOW_S = 30.0
+DEFAULT_SETTLE_S = 10.0
+DEFAULT_MEASURE_S = 20.0
+
+
+def _nonneg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {text!r}")
+    return value
+
+
+def _pos(text: str) -> float:
+    value = _nonneg(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("advisor")
+    g.add_argument("--window", type=_pos, default=DEFAULT_WINDOW_S, metavar="SEC",
+                   help=f"passive view: seconds of power readings (default {DEFAULT_WINDOW_S:g})")
+    g.add_argument("--sweep", action="store_true",
+                   help="measure the curve: step the power limit down and back (changes limits)")
+    g.add_argument("--run", metavar="CMD", default=None,
+                   help="benchmark mode: run CMD (no shell) once per limit; slowdown from wall time")
+    g.add_argument("--step", type=_pos, default=None, metavar="W",
+                   help="watts between candidate limits (default: 25 W or 5%% of the default"
+                        " limit, whichever is larger)")
+    g.add_argument("--settle", type=_nonneg, default=DEFAULT_SETTLE_S, metavar="SEC",
+                   help=f"seconds to wait after each change (default {DEFAULT_SETTLE_S:g})")
+    g.add_argument("--measure", type=_pos, default=DEFAULT_MEASURE_S, metavar="SEC",
+                   help=f"seconds measured at each limit (default {DEFAULT_MEASURE_S:g})")
+    g.add_argument("--max-slowdown", type=_pos, default=5.0, metavar="PCT",
+                   help="stop going lower once the slowdown passes PCT %% (default 5)")
+    g.add_argument("--eta", type=_nonneg, default=0.5, metavar="ETA",
+                   help="weight of energy against time in the Zeus cost (0..1, default 0.5)")
+    g.add_argument("--lowest", type=_pos, default=None, metavar="W",
+                   help="never set a limit below W (default: the device's minimum)")
+    g.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="benchmark mode: runs of the command per limit (default 1)")
+    g.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
+    g.add_argument("--restore", action="store_true",
+                   help="restore the limits a killed advisor run left changed, and exit")
+    g.add_argument("--json", action="store_true", help="print one JSON document (for scripts)")
+    g.add_argument("--no-plot", action="store_true", help="text output without the curve")
+
+
+def _say(text: str) -> None:
+    """Write to stderr; a terminal that went away (SSH dropped) must not abort a restore."""
+    try:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+class _ProgressPrinter:
+    """A bar that redraws in place on a terminal, one line per phase elsewhere (logs, tests)."""
+
+    def __init__(self) -> None:
+        try:
+            self.tty = sys.stderr.isatty()
+        except (OSError, ValueError):
+            self.tty = False
+        self.last = ""
+
+    def __call__(self, p: Any) -> None:
+        try:
+            if self.tty:
+                width = 24
+                fill = round(width * p.fraction)
+                sys.stderr.write(f"\r\x1b[2K[{'#' * fill}{'-' * (width - fill)}]"
+                                 f" {100 * p.fraction:3.0f}% {p.message}")
+                if p.phase == "done":
+                    sys.stderr.write("\r\x1b[2K")
+                sys.stderr.flush()
+            elif p.message != self.last:
+                sys.stderr.write(f"gputop advise: {p.message}\n")
+                sys.stderr.flush()
+            self.last = p.message
+        except (OSError, ValueError):
+            pass
+
+    def clear(self) -> None:
+        if self.tty:
+            try:
+                sys.stderr.write("\r\x1b[2K")
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                pass
+
+
+def _validate(args: argparse.Namespace) -> None:
+    from gputop.errors import UsageError
+
+    if not 0 <= args.eta <= 1:
+        raise UsageError(f"--eta must be between 0 and 1: {args.eta:g}")
+    if args.max_slowdown >= 100:
+        raise UsageError(f"--max-slowdown must be below 100: {args.max_slowdown:g}")
+    if args.repeat < 1:
+        raise UsageError(f"--repeat must be at least 1: {args.repeat}")
+    if args.restore and (args.sweep or args.run or args.dry_run):
+        raise UsageError("--restore cannot be combined with --sweep, --run or --dry-run")
+    if args.run is not None and not args.run.strip():
+        raise UsageError("--run needs a command")
+
+
+def run(args: argparse.Namespace) -> int:
+    from gputop.backends import open_backend
+    from gputop.cli import backend_options
+
+    _validate(args)
+    argv = None
+    if args.run is not None:
+        import shlex
+
+        from gputop.errors import UsageError
+
+        try:
+            argv = shlex.split(args.run)
+        except ValueError as exc:
+            raise UsageError(f"--run: cannot split the command: {exc}") from None
+    backend = open_backend(args.backend, backend_options(args))
+    try:
+        return _Advise(args, backend, argv).main()
+    finally:
+        backend.close()
+
+
+class _Advise:
+    def __init__(self, args: argparse.Namespace, backend: Any, argv: list[str] | None) -> None:
+        from gputop.selection import select_devices
+
+        self.args = args
+        self.backend = backend
+        self.argv = argv
+        info = backend.info()
+        self.info = info
+        self.devices = select_devices(args.ids, info.devices) or [d.index for d in info.devices]
+        self.doc: dict[str, Any] = {
+            "schema": "gputop-advise/1", "host": info.host, "backend": backend.name,
+            "devices": self.devices, "mode": None, "passive": None, "sweep": None,
+            "skipped": None, "restored": None, "warnings": [],
+        }
+
+    # -- output
+    def _emit(self, text_lines: list[str]) -> None:
+        import json
+
+        if self.args.json:
+            json.dump(self.doc, sys.stdout, separators=(",", ":"))
+            sys.stdout.write("\n")
+        else:
+            sys.stdout.write("\n".join(text_lines) + "\n")
+        sys.stdout.flush()
+
+    def _warn(self, text: str) -> None:
+        self.doc["warnings"].append(text)
+        _say(f"gputop: warning: {text}")
+
+    def _header(self) -> str:
+        names = sorted({self.info.devices[i].name or "?" for i in self.devices})
+        backend = "SIMULATED" if self.backend.name == "sim" else self.backend.name
+        return (f"gputop advise on {self.info.host} ({backend}), GPU {','.join(map(str, self.devices))}"
+                f" ({', '.join(names)})")
+
+    # -- modes
+    def main(self) -> int:
+        from gputop.advisor import journal
+        from gputop.errors import GputopError
+
+        if self.args.restore:
+            return self.restore()
+        errors: list[str] = []
+        left = journal.leftovers(self.backend, errors=errors)
+        for error in errors:
+            self._warn(error)
+        if left:
+            self._warn(journal.leftover_warning(left))
+        if self.args.sweep or self.argv is not None:
+            if errors and not self.args.dry_run:
+                raise GputopError("an unreadable power-limit journal may hold original limits;"
+                                  " resolve it before sweeping")
+            return self.sweep(left)
+        return self.passive()
+
+    def _passive_from(self, samples: list[Any]) -> list[str]:
+        from gputop.advisor import passive, render
+
+        gpus = passive.summarize(samples, self.devices)
+        self.doc["passive"] = [render.passive_json(g) for g in gpus]
+        return render.passive_lines(gpus)
+
+    def passive(self, note: list[str] | None = None) -> int:
+        import threading
+
+        from gputop.advisor.sweep import measure
+
+        self.doc["mode"] = "passive"
+        progress = _ProgressPrinter()
+        if progress.tty:
+            _say(f"measuring power for {self.args.window:g} s (passive: nothing is changed)…")
+        samples = measure(self.backend, self.devices, self.args.window, self.args.interval,
+                          threading.Event())
+        lines = [self._header(), *(note or []), *self._passive_from(samples)]
+        self._emit(lines)
+        return 0
+
+    def restore(self) -> int:
+        from gputop.advisor import journal
+        from gputop.errors import GputopError
+
+        self.doc["mode"] = "restore"
+        found = journal.find(self.info.host, self.backend.name)
+        lines = []
+        restored: list[dict[str, Any]] = []
+        for j in found:
+            if j.alive():
+                raise GputopError(f"the advisor run that wrote {j.path} (pid {j.pid}) is still"
+                                  " running; it restores its limits when it ends")
+            for i, was, now in journal.restore_from(self.backend, j):
+                restored.append({"index": i, "was_w": was, "restored_w": now})
+                lines.append(f"GPU {i}: {was if was is not None else '?'} W -> {now:g} W")
+            lines.append(f"restored the limits journaled in {j.path} and removed it")
+        if not found:
+            lines.append(f"nothing to restore: no journal for {self.info.host}/{self.backend.name}"
+                         f" in {journal.state_dir()}")
+        self.doc["restored"] = restored
+        self._emit(lines)
+        return 0
+
+    def _config(self) -> Any:
+        from gputop.advisor.recommend import SweepConfig
+
+        a = self.args
+        return SweepConfig(step_w=a.step, settle_s=a.settle, measure_s=a.measure,
+                           interval_s=a.interval, max_slowdown_pct=a.max_slowdown, eta=a.eta,
+                           lowest_w=a.lowest, repeat=a.repeat)
+
+    def sweep(self, left: list[Any]) -> int:
+        from gputop.advisor import journal, render
+        from gputop.advisor.recommend import make_plan
+        from gputop.advisor.safety import missing_privilege
+        from gputop.errors import GputopError
+
+        mode = "benchmark" if self.argv is not None else "sweep"
+        snap = self.backend.sample(self.devices)
+        unlimited = [d.index for d in snap.devices if d.power_limit_w is None]
+        if unlimited:
+            why = (f"GPU {','.join(map(str, unlimited))} reports no power limit (the"
+                   f" {self.backend.name} backend cannot read or set one)")
+            self.doc["skipped"] = {"reason": why, "needs": None, "commands": []}
+            _say(f"gputop: cannot sweep: {why}. Showing the passive view instead.")
+            return self.passive([f"Sweep skipped: {why}."])
+        plan = make_plan(list(snap.devices), self._config())
+        if self.args.dry_run:
+            self.doc["mode"] = "dry-run"
+            self.doc["plan"] = {
+                "mode": mode, "command": self.argv,
+                "original_limits_w": {str(i): w for i, w in plan.originals.items()},
+                "candidates_w": list(plan.candidates), "step_w": plan.step_w,
+                "settle_s": plan.config.settle_s, "measure_s": plan.config.measure_s,
+                "max_slowdown_pct": plan.config.max_slowdown_pct,
+                "worst_case_s": plan.worst_case_s() if mode == "sweep" else None,
+                "journal": str(journal.journal_path(self.info.host, self.backend.name,
+                                                    plan.uuids.values())),
+            }
+            self._emit([self._header(), *render.plan_lines(plan, mode, self.argv),
+                        "Dry run: nothing was changed."])
+            return 0
+        ours = {plan.uuids[i] for i in plan.devices}
+        if any(e.uuid in ours for j in left for e in j.entries):
+            raise GputopError("an earlier advisor run left power limits changed on these GPUs;"
+                              " a sweep now would take them for the originals. Run"
+                              " `gputop advise --restore` first")
+        if not plan.candidates:
+            return self.passive([f"GPU {','.join(map(str, plan.devices))} already at the lowest"
+                                 " allowed limit: nothing to sweep"])
+        why = missing_privilege(self.backend)
+        if why is not None:
+            return self._denied(why, plan, None)
+        return self._guarded(plan, mode)
+
+    def _denied(self, why: str, plan: Any, samples: list[Any] | None) -> int:
+        from gputop.advisor.journal import nvidia_smi_commands
+
+        cmds = [c for w in plan.candidates for c in nvidia_smi_commands(plan.limits_for(w))]
+        cmds += nvidia_smi_commands(plan.originals)
+        needs = "run gputop as root (sudo) or grant it CAP_SYS_ADMIN"
+        self.doc["skipped"] = {"reason": why, "needs": needs, "commands": cmds}
+        _say(f"gputop: cannot sweep: {why}.\n  Needed: {needs}; or step the limits yourself"
+             f" (each step, then the originals back):\n    " + "\n    ".join(cmds)
+             + "\n  Showing the passive view instead (nothing was changed).")
+        note = [f"Sweep skipped: {why}. Needed: {needs}."]
+        if samples:
+            self.doc["mode"] = "passive"
+            self._emit([self._header(), *note, *self._passive_from(samples)])
+            return 0
+        return self.passive(note)
+
+    def _guarded(self, plan: Any, mode: str) -> int:
+        from gputop.advisor import render
+        from gputop.advisor.benchmark import Benchmark
+        from gputop.advisor.journal import LimitGuard, RestoreFailed
+        from gputop.advisor.safety import SignalExit, SignalGuard
+        from gputop.advisor.sweep import Sweep
+        from gputop.backends.base import NoPermission, Unsupported
+        from gputop.errors import GputopError
+
+        progress = _ProgressPrinter()
+        guard = LimitGuard(self.backend, plan.devices)
+        engine: Any
+        if mode == "benchmark":
+            engine = Benchmark(self.backend, plan, guard, self.argv or [], progress=progress,
+                               output=sys.stderr)
+        else:
+            engine = Sweep(self.backend, plan, guard, progress=progress)
+        sig = SignalGuard()
+        result = None
+        denied: BaseException | None = None
+        restored: list[Any] = []
+        try:
+            with sig:
+                try:
+                    guard.begin(plan.originals)
+                    result = engine.run()
+                except (NoPermission, Unsupported) as exc:
+                    if guard.changed and not _first_write_failed(exc, engine):
+                        raise
+                    denied = exc
+                finally:
+                    while True:  # a signal landing before disarm() must not skip the restore
+                        try:
+                            sig.disarm()
+                            restored = guard.finish()
+                            break
+                        except SignalExit:
+                            continue
+        except SignalExit as exc:
+            progress.clear()
+            _say(f"gputop: interrupted by {exc.name}: power limits restored to the originals")
+            return exc.exit_code
+        except RestoreFailed as exc:
+            cause = exc.__context__
+            if isinstance(cause, SignalExit):
+                raise GputopError(f"interrupted by {cause.name}; {exc}") from None
+            if cause is not None:  # say what stopped the sweep too, not only the restore
+                raise GputopError(f"{cause}; {exc}") from None
+            raise
+        finally:
+            progress.clear()
+        if sig.received is not None:
+            import signal
+
+            _say(f"gputop: interrupted by {signal.Signals(sig.received).name}: power limits"
+                 " restored to the originals")
+            return 128 + sig.received
+        if denied is not None:
+            baseline = getattr(engine, "baseline_samples", None)
+            return self._denied(str(denied), plan, baseline)
+        assert result is not None
+        self.doc["mode"] = mode
+        self.doc["sweep"] = render.result_json(result)
+        self.doc["restored"] = [{"index": i, "was_w": was, "restored_w": now}
+                                for i, was, now in restored]
+        lines = [self._header(), *self._passive_from(result.baseline_samples), ""]
+        if result.proxy is not None:
+            lines.append(f"Job: {result.proxy.kind}; work rate from {result.proxy.label}"
+                         f" (A-B-A, settle {plan.config.settle_s:g} s, measure"
+                         f" {plan.config.measure_s:g} s)")
+        else:
+            lines.append(f"Benchmark: {' '.join(result.command or [])!r}, slowdown from wall time")
+        lines += render.table_lines(result.rows, mode, plan.config.max_slowdown_pct)
+        if not self.args.no_plot and len(result.rows) > 1:
+            lines += ["", render.plot(result.rows, max_slowdown_pct=plan.config.max_slowdown_pct)]
+        lines += render.recommendation_lines(result)
+        lines += render.restored_lines(restored, plan.originals)
+        self._emit(lines)
+        return 0
+
+
+def _first_write_failed(exc: BaseException, engine: Any) -> bool:
+    """NoPermission on the very first change: nothing was changed, fall back to passive."""
+    return not getattr(engine, "rows", None) or len(engine.rows) <= 1
