@@ -17,86 +17,48 @@ from gputop.cluster import states
 from gputop.cluster.lines import Oversize
 from gputop.cluster.protocol import Problem, printable
 from gputop.model import Device, Hint, Snapshot
+from gputop.query import fields as query_fields
 
 MAX_GPUS = 1024
 _DEVICE_FIELDS = frozenset(f.name for f in fields(Device))
 _MASK_FIELD = "clocks_event_reasons.active"
 
-# Fallback only: the nvidia-smi field table lives in gputop/query/fields.py (query mode), which
-# this module uses when it is there. Canonical name -> (Device attribute, kind).
-_LOCAL_FIELDS: dict[str, tuple[str, str]] = {
-    "index": ("index", "int"), "uuid": ("uuid", "str"), "name": ("name", "str"),
-    "pci.bus_id": ("pci_bus_id", "str"), "pstate": ("pstate", "str"),
-    "memory.total": ("memory_total_mib", "num"), "memory.used": ("memory_used_mib", "num"),
-    "memory.reserved": ("memory_reserved_mib", "num"),
-    "utilization.gpu": ("utilization_gpu_pct", "num"),
-    "utilization.memory": ("utilization_memory_pct", "num"),
-    "temperature.gpu": ("temperature_c", "num"), "temperature.memory": ("temperature_memory_c", "num"),
-    "fan.speed": ("fan_pct", "num"), "power.draw": ("power_draw_w", "num"),
-    "power.limit": ("power_limit_w", "num"), "power.default_limit": ("power_limit_default_w", "num"),
-    "power.min_limit": ("power_limit_min_w", "num"), "power.max_limit": ("power_limit_max_w", "num"),
-    "clocks.current.sm": ("clock_sm_mhz", "num"), "clocks.current.memory": ("clock_mem_mhz", "num"),
-    "clocks.max.sm": ("clock_sm_max_mhz", "num"), "clocks.max.memory": ("clock_mem_max_mhz", "num"),
-}
-_LOCAL_ALIASES = {"clocks.sm": "clocks.current.sm", "clocks.mem": "clocks.current.memory",
-                  "clocks.max.mem": "clocks.max.memory",
-                  "clocks_throttle_reasons.active": _MASK_FIELD}
-
 ColumnParser = Callable[[str], Any]
-
-
-def _query_fields():
-    try:
-        from gputop.query import fields as query_fields
-    except ImportError:
-        return None
-    return query_fields
+_INF = float("inf")
 
 
 def canonical(field: str) -> str:
-    """A header cell ("memory.total [MiB]") or a requested name (an alias) -> canonical name."""
+    """A header cell ("memory.total [MiB]") or a requested name (an alias) -> canonical name,
+    by the query mode's nvidia-smi field table."""
     name = field.strip().split(" [", 1)[0].strip()
-    q = _query_fields()
-    if q is not None:
-        try:
-            return q.lookup(name).name
-        except ValueError:  # InvalidField: a column this viewer does not know; ignored
-            return name
-    return _LOCAL_ALIASES.get(name, name)
+    try:
+        return query_fields.lookup(name).name
+    except query_fields.InvalidField:  # a column this viewer does not know: ignored
+        return name
 
 
 def column_parser(name: str) -> tuple[str, ColumnParser] | None:
     """(Device attribute, cell parser) for a canonical column name; None: not in the model."""
     if name == _MASK_FIELD:
         return "clock_event_mask", lambda text: parse_value(text, "mask")
-    q = _query_fields()
-    if q is not None:
-        try:
-            field = q.lookup(name)
-        except ValueError:
-            return None
-        if field.attr is None or field.attr not in _DEVICE_FIELDS:
-            return None
-
-        def parse(text: str, field=field) -> Any:
-            value = q.parse_value(field, text)
-            if isinstance(value, float) and (value != value or value in (_INF, -_INF)):
-                return None
-            return printable(value, 256) if isinstance(value, str) else value
-
-        return field.attr, parse
-    spec = _LOCAL_FIELDS.get(name)
-    if spec is None:
+    try:
+        field = query_fields.lookup(name)
+    except query_fields.InvalidField:
         return None
-    attr, kind = spec
-    return attr, lambda text: parse_value(text, kind)
+    if field.attr is None or field.attr not in _DEVICE_FIELDS:
+        return None
 
+    def parse(text: str) -> Any:
+        value = query_fields.parse_value(field, text)
+        if isinstance(value, float) and (value != value or value in (_INF, -_INF)):
+            return None
+        return printable(value, 256) if isinstance(value, str) else value
 
-_INF = float("inf")
+    return field.attr, parse
 
 
 def parse_value(text: str, kind: str) -> Any:
-    """One CSV cell (fallback parser). ``[N/A]``-style cells are None; a trailing unit ("81559
+    """One CSV cell of the grouping columns (count, driver_version, the event mask). ``[N/A]``-style cells are None; a trailing unit ("81559
     MiB") is dropped, so captures taken without ``nounits`` parse the same."""
     text = text.strip()
     if not text or (text.startswith("[") and text.endswith("]")) or text in ("N/A", "Unknown Error"):
