@@ -10,6 +10,8 @@ import pytest
 
 pytest.importorskip("gputop.tui.dashboard", reason="needs the dashboard widgets (branch tui)")
 
+from cluster_lab import lab_fixture  # noqa: E402,F401 - the `lab` fixture
+
 from gputop.backends.base import BackendOptions  # noqa: E402
 from gputop.backends.sim import SimBackend  # noqa: E402
 from gputop.cluster.node import NodeStatus  # noqa: E402
@@ -154,3 +156,39 @@ async def test_users_view_and_node_screen():
         await pilot.press("t")
         assert app.theme != first
     assert cluster.stopped
+
+
+async def test_real_nodes_over_ssh_in_the_cluster_screen(lab):
+    import asyncio
+
+    from gputop.cluster.hosts import HostSpec
+    from gputop.cluster.node import Policy
+    from gputop.cluster.transport import Cluster
+
+    specs = [HostSpec(n, lab.command(n)) for n in ("node-a", "node-b", "closed")]
+    cluster = Cluster(specs, Policy(interval=0.5, connect_timeout=3, backoff_max=1.0),
+                      ssh_config=str(lab.ssh_config))
+    app = ClusterApp(cluster, interval=0.5, refresh_s=0.1)
+    async with app.run_test(size=(160, 40)) as pilot:
+        table = app.nodes_table
+        for _ in range(150):
+            await asyncio.sleep(0.1)
+            if len(table.keys()) == 3 and all(
+                    table.cells(h)["state"] == want for h, want in
+                    (("node-a", "ok"), ("node-b", "ok"), ("closed", "unreachable"))):
+                break
+        assert table.cells("node-a")["gpus"] == "8"
+        assert "Connection refused" in table.cells("closed")["reason"]
+        assert app._order[0] == "closed"  # trouble first
+        table.move_cursor(app._order.index("node-a"))
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, NodeScreen)
+        for _ in range(30):
+            await asyncio.sleep(0.1)
+            if len(app.screen.dashboard.cards) == 8:
+                break
+        assert len(app.screen.dashboard.cards) == 8
+        await pilot.press("q")
+    # Quitting the screen closed every ssh session.
+    assert not cluster._live
