@@ -18,6 +18,9 @@ print(code, ",".join(heavy) or "-")
 COMMANDS = [
     ["snapshot", "--json", "--backend", "sim"],
     ["snapshot", "--backend", "sim"],
+    ["--backend", "sim", "--query-gpu=index,name,power.draw", "--format=csv"],
+    ["--backend", "sim", "--query-compute-apps=pid,used_memory", "--format=csv,noheader"],
+    ["advise", "--backend", "sim", "--sim-speed", "100", "--window", "5"],
     ["--help"],
 ]
 
