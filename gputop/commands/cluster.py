@@ -80,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.json and not args.once:
         raise UsageError("--json needs --once (the live view is the terminal UI)")
+    if args.timeout is not None and not args.timeout > 0:
+        raise UsageError(f"--timeout must be positive: {args.timeout}")
     specs = load_specs(args)
     if args.once:
         return run_once(args, specs)

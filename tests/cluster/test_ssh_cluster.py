@@ -215,7 +215,9 @@ def test_cli_usage_errors_are_one_line():
                        (["cluster", "a", "--json"], "--json needs --once"),
                        (["cluster", "a", "--once", "--hosts", "/nonexistent.toml"], "not found"),
                        (["cluster", "a", "--once", "--remote-command", ""], "non-empty"),
-                       (["cluster", "a", "a", "--once"], "listed twice")):
+                       (["cluster", "a", "a", "--once"], "listed twice"),
+                       (["cluster", "a", "--once", "--timeout", "0"], "--timeout"),
+                       (["cluster", "a", "--once", "--max-opening", "0"], "--max-opening")):
         proc = run_cli(*args)
         assert proc.returncode == 2, (args, proc.stderr)
         assert what in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
