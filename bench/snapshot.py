@@ -101,11 +101,18 @@ def bench_floor(pids: list[int]):
     nv = FakeNvml(node(GPUS, PROCS_PER_GPU, pids=pids), clock=clock.wall)
     nv.nvmlInit()
     handles = [nv.nvmlDeviceGetHandleByIndex(i) for i in range(nv.nvmlDeviceGetCount())]
-    static = [(nv.nvmlDeviceGetName(h), nv.nvmlDeviceGetUUID(h), nv.nvmlDeviceGetPciInfo(h).busId,
-               nv.nvmlDeviceGetPowerManagementLimitConstraints(h),
-               nv.nvmlDeviceGetPowerManagementDefaultLimit(h),
-               nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM),
-               nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_MEM)) for h in handles]
+    static = []
+    for h in handles:
+        pci = nv.nvmlDeviceGetPciInfo(h)
+        static.append((nv.nvmlDeviceGetName(h), nv.nvmlDeviceGetUUID(h), pci.busId,
+                       pci.pciDeviceId, pci.pciSubSystemId,
+                       nv.nvmlDeviceGetPowerManagementLimitConstraints(h),
+                       nv.nvmlDeviceGetPowerManagementDefaultLimit(h),
+                       nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM),
+                       nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_MEM),
+                       nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_GRAPHICS),
+                       nv.nvmlDeviceGetCudaComputeCapability(h),
+                       nv.nvmlDeviceGetSupportedClocksEventReasons(h)))
     gpm = []
     for h in handles:
         s1, s2 = nv.nvmlGpmSampleAlloc(), nv.nvmlGpmSampleAlloc()
@@ -122,6 +129,9 @@ def bench_floor(pids: list[int]):
     slow: list[tuple] = [()] * len(handles)
     count = [0]
     mem_temp = [nv.NVML_FI_DEV_MEMORY_TEMP]
+    ecc_counters = [(e, c) for c in (nv.NVML_VOLATILE_ECC, nv.NVML_AGGREGATE_ECC)
+                    for e in (nv.NVML_MEMORY_ERROR_TYPE_CORRECTED,
+                              nv.NVML_MEMORY_ERROR_TYPE_UNCORRECTED)]
 
     def tick() -> list[dict]:
         refresh = count[0] % int(nvml_backend.SLOW_REFRESH_S) == 0
@@ -134,7 +144,8 @@ def bench_floor(pids: list[int]):
                            nv.nvmlDeviceGetEnforcedPowerLimit(h),
                            nv.nvmlDeviceGetMaxPcieLinkGeneration(h),
                            nv.nvmlDeviceGetMaxPcieLinkWidth(h), nv.nvmlDeviceGetSerial(h),
-                           nv.nvmlDeviceGetVbiosVersion(h))
+                           nv.nvmlDeviceGetVbiosVersion(h),
+                           [nv.nvmlDeviceGetTotalEccErrors(h, e, c) for e, c in ecc_counters])
             mem = nv.nvmlDeviceGetMemoryInfo(h, nv.nvmlMemory_v2)
             util = nv.nvmlDeviceGetUtilizationRates(h)
             s1, s2, req = gpm[i]
@@ -144,7 +155,10 @@ def bench_floor(pids: list[int]):
             gpm[i][0], gpm[i][1] = s2, s1
             dev = {
                 "static": static[i], "slow": slow[i],
-                "used": mem.used, "reserved": mem.reserved, "gpu": util.gpu, "mem": util.memory,
+                "used": mem.used, "reserved": mem.reserved, "free": mem.free,
+                "gpu": util.gpu, "mem": util.memory,
+                "enc": nv.nvmlDeviceGetEncoderUtilization(h)[0],
+                "dec": nv.nvmlDeviceGetDecoderUtilization(h)[0],
                 "temp": nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU),
                 "mem_temp": nv.nvmlDeviceGetFieldValues(h, mem_temp)[0].value.uiVal,
                 "pstate": nv.nvmlDeviceGetPerformanceState(h),
@@ -153,6 +167,8 @@ def bench_floor(pids: list[int]):
                 "energy": nv.nvmlDeviceGetTotalEnergyConsumption(h),
                 "sm": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM),
                 "memclk": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM),
+                "grclk": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_GRAPHICS),
+                "videoclk": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_VIDEO),
                 "gen": nv.nvmlDeviceGetCurrPcieLinkGeneration(h),
                 "width": nv.nvmlDeviceGetCurrPcieLinkWidth(h),
                 "gpm": [req.metrics[k].value for k in range(len(METRICS))],

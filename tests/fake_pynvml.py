@@ -96,6 +96,18 @@ class FakeGpu:
     persistence: int = 1
     mig: int = 0
     compute_mode: int = 0
+    # None: the same as the current mode (a change waits for the next GPU reset)
+    ecc_pending: int | None = None
+    mig_pending: int | None = None
+    # (NVML_MEMORY_ERROR_TYPE_*, NVML_VOLATILE_ECC/NVML_AGGREGATE_ECC) -> count; missing: 0
+    ecc_errors: dict[tuple[int, int], int] = field(default_factory=dict)
+    pci_device_id: int = 0x233010DE  # device id << 16 | vendor id (0x10DE: NVIDIA)
+    pci_sub_system_id: int = 0x16C110DE
+    compute_capability: tuple[int, int] = (9, 0)
+    util_encoder: int | None = 0  # None: no NVENC -> NotSupported
+    util_decoder: int | None = 0  # None: no NVDEC -> NotSupported
+    clock_video: int | None = 1545  # None: NotSupported
+    supported_event_mask: int = 0x1FF
     gpm: bool = True
     # metric id -> value (float, NaN allowed) or an NVML error code int wrapped as ("err", code)
     gpm_metrics: dict[int, float | tuple[str, int]] = field(default_factory=dict)
@@ -175,6 +187,10 @@ def a100(index: int, processes: Iterable[FakeProcess] = ()) -> FakeGpu:
         clock_mem_max=1593,
         pcie_gen=4,
         pcie_gen_max=4,
+        pci_device_id=0x20B210DE,
+        pci_sub_system_id=0x147F10DE,
+        compute_capability=(8, 0),
+        clock_video=1275,
         gpm=False,
         processes=list(processes),
     )
@@ -379,12 +395,15 @@ class FakeNvml:
         info.domain = int(domain, 16)
         info.bus = int(bus, 16)
         info.device = int(rest.split(".")[0], 16)
-        info.pciDeviceId = 0x233010DE
-        info.pciSubSystemId = 0x16C110DE
+        info.pciDeviceId = gpu.pci_device_id
+        info.pciSubSystemId = gpu.pci_sub_system_id
         return info
 
     def nvmlDeviceGetPciInfo_v3(self, handle: FakeHandle):
         return self.nvmlDeviceGetPciInfo(handle)
+
+    def nvmlDeviceGetCudaComputeCapability(self, handle: FakeHandle) -> tuple[int, int]:
+        return self._dev("nvmlDeviceGetCudaComputeCapability", handle).compute_capability
 
     # ---------------------------------------------------------------- memory / utilization
     def nvmlDeviceGetMemoryInfo(self, handle: FakeHandle, version: int | None = None):
@@ -413,6 +432,19 @@ class FakeNvml:
         util.gpu = gpu.util_gpu
         util.memory = gpu.util_mem
         return util
+
+    def nvmlDeviceGetEncoderUtilization(self, handle: FakeHandle) -> list[int]:
+        """``[utilization %, sampling period µs]``, as the real wrapper returns."""
+        gpu = self._dev("nvmlDeviceGetEncoderUtilization", handle)
+        if gpu.util_encoder is None:
+            raise NVMLError(_real.NVML_ERROR_NOT_SUPPORTED)
+        return [gpu.util_encoder, 167_000]
+
+    def nvmlDeviceGetDecoderUtilization(self, handle: FakeHandle) -> list[int]:
+        gpu = self._dev("nvmlDeviceGetDecoderUtilization", handle)
+        if gpu.util_decoder is None:
+            raise NVMLError(_real.NVML_ERROR_NOT_SUPPORTED)
+        return [gpu.util_decoder, 167_000]
 
     # ---------------------------------------------------------------- thermal / power
     def nvmlDeviceGetTemperature(self, handle: FakeHandle, sensor: int) -> int:
@@ -490,6 +522,8 @@ class FakeNvml:
             return gpu.clock_sm
         if type == _real.NVML_CLOCK_MEM:
             return gpu.clock_mem
+        if type == _real.NVML_CLOCK_VIDEO and gpu.clock_video is not None:
+            return gpu.clock_video
         raise NVMLError(_real.NVML_ERROR_NOT_SUPPORTED)
 
     def nvmlDeviceGetMaxClockInfo(self, handle: FakeHandle, type: int) -> int:
@@ -509,6 +543,13 @@ class FakeNvml:
     def nvmlDeviceGetCurrentClocksThrottleReasons(self, handle: FakeHandle) -> int:
         return self._dev("nvmlDeviceGetCurrentClocksThrottleReasons", handle).event_mask
 
+    def nvmlDeviceGetSupportedClocksEventReasons(self, handle: FakeHandle) -> int:
+        return self._dev("nvmlDeviceGetSupportedClocksEventReasons", handle).supported_event_mask
+
+    def nvmlDeviceGetSupportedClocksThrottleReasons(self, handle: FakeHandle) -> int:
+        return self._dev("nvmlDeviceGetSupportedClocksThrottleReasons",
+                         handle).supported_event_mask
+
     def nvmlDeviceGetCurrPcieLinkGeneration(self, handle: FakeHandle) -> int:
         return self._dev("nvmlDeviceGetCurrPcieLinkGeneration", handle).pcie_gen
 
@@ -523,14 +564,25 @@ class FakeNvml:
 
     def nvmlDeviceGetEccMode(self, handle: FakeHandle) -> list[int]:
         gpu = self._dev("nvmlDeviceGetEccMode", handle)
-        return [gpu.ecc, gpu.ecc]
+        return [gpu.ecc, gpu.ecc if gpu.ecc_pending is None else gpu.ecc_pending]
+
+    def nvmlDeviceGetTotalEccErrors(self, handle: FakeHandle, errorType: int,
+                                    counterType: int) -> int:
+        gpu = self._dev("nvmlDeviceGetTotalEccErrors", handle)
+        if errorType not in (_real.NVML_MEMORY_ERROR_TYPE_CORRECTED,
+                             _real.NVML_MEMORY_ERROR_TYPE_UNCORRECTED) or \
+                counterType not in (_real.NVML_VOLATILE_ECC, _real.NVML_AGGREGATE_ECC):
+            raise NVMLError(_real.NVML_ERROR_INVALID_ARGUMENT)
+        if not gpu.ecc:  # NVML: "Requires ECC Mode to be enabled"
+            raise NVMLError(_real.NVML_ERROR_NOT_SUPPORTED)
+        return gpu.ecc_errors.get((errorType, counterType), 0)
 
     def nvmlDeviceGetPersistenceMode(self, handle: FakeHandle) -> int:
         return self._dev("nvmlDeviceGetPersistenceMode", handle).persistence
 
     def nvmlDeviceGetMigMode(self, device: FakeHandle) -> list[int]:
         gpu = self._dev("nvmlDeviceGetMigMode", device)
-        return [gpu.mig, gpu.mig]
+        return [gpu.mig, gpu.mig if gpu.mig_pending is None else gpu.mig_pending]
 
     def nvmlDeviceGetComputeMode(self, handle: FakeHandle) -> int:
         return self._dev("nvmlDeviceGetComputeMode", handle).compute_mode

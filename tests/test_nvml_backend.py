@@ -188,16 +188,21 @@ def test_static_facts_are_read_once_and_slow_values_cached(h100_node) -> None:
     assert nv.count("nvmlDeviceGetName") == 8
     assert nv.count("nvmlDeviceGetUUID") == 8
     assert nv.count("nvmlDeviceGetPowerManagementLimitConstraints") == 8
-    assert nv.count("nvmlDeviceGetMaxClockInfo") == 16
+    assert nv.count("nvmlDeviceGetMaxClockInfo") == 24  # SM, memory, graphics
     assert nv.count("nvmlDeviceGetEccMode") == 8  # refreshed every SLOW_REFRESH_S only
+    assert nv.count("nvmlDeviceGetTotalEccErrors") == 32  # 4 counters x 8, slow too
     assert nv.count("nvmlDeviceGetPowerUsage") == 40
+    assert nv.count("nvmlDeviceGetEncoderUtilization") == 40  # live: every tick
+    assert nv.count("nvmlDeviceGetClockInfo") == 40 * 4  # SM, memory, graphics, video
     clock.advance(nvml_backend.SLOW_REFRESH_S)
     backend.sample()
     assert nv.count("nvmlDeviceGetEccMode") == 16
+    assert nv.count("nvmlDeviceGetTotalEccErrors") == 64
     for static in ("nvmlDeviceGetName", "nvmlDeviceGetUUID", "nvmlDeviceGetPciInfo",
                    "nvmlDeviceGetSerial", "nvmlDeviceGetVbiosVersion",
                    "nvmlDeviceGetPowerManagementDefaultLimit", "nvmlGpmQueryDeviceSupport",
-                   "nvmlDeviceGetHandleByIndex"):
+                   "nvmlDeviceGetHandleByIndex", "nvmlDeviceGetCudaComputeCapability",
+                   "nvmlDeviceGetSupportedClocksEventReasons"):
         assert nv.count(static) == 8, static
     assert nv.count("nvmlSystemGetDriverVersion") == 1
 
@@ -210,6 +215,105 @@ def test_slow_values_follow_a_change_after_the_refresh_period(h100_node) -> None
     clock.advance(nvml_backend.SLOW_REFRESH_S)
     dev = backend.sample([1]).devices[0]
     assert dev.mig_mode is True and dev.ecc_mode is False
+
+
+# ---------------------------------------------------------------------------- query-mode fields
+
+def test_the_fields_query_mode_prints_map_from_nvml() -> None:
+    gpu = h100(0)
+    gpu.util_encoder, gpu.util_decoder = 12, 34
+    gpu.clock_sm, gpu.clock_video = 1755, 1410  # NVML's graphics clock is the SM one on Hopper
+    gpu.ecc_pending, gpu.mig_pending = 0, 1  # changes waiting for a GPU reset
+    gpu.ecc_errors = {(nvml_backend_const("NVML_MEMORY_ERROR_TYPE_CORRECTED"),
+                       nvml_backend_const("NVML_VOLATILE_ECC")): 3,
+                      (nvml_backend_const("NVML_MEMORY_ERROR_TYPE_CORRECTED"),
+                       nvml_backend_const("NVML_AGGREGATE_ECC")): 17,
+                      (nvml_backend_const("NVML_MEMORY_ERROR_TYPE_UNCORRECTED"),
+                       nvml_backend_const("NVML_VOLATILE_ECC")): 1,
+                      (nvml_backend_const("NVML_MEMORY_ERROR_TYPE_UNCORRECTED"),
+                       nvml_backend_const("NVML_AGGREGATE_ECC")): 2}
+    backend, nv, clock = make([gpu, a100(1)])
+    with backend:
+        dev, ampere = backend.sample().devices
+    assert (dev.pci_device_id, dev.pci_sub_device_id) == (0x233010DE, 0x16C110DE)
+    assert dev.compute_capability == "9.0" and ampere.compute_capability == "8.0"
+    assert ampere.pci_device_id == 0x20B210DE
+    # NVML's own free bytes: v2 free = total - reserved - used
+    assert dev.memory_free_mib == 81559 - 479 - 40211
+    assert (dev.utilization_encoder_pct, dev.utilization_decoder_pct) == (12, 34)
+    assert dev.power_limit_enforced_w == 700.0 and ampere.power_limit_enforced_w == 400.0
+    assert (dev.clock_graphics_mhz, dev.clock_video_mhz) == (1755, 1410)
+    assert (ampere.clock_graphics_mhz, ampere.clock_video_mhz) == (1410, 1275)
+    assert (dev.clock_graphics_max_mhz, ampere.clock_graphics_max_mhz) == (1980, 1410)
+    assert dev.clock_event_supported_mask == 0x1FF
+    assert (dev.ecc_mode, dev.ecc_mode_pending) == (True, False)
+    assert (dev.mig_mode, dev.mig_mode_pending) == (False, True)
+    assert (dev.ecc_errors_corrected_volatile, dev.ecc_errors_corrected_aggregate,
+            dev.ecc_errors_uncorrected_volatile, dev.ecc_errors_uncorrected_aggregate) == (
+        3, 17, 1, 2)
+    assert (ampere.ecc_errors_corrected_volatile, ampere.ecc_errors_uncorrected_aggregate) == (0, 0)
+
+
+def nvml_backend_const(name: str) -> int:
+    import pynvml
+
+    return getattr(pynvml, name)
+
+
+def test_memory_free_comes_from_the_memory_call_already_made() -> None:
+    backend, nv, clock = make([h100(0)])
+    with backend:
+        dev = backend.sample().devices[0]
+        assert nv.count("nvmlDeviceGetMemoryInfo_v2") == 1  # no extra call for the free figure
+        assert nv.count("nvmlDeviceGetMemoryInfo") == 1  # _static's total only
+    assert dev.memory_free_mib == 40869
+    backend, nv, clock = make([h100(0)])
+    nv.remove_function("nvmlDeviceGetMemoryInfo_v2")
+    with backend:
+        dev = backend.sample().devices[0]
+    # v1: used includes the reservation, free is what is left
+    assert dev.memory_free_mib == 81559 - 479 - 40211
+
+
+def test_ecc_counters_are_not_asked_while_ecc_is_off() -> None:
+    gpu = h100(0)
+    gpu.ecc, gpu.ecc_pending = 0, 1  # ECC turned on, waiting for a reset
+    backend, nv, clock = make([gpu])
+    with backend:
+        dev = backend.sample().devices[0]
+        assert nv.count("nvmlDeviceGetTotalEccErrors") == 0
+        assert (dev.ecc_mode, dev.ecc_mode_pending) == (False, True)
+        assert dev.ecc_errors_corrected_volatile is None  # N/A, never a made-up 0
+        gpu.ecc = 1  # after the reset: the counters are read again at the next slow refresh
+        clock.advance(nvml_backend.SLOW_REFRESH_S)
+        dev = backend.sample().devices[0]
+    assert dev.ecc_errors_corrected_volatile == 0 and dev.ecc_errors_uncorrected_aggregate == 0
+
+
+def test_no_encoder_decoder_or_video_clock_are_none_and_not_asked_again() -> None:
+    gpu = h100(0)
+    gpu.util_encoder = gpu.util_decoder = gpu.clock_video = None  # NotSupported, per field
+    backend, nv, clock = make([gpu])
+    with backend:
+        dev = backend.sample().devices[0]
+        clock.advance(1)
+        again = backend.sample().devices[0]
+    for d in (dev, again):
+        assert d.utilization_encoder_pct is None and d.utilization_decoder_pct is None
+        assert d.clock_video_mhz is None
+        assert d.clock_graphics_mhz == 1980 and d.clock_sm_mhz == 1980  # same call, other type
+    assert nv.count("nvmlDeviceGetEncoderUtilization") == 1
+    assert nv.count("nvmlDeviceGetDecoderUtilization") == 1
+    assert nv.count("nvmlDeviceGetClockInfo") == 4 + 3  # video asked on the first tick only
+
+
+def test_older_binding_without_supported_clocks_event_reasons_uses_throttle_reasons() -> None:
+    backend, nv, clock = make([h100(0)])
+    nv.hide_binding("nvmlDeviceGetSupportedClocksEventReasons")
+    with backend:
+        dev = backend.sample().devices[0]
+    assert dev.clock_event_supported_mask == 0x1FF
+    assert nv.count("nvmlDeviceGetSupportedClocksThrottleReasons") == 1
 
 
 # ---------------------------------------------------------------------------- per-field failures
@@ -234,6 +338,22 @@ def test_slow_values_follow_a_change_after_the_refresh_period(h100_node) -> None
     ("nvmlDeviceGetPowerManagementLimitConstraints", "power_limit_min_w"),
     ("nvmlDeviceGetMaxClockInfo", "clock_sm_max_mhz"),
     ("nvmlDeviceGetSerial", "serial"),
+    ("nvmlDeviceGetPciInfo", "pci_device_id"),
+    ("nvmlDeviceGetPciInfo", "pci_sub_device_id"),
+    ("nvmlDeviceGetCudaComputeCapability", "compute_capability"),
+    ("nvmlDeviceGetEncoderUtilization", "utilization_encoder_pct"),
+    ("nvmlDeviceGetDecoderUtilization", "utilization_decoder_pct"),
+    ("nvmlDeviceGetEnforcedPowerLimit", "power_limit_enforced_w"),
+    ("nvmlDeviceGetClockInfo", "clock_graphics_mhz"),
+    ("nvmlDeviceGetClockInfo", "clock_video_mhz"),
+    ("nvmlDeviceGetMaxClockInfo", "clock_graphics_max_mhz"),
+    ("nvmlDeviceGetSupportedClocksEventReasons", "clock_event_supported_mask"),
+    ("nvmlDeviceGetEccMode", "ecc_mode_pending"),
+    ("nvmlDeviceGetMigMode", "mig_mode_pending"),
+    ("nvmlDeviceGetTotalEccErrors", "ecc_errors_corrected_volatile"),
+    ("nvmlDeviceGetTotalEccErrors", "ecc_errors_uncorrected_volatile"),
+    ("nvmlDeviceGetTotalEccErrors", "ecc_errors_corrected_aggregate"),
+    ("nvmlDeviceGetTotalEccErrors", "ecc_errors_uncorrected_aggregate"),
 ])
 def test_a_field_nvml_refuses_is_none_and_the_rest_still_reads(fn, attr, code) -> None:
     backend, nv, clock = make(node(2, 1))

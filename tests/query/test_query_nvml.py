@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import csv
+
+import pynvml
 from fake_pynvml import FakeNvml, install, node
 
 from gputop.cli import main
+from gputop.query.fields import lookup
+
+from .helpers import FIX
 
 
 def test_query_gpu_through_fake_nvml(monkeypatch, capsys):
@@ -35,3 +41,61 @@ def test_query_compute_apps_through_fake_nvml(monkeypatch, capsys):
     assert lines[0] == "gpu_uuid, pid, used_gpu_memory [MiB]"
     expected = [f"{g.uuid}, {p.pid}, 10000" for g in fake.gpus for p in g.processes]
     assert lines[1:] == expected
+
+
+# The fields the NVML backend sources that nvidia-smi's own H100 capture has a value for: the
+# fake H100 is set to that capture's values, so each cell must equal the capture's byte for byte.
+CAPTURED = ("pci.device_id", "pci.sub_device_id", "compute_cap", "memory.total", "memory.reserved",
+            "utilization.encoder", "utilization.decoder", "power.limit", "enforced.power.limit",
+            "clocks.gr", "clocks.video", "clocks.max.gr", "clocks_event_reasons.supported",
+            "ecc.mode.current", "ecc.mode.pending", "mig.mode.current", "mig.mode.pending",
+            "ecc.errors.corrected.volatile.total", "ecc.errors.corrected.aggregate.total",
+            "ecc.errors.uncorrected.volatile.total", "ecc.errors.uncorrected.aggregate.total")
+
+
+def capture_cells() -> dict[str, str]:
+    with (FIX / "csv_all-fields_1xH100-80GB-HBM3_590.48.01_load.csv").open(newline="") as f:
+        header, row = list(csv.reader(f, skipinitialspace=True))
+    return dict(zip(header, row, strict=True))
+
+
+def test_query_mode_prints_the_nvml_only_fields_as_a_real_h100_does(monkeypatch, capsys):
+    fake = install(monkeypatch, FakeNvml(node(2)))
+    worn = fake.gpus[1]  # a second GPU whose values differ from the capture: read, not constants
+    worn.util_encoder, worn.util_decoder, worn.clock_video = 7, 23, 1410
+    worn.ecc_pending, worn.mig_pending = 0, 1
+    worn.ecc_errors = {(pynvml.NVML_MEMORY_ERROR_TYPE_CORRECTED, pynvml.NVML_VOLATILE_ECC): 5,
+                       (pynvml.NVML_MEMORY_ERROR_TYPE_CORRECTED, pynvml.NVML_AGGREGATE_ECC): 41,
+                       (pynvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, pynvml.NVML_VOLATILE_ECC): 1,
+                       (pynvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, pynvml.NVML_AGGREGATE_ECC): 2}
+    fields = (*CAPTURED, "memory.free")
+    assert main(["--backend", "nvml", f"--query-gpu={','.join(fields)}", "--format=csv"]) == 0
+    header, first, second = capsys.readouterr().out.splitlines()
+    names = header.split(", ")
+    cells = first.split(", ")
+    real = capture_cells()
+    assert names[:len(CAPTURED)] == [lookup(n).header for n in CAPTURED]
+    for name, cell in zip(names[:len(CAPTURED)], cells, strict=False):
+        assert cell == real[name], name
+    assert "[N/A]" not in first and "[N/A]" not in second
+    # NVML's free bytes, floored (total - reserved - used on the fake)
+    assert cells[-1] == f"{(81559 - 479 - 40211)} MiB"
+    worn_cells = dict(zip(names, second.split(", "), strict=True))
+    assert [worn_cells[lookup(n).header] for n in (
+        "utilization.encoder", "utilization.decoder", "clocks.video", "ecc.mode.pending",
+        "mig.mode.pending", "ecc.errors.corrected.volatile.total",
+        "ecc.errors.corrected.aggregate.total", "ecc.errors.uncorrected.volatile.total",
+        "ecc.errors.uncorrected.aggregate.total")] == [
+        "7 %", "23 %", "1410 MHz", "Disabled", "Enabled", "5", "41", "1", "2"]
+
+
+def test_fields_nvml_refuses_print_na(monkeypatch, capsys):
+    fake = install(monkeypatch, FakeNvml(node(1)))
+    fake.gpus[0].util_encoder = fake.gpus[0].clock_video = None
+    fake.gpus[0].ecc = 0  # no ECC: no counters
+    for fn in ("nvmlDeviceGetCudaComputeCapability", "nvmlDeviceGetMigMode"):
+        fake.fail(fn, pynvml.NVML_ERROR_NOT_SUPPORTED)
+    assert main(["--backend", "nvml", "--format=csv,noheader", "--query-gpu=utilization.encoder,"
+                 "clocks.video,ecc.errors.corrected.volatile.total,compute_cap,mig.mode.pending,"
+                 "utilization.decoder,ecc.mode.pending"]) == 0
+    assert capsys.readouterr().out == "[N/A], [N/A], [N/A], [N/A], [N/A], 0 %, Disabled\n"

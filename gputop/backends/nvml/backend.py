@@ -53,6 +53,18 @@ INIT_MESSAGES = {
     "NVML_ERROR_DRIVER_NOT_LOADED": "NVIDIA driver not loaded",
     "NVML_ERROR_NO_PERMISSION": "insufficient permissions to open the NVIDIA devices",
 }
+# ECC error counters: model attribute -> (NVML error type, counter type) constant names.
+ECC_COUNTERS = {
+    "ecc_errors_corrected_volatile": ("NVML_MEMORY_ERROR_TYPE_CORRECTED", "NVML_VOLATILE_ECC"),
+    "ecc_errors_uncorrected_volatile": ("NVML_MEMORY_ERROR_TYPE_UNCORRECTED",
+                                        "NVML_VOLATILE_ECC"),
+    "ecc_errors_corrected_aggregate": ("NVML_MEMORY_ERROR_TYPE_CORRECTED", "NVML_AGGREGATE_ECC"),
+    "ecc_errors_uncorrected_aggregate": ("NVML_MEMORY_ERROR_TYPE_UNCORRECTED",
+                                         "NVML_AGGREGATE_ECC"),
+}
+NO_STATIC: dict[str, Any] = {"pci_device_id": None, "pci_sub_device_id": None,
+                             "compute_capability": None, "clock_graphics_max_mhz": None,
+                             "clock_event_supported_mask": None}
 PROCESS_FUNCTIONS = {
     "C": ("nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2",
           "nvmlDeviceGetComputeRunningProcesses"),
@@ -68,8 +80,8 @@ class _Absent(Exception):
 class _Gpu:
     """Mutable per-device state."""
 
-    __slots__ = ("info", "handle", "status", "reason", "skip", "slow", "slow_at", "retry_at",
-                 "backoff", "util_seen", "sm", "gpm", "memory_v2")
+    __slots__ = ("info", "handle", "status", "reason", "skip", "static", "slow", "slow_at",
+                 "retry_at", "backoff", "util_seen", "sm", "gpm", "memory_v2")
 
     def __init__(self, info: DeviceInfo, handle: Any) -> None:
         self.info = info
@@ -77,6 +89,7 @@ class _Gpu:
         self.status = "ok"
         self.reason: str | None = None
         self.skip: set[str] = set()  # fields this device does not give: never asked again
+        self.static: dict[str, Any] = dict(NO_STATIC)  # facts read once, beyond DeviceInfo
         self.slow: dict[str, Any] = {}
         self.slow_at = float("-inf")
         self.retry_at = 0.0
@@ -174,7 +187,7 @@ class NvmlBackend(Backend):
             return gpu
         gpu = _Gpu(DeviceInfo(index=index, vendor="nvidia"), handle)
         try:
-            gpu.info = self._static(index, handle)
+            gpu.info, gpu.static = self._static(index, handle)
             self._refresh_slow(gpu, self.clock.monotonic())
             if is_supported(nv, handle):
                 gpu.gpm = DeviceGpm(nv, handle, self.clock.sleep)
@@ -195,14 +208,15 @@ class NvmlBackend(Backend):
             gpm.close()
             gpu.gpm = None
 
-    def _static(self, index: int, handle: Any) -> DeviceInfo:
+    def _static(self, index: int, handle: Any) -> tuple[DeviceInfo, dict[str, Any]]:
+        """What every consumer needs (DeviceInfo), and the facts only query mode prints."""
         nv = self.nv
         get = self._optional
         limits = get(nv.nvmlDeviceGetPowerManagementLimitConstraints, handle)
         lo, hi = (limits if limits else (None, None))
         memory = get(nv.nvmlDeviceGetMemoryInfo, handle)
         pci = get(nv.nvmlDeviceGetPciInfo, handle)
-        return DeviceInfo(
+        info = DeviceInfo(
             index=index,
             uuid=_text(get(nv.nvmlDeviceGetUUID, handle)),
             name=_text(get(nv.nvmlDeviceGetName, handle)),
@@ -215,6 +229,24 @@ class NvmlBackend(Backend):
             clock_sm_max_mhz=get(nv.nvmlDeviceGetMaxClockInfo, handle, nv.NVML_CLOCK_SM),
             clock_mem_max_mhz=get(nv.nvmlDeviceGetMaxClockInfo, handle, nv.NVML_CLOCK_MEM),
         )
+        return info, self._static_extra(handle, pci)
+
+    def _static_extra(self, handle: Any, pci: Any) -> dict[str, Any]:
+        """PCI ids (from the struct _static read), compute capability, graphics clock maximum,
+        the event reasons this GPU can report: asked once, None where NVML has no answer."""
+        nv = self.nv
+        get = self._optional_wrapper
+        cc = get("nvmlDeviceGetCudaComputeCapability", handle)
+        supported = get("nvmlDeviceGetSupportedClocksEventReasons", handle,
+                        older="nvmlDeviceGetSupportedClocksThrottleReasons")
+        return {
+            "pci_device_id": pci.pciDeviceId if pci is not None else None,
+            "pci_sub_device_id": pci.pciSubSystemId if pci is not None else None,
+            "compute_capability": f"{cc[0]}.{cc[1]}" if cc is not None else None,
+            "clock_graphics_max_mhz": get("nvmlDeviceGetMaxClockInfo", handle,
+                                          nv.NVML_CLOCK_GRAPHICS),
+            "clock_event_supported_mask": supported,
+        }
 
     def close(self) -> None:
         for gpu in self._gpus:
@@ -243,6 +275,14 @@ class NvmlBackend(Backend):
                 return None
             raise
 
+    def _optional_wrapper(self, name: str, *args: Any, older: str | None = None) -> Any:
+        """_optional on the wrapper called ``name`` (else ``older``, its name in bindings before
+        it was renamed); None where the installed binding has neither."""
+        fn = getattr(self.nv, name, None)
+        if fn is None and older is not None:
+            fn = getattr(self.nv, older, None)
+        return None if fn is None else self._optional(fn, *args)
+
     def _field(self, gpu: _Gpu, key: str, fn: Callable[..., Any], *args: Any) -> Any:
         """Like _optional, and a field found absent is never asked for again on this device."""
         if key in gpu.skip:
@@ -266,15 +306,26 @@ class NvmlBackend(Backend):
         mig = f(gpu, "mig", nv.nvmlDeviceGetMigMode, h)
         persistence = f(gpu, "persistence", nv.nvmlDeviceGetPersistenceMode, h)
         mode = f(gpu, "compute_mode", nv.nvmlDeviceGetComputeMode, h)
+        limit = _watts(f(gpu, "limit", nv.nvmlDeviceGetEnforcedPowerLimit, h))
         gpu.slow = {
-            "power_limit_w": _watts(f(gpu, "limit", nv.nvmlDeviceGetEnforcedPowerLimit, h)),
+            "power_limit_w": limit,
+            "power_limit_enforced_w": limit,
             "ecc_mode": bool(ecc[0]) if ecc is not None else None,
+            "ecc_mode_pending": bool(ecc[1]) if ecc is not None else None,
             "mig_mode": bool(mig[0]) if mig is not None else None,
+            "mig_mode_pending": bool(mig[1]) if mig is not None else None,
             "persistence_mode": bool(persistence) if persistence is not None else None,
             "compute_mode": COMPUTE_MODES.get(mode) if mode is not None else None,
             "pcie_gen_max": f(gpu, "pcie_gen_max", nv.nvmlDeviceGetMaxPcieLinkGeneration, h),
             "pcie_width_max": f(gpu, "pcie_width_max", nv.nvmlDeviceGetMaxPcieLinkWidth, h),
         }
+        # Counters exist only while ECC is on (NVML: "Requires ECC Mode to be enabled"); with it
+        # off they are not asked, so that turning ECC on (and resetting) finds them again.
+        ecc_on = ecc is None or bool(ecc[0])
+        for attr, (error_type, counter_type) in ECC_COUNTERS.items():
+            gpu.slow[attr] = f(gpu, attr, nv.nvmlDeviceGetTotalEccErrors, h,
+                               getattr(nv, error_type), getattr(nv, counter_type)) \
+                if ecc_on else None
         # static: read with the first refresh only
         gpu.slow["serial"] = old["serial"] if "serial" in old else _text(
             f(gpu, "serial", nv.nvmlDeviceGetSerial, h))
@@ -326,7 +377,12 @@ class NvmlBackend(Backend):
             memory = f(gpu, "memory", nv.nvmlDeviceGetMemoryInfo, h)
             if memory is not None:
                 used = memory.used / MIB  # v1 counts the driver's reservation as used
+        # NVML's own free figure, as nvidia-smi prints it: the real H100 capture's memory.free
+        # is 1 MiB more than total - reserved - used
+        free = memory.free / MIB if memory is not None else None
         util = f(gpu, "util", nv.nvmlDeviceGetUtilizationRates, h)
+        encoder = f(gpu, "encoder", nv.nvmlDeviceGetEncoderUtilization, h)  # [%, period µs]
+        decoder = f(gpu, "decoder", nv.nvmlDeviceGetDecoderUtilization, h)
         mem_temp = None
         if "memory_temp" not in gpu.skip:
             mem_temp = self._memory_temperature(gpu)
@@ -335,6 +391,7 @@ class NvmlBackend(Backend):
         power = f(gpu, "power", nv.nvmlDeviceGetPowerUsage, h)
         energy = f(gpu, "energy", nv.nvmlDeviceGetTotalEnergyConsumption, h)
         saturation = self._saturation(gpu, slow.get("mig_mode"))
+        static = gpu.static
         return Device(
             index=info.index,
             uuid=info.uuid,
@@ -372,6 +429,25 @@ class NvmlBackend(Backend):
             compute_mode=slow["compute_mode"],
             serial=slow["serial"],
             vbios_version=slow["vbios_version"],
+            pci_device_id=static["pci_device_id"],
+            pci_sub_device_id=static["pci_sub_device_id"],
+            compute_capability=static["compute_capability"],
+            memory_free_mib=free,
+            utilization_encoder_pct=encoder[0] if encoder is not None else None,
+            utilization_decoder_pct=decoder[0] if decoder is not None else None,
+            power_limit_enforced_w=slow["power_limit_enforced_w"],
+            clock_graphics_mhz=f(gpu, "clock_graphics", nv.nvmlDeviceGetClockInfo, h,
+                                 nv.NVML_CLOCK_GRAPHICS),
+            clock_video_mhz=f(gpu, "clock_video", nv.nvmlDeviceGetClockInfo, h,
+                              nv.NVML_CLOCK_VIDEO),
+            clock_graphics_max_mhz=static["clock_graphics_max_mhz"],
+            clock_event_supported_mask=static["clock_event_supported_mask"],
+            ecc_mode_pending=slow["ecc_mode_pending"],
+            mig_mode_pending=slow["mig_mode_pending"],
+            ecc_errors_corrected_volatile=slow["ecc_errors_corrected_volatile"],
+            ecc_errors_uncorrected_volatile=slow["ecc_errors_uncorrected_volatile"],
+            ecc_errors_corrected_aggregate=slow["ecc_errors_corrected_aggregate"],
+            ecc_errors_uncorrected_aggregate=slow["ecc_errors_uncorrected_aggregate"],
             saturation=saturation,
             processes=self._processes(gpu),
         )
@@ -567,7 +643,7 @@ class NvmlBackend(Backend):
                 gpu.handle = self._handle(gpu)
                 if was_down:
                     if gpu.info.uuid is None:
-                        gpu.info = self._static(gpu.info.index, gpu.handle)
+                        gpu.info, gpu.static = self._static(gpu.info.index, gpu.handle)
                     self._refresh_slow(gpu, now)
                 if is_supported(nv, gpu.handle):
                     gpu.gpm = DeviceGpm(nv, gpu.handle, self.clock.sleep)

@@ -1,0 +1,648 @@
+"""The live dashboard (`gputop` with no command).
+
+The sampler samples on its own long-lived thread; each snapshot reaches the UI as a message, so a
+slow backend (npu-smi can take seconds) never freezes the keys, and the header says when samples
+are late. Widgets repaint only what changed (see gpu.py and processes.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import socket
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.css.query import NoMatches
+from textual.markup import escape
+from textual.message import Message
+from textual.screen import Screen
+from textual.theme import Theme
+from textual.widgets import Footer, Input
+
+from gputop.backends.base import Backend
+from gputop.errors import UsageError
+from gputop.model import Snapshot
+from gputop.sampler import Sampler
+from gputop.tui.dashboard import DashboardView
+from gputop.tui.header import Header
+from gputop.tui.processes import COLUMNS, ProcessTable, ProcRow
+from gputop.tui.themes import APP_VARIABLES, DEFAULT_THEME, NO_COLOR_THEME, all_themes
+
+INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
+SIGNAL_KEYS = {"k": "SIGTERM", "K": "SIGKILL", "i": "SIGINT"}
+REPLAY_ACTIONS = {"replay_toggle", "replay_step", "replay_speed", "replay_seek",
+                  "replay_seek_prompt"}
+SIGNAL_ACTIONS = {"signal"}
+
+
+class SampleReady(Message):
+    def __init__(self, snapshot: Snapshot) -> None:
+        super().__init__()
+        self.snapshot = snapshot
+
+
+class SampleFailed(Message):
+    def __init__(self, error: BaseException) -> None:
+        super().__init__()
+        self.error = error
+
+
+@dataclass(frozen=True)
+class KeyHelp:
+    keys: str
+    action: str
+    description: str
+    group: str
+
+
+def next_interval(current: float, step: int) -> float:
+    if step > 0:
+        bigger = [i for i in INTERVALS if i > current + 1e-9]
+        return bigger[0] if bigger else current
+    smaller = [i for i in INTERVALS if i < current - 1e-9]
+    return smaller[-1] if smaller else current
+
+
+SORT_BINDINGS = [Binding(c.sort_key, f"sort('{c.key}')", f"sort by {c.title}", show=False)
+                 for c in COLUMNS]
+
+
+class GputopApp(App[int]):
+    TITLE = "gputop"
+    CSS = """
+    Screen { background: $background; layers: base overlay; }
+    #filter { dock: bottom; display: none; height: 3; border: round $primary;
+              background: $surface; }
+    #filter.-shown { display: block; }
+    Footer { background: $panel; }
+    """
+    ENABLE_COMMAND_PALETTE = True
+    COMMAND_PALETTE_BINDING = "ctrl+p"
+
+    BINDINGS = [
+        Binding("q", "quit", "quit"),
+        Binding("question_mark", "help", "help"),
+        Binding("p", "pause", "pause"),
+        Binding("plus,equals_sign", "interval(1)", "slower", show=False),
+        Binding("minus", "interval(-1)", "faster", show=False),
+        Binding("t", "cycle_theme", "theme"),
+        Binding("slash", "filter", "filter"),
+        Binding("escape", "clear_filter", "clear filter", show=False),
+        Binding("o", "only_gpu", "only this GPU", show=False),
+        Binding("less_than_sign", "select_gpu(-1)", "previous GPU", show=False),
+        Binding("greater_than_sign", "select_gpu(1)", "next GPU", show=False),
+        Binding("h", "toggle_plot", "history plot", show=False),
+        Binding("d", "details", "details", show=False),
+        Binding("k", "signal('SIGTERM')", "SIGTERM"),
+        Binding("K", "signal('SIGKILL')", "SIGKILL", show=False),
+        Binding("i", "signal('SIGINT')", "SIGINT", show=False),
+        Binding("s", "saturation", "saturation"),
+        Binding("a", "advisor", "advisor", show=False),
+        Binding("r", "record", "record", show=False),
+        Binding("space", "replay_toggle", "play/pause", show=False),
+        Binding("comma", "replay_step(-1)", "step back", show=False),
+        Binding("full_stop", "replay_step(1)", "step forward", show=False),
+        Binding("left_square_bracket", "replay_speed(0.5)", "slower replay", show=False),
+        Binding("right_square_bracket", "replay_speed(2.0)", "faster replay", show=False),
+        Binding("left", "replay_seek(-10)", "back 10 s", show=False),
+        Binding("right", "replay_seek(10)", "forward 10 s", show=False),
+        Binding("g", "replay_seek_prompt", "go to second", show=False),
+        *SORT_BINDINGS,
+    ]
+
+    # Everything `?` lists and the command palette offers, one source for both.
+    KEY_HELP: tuple[KeyHelp, ...] = (
+        KeyHelp("q", "quit", "quit (exit status 0)", "General"),
+        KeyHelp("?", "help", "this help", "General"),
+        KeyHelp("ctrl+p", "", "command palette (the same actions by name)", "General"),
+        KeyHelp("p", "pause", "pause / resume sampling", "General"),
+        KeyHelp("+ / -", "interval", "sample less / more often", "General"),
+        KeyHelp("t", "cycle_theme", "next theme", "General"),
+        KeyHelp("s", "saturation", "saturation panel (SM activity vs GPU-Util)", "General"),
+        KeyHelp("a", "advisor", "power-limit advisor", "General"),
+        KeyHelp("r", "record", "start / stop recording to CSV", "General"),
+        KeyHelp("< / >", "select_gpu", "select the previous / next GPU", "GPUs"),
+        KeyHelp("h", "toggle_plot", "history plot of the selected GPU", "GPUs"),
+        KeyHelp("o", "only_gpu", "only the selected GPU's processes", "GPUs"),
+        KeyHelp("up/down pgup/pgdn home/end", "", "move in the process table", "Processes"),
+        KeyHelp("enter / d", "details", "details of the selected process", "Processes"),
+        KeyHelp("/", "filter", "filter by user, command or PID (esc clears)", "Processes"),
+        KeyHelp("esc", "clear_filter", "clear the filter", "Processes"),
+        *(KeyHelp(c.sort_key, "sort", f"sort by {c.title} (again: reverse)", "Processes")
+          for c in COLUMNS),
+        KeyHelp("k", "signal", "send SIGTERM to the selected process (asks first)", "Processes"),
+        KeyHelp("K", "signal", "send SIGKILL to the selected process (asks first)", "Processes"),
+        KeyHelp("i", "signal", "send SIGINT to the selected process (asks first)", "Processes"),
+        KeyHelp("space", "replay_toggle", "play / pause the replay", "Replay"),
+        KeyHelp(", / .", "replay_step", "step one sample back / forward", "Replay"),
+        KeyHelp("[ / ]", "replay_speed", "replay slower / faster", "Replay"),
+        KeyHelp("left / right", "replay_seek", "seek 10 s back / forward", "Replay"),
+        KeyHelp("g", "replay_seek_prompt", "go to a second of the recording", "Replay"),
+    )
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        interval: float = 1.0,
+        devices: Sequence[int] | None = None,
+        theme: str | None = None,
+        readonly: bool = False,
+        themes: Iterable[Theme] | None = None,
+        theme_warnings: Sequence[str] = (),
+        autostart: bool = True,
+        analyze=None,
+        sampler: Sampler | None = None,
+    ) -> None:
+        no_color = os.environ.get("NO_COLOR") is not None  # Textual removes it from the env
+        super().__init__()
+        if themes is None:
+            themes, theme_warnings = all_themes()
+        self.app_themes = [t.name for t in themes]
+        for t in themes:
+            self.register_theme(t)
+        wanted = theme or (NO_COLOR_THEME if no_color else DEFAULT_THEME)
+        if wanted not in self.app_themes:
+            raise UsageError(f"unknown theme {wanted!r} (available: {', '.join(self.app_themes)})")
+        self.theme = wanted
+        self.theme_warnings = list(theme_warnings)
+        self.backend = backend
+        self.readonly = readonly
+        self.autostart = autostart
+        if analyze is None:
+            from gputop.analysis.pipeline import default_analyzer
+
+            analyze = default_analyzer()
+        self.sampler = sampler or Sampler(backend, interval=interval, devices=devices,
+                                          analyze=analyze)
+        self.snapshot: Snapshot | None = None
+        self.recorder = None
+        self.record_path: str | None = None
+        self.record_rows = 0
+        self.last_sample_mono: float | None = None
+        self.late_after_s = 3.0  # the header says "no sample for Ns" past this
+        self.first_frame_s: float | None = None
+        self._t0 = time.monotonic()
+        self._local_host = socket.gethostname()
+
+    # ------------------------------------------------------------------ setup
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(APP_VARIABLES)
+
+    def compose(self) -> ComposeResult:
+        yield Header(id="header")
+        yield DashboardView(id="dashboard")
+        yield Input(placeholder="filter: user, command or PID (enter: keep, esc: clear)",
+                    id="filter")
+        yield Footer()
+
+    @property
+    def dashboard(self) -> DashboardView:
+        return self.query_one("#dashboard", DashboardView)
+
+    @property
+    def header(self) -> Header:
+        return self.query_one("#header", Header)
+
+    @property
+    def player(self):
+        return getattr(self.backend, "player", None)
+
+    def on_mount(self) -> None:
+        info = self.backend.info()
+        self.header.set(host=info.host, backend=info.backend, driver=info.driver_version,
+                        cuda=info.cuda_version, interval=self.sampler.interval,
+                        gpus=len(self.sampler.devices or info.devices))
+        self.dashboard.set_interval(self.sampler.interval)
+        self.query_one(ProcessTable).focus()
+        for warning in self.theme_warnings:
+            self.notify(warning, severity="warning", timeout=8)
+        self.sampler.subscribe(self._sample_from_thread, self._error_from_thread)
+        if self.autostart:
+            self.sampler.start()
+        self.set_interval(1.0, self._tick_clock)
+        self.call_after_refresh(self._first_frame)
+
+    def _first_frame(self) -> None:
+        if self.first_frame_s is None:
+            self.first_frame_s = time.monotonic() - self._t0
+            # Everything built so far (Textual, the DOM, themes) lives as long as the app: keep
+            # the cyclic garbage collector from walking it again on every tick's collections.
+            gc.freeze()
+
+    def on_unmount(self) -> None:
+        self.sampler.stop(timeout=0.5)
+        self._stop_recording(quiet=True)
+
+    # ------------------------------------------------------------------ samples
+    def _sample_from_thread(self, snap: Snapshot) -> None:
+        self.post_message(SampleReady(snap))
+
+    def _error_from_thread(self, exc: BaseException) -> None:
+        self.post_message(SampleFailed(exc))
+
+    def on_sample_ready(self, message: SampleReady) -> None:
+        if self._exit_renderables or not self.is_running or not self.screen_stack:
+            return
+        try:
+            self.show_snapshot(message.snapshot)
+        except NoMatches:  # a sample that arrives while the app shuts down
+            pass
+
+    def show_snapshot(self, snap: Snapshot) -> None:
+        """Put one snapshot on screen (the sampler's messages and tests come through here)."""
+        self.snapshot = snap
+        self.last_sample_mono = time.monotonic()
+        self.dashboard.update(snap, now=snap.time)
+        if self.recorder is not None:
+            try:
+                self.recorder.write(snap)
+                self.record_rows = getattr(self.recorder, "rows", self.record_rows + 1)
+            except Exception as exc:  # a full disk must not take the dashboard down
+                self.notify(f"recording stopped: {exc}", severity="error")
+                self._stop_recording(quiet=True)
+        replay = self._replay_text()
+        self.header.set(clock=snap.time, gpus=len(snap.devices), error=None, stale_s=None,
+                        recording=self._recording_text(), replay=replay)
+        screen = self.screen
+        if hasattr(screen, "update") and isinstance(screen, Screen) and screen is not self.screen_stack[0]:
+            try:
+                screen.update(snap)
+            except Exception as exc:  # another helper's screen must not break sampling
+                self.log.error(f"screen update failed: {exc}")
+
+    def on_sample_failed(self, message: SampleFailed) -> None:
+        self.header.set(error=f"sampling failed: {message.error}")
+
+    def _tick_clock(self) -> None:
+        # Samples normally move the clock; this only speaks up when they are late.
+        if not self.autostart or self.sampler.paused or self.last_sample_mono is None:
+            return  # nobody samples on a schedule (tests drive ticks): nothing can be late
+        late = time.monotonic() - self.last_sample_mono
+        if late > max(self.late_after_s, 3 * self.sampler.interval):
+            self.header.set(stale_s=late)
+
+    # ------------------------------------------------------------------ general actions
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action in SIGNAL_ACTIONS and self.readonly:
+            return False  # --readonly: the action does not exist
+        if action in REPLAY_ACTIONS and self.player is None:
+            return False
+        return True
+
+    def action_help(self) -> None:
+        from gputop.tui.screens import HelpScreen
+
+        rows: list[tuple[str, str]] = []
+        group = None
+        for k in self.KEY_HELP:
+            if not self._help_applies(k):
+                continue
+            if k.group != group:
+                group = k.group
+                rows.append(("", group))
+            rows.append((k.keys, k.description))
+        self.push_screen(HelpScreen(rows))
+
+    def _help_applies(self, k: KeyHelp) -> bool:
+        if k.action in SIGNAL_ACTIONS and self.readonly:
+            return False
+        if k.action in REPLAY_ACTIONS and self.player is None:
+            return False
+        return True
+
+    def action_pause(self) -> None:
+        paused = not self.sampler.paused
+        self.sampler.pause(paused)
+        if self.player is not None and hasattr(self.player, "pause"):
+            pass  # the replay's own play/pause is `space`; `p` stops sampling alike
+        self.header.set(paused=paused, stale_s=None)
+
+    def action_interval(self, step: int) -> None:
+        new = next_interval(self.sampler.interval, step)
+        if new != self.sampler.interval:
+            self.sampler.set_interval(new)
+            self.dashboard.set_interval(new)
+        self.header.set(interval=new)
+        self.notify(f"sampling every {new:g}s", timeout=2)
+
+    def action_cycle_theme(self) -> None:
+        names = self.app_themes
+        cur = names.index(self.theme) if self.theme in names else -1
+        self.theme = names[(cur + 1) % len(names)]
+        self.notify(f"theme: {self.theme}", timeout=2)
+
+    def action_select_gpu(self, step: int) -> None:
+        self.dashboard.select_gpu(step=step)
+
+    def action_toggle_plot(self) -> None:
+        self.dashboard.toggle_plot()
+
+    def action_only_gpu(self) -> None:
+        dash = self.dashboard
+        dash.set_only_selected(not dash.only_selected)
+        self._view_note()
+
+    def action_sort(self, column: str) -> None:
+        self.query_one(ProcessTable).sort_by(column)
+
+    # ------------------------------------------------------------------ filter
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.add_class("-shown")
+        box.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "filter":
+            self.query_one(ProcessTable).set_filter(event.value.strip())
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "filter":
+            event.input.remove_class("-shown")
+            self.query_one(ProcessTable).focus()
+            self._view_note()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        table = self.query_one(ProcessTable)
+        if box.has_class("-shown") or table.needle:
+            box.value = ""
+            box.remove_class("-shown")
+            table.set_filter("")
+            table.focus()
+
+    def _view_note(self) -> None:
+        table = self.query_one(ProcessTable)
+        parts = []
+        if table.needle:
+            parts.append(f"filter {table.needle!r}")
+        if table.only_gpu is not None:
+            parts.append(f"GPU {table.only_gpu} only")
+        if parts:
+            self.notify(", ".join(parts), timeout=2)
+
+    # ------------------------------------------------------------------ processes
+    def _selected_row(self) -> ProcRow | None:
+        return self.query_one(ProcessTable).selected
+
+    def action_details(self) -> None:
+        row = self._selected_row()
+        if row is not None:
+            self._open_details(row)
+
+    def on_process_table_open(self, message: ProcessTable.Open) -> None:
+        self._open_details(message.row)
+
+    def _open_details(self, row: ProcRow) -> None:
+        from gputop.tui.screens import ProcessDetail
+
+        now = self.snapshot.time if self.snapshot else time.time()
+        self.push_screen(ProcessDetail(row, now, self._processes_are_local()))
+
+    def _processes_are_local(self) -> bool:
+        from gputop.tui.signals import NOT_LOCAL_BACKENDS
+
+        snap = self.snapshot
+        return (snap is not None and snap.backend not in NOT_LOCAL_BACKENDS
+                and snap.host == self._local_host)
+
+    def action_signal(self, name: str) -> None:
+        if self.readonly:  # unreachable through keys (check_action), kept as a guard
+            self.notify("read-only: sending signals is disabled", severity="warning")
+            return
+        row = self._selected_row()
+        if row is None:
+            self.notify("no process selected", severity="warning")
+            return
+        if not self._processes_are_local():
+            self.notify("these processes are not on this machine (simulated or remote): "
+                        "nothing to signal", severity="warning")
+            return
+        from gputop.tui.screens import ConfirmSignal
+        from gputop.tui.signals import refusal
+
+        reason = refusal(row.process.pid, row.process.started)
+        if reason is not None:
+            self.notify(reason, severity="error")
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._send_signal(row, name)
+
+        self.push_screen(ConfirmSignal(name, row), answered)
+
+    def _send_signal(self, row: ProcRow, name: str) -> None:
+        from gputop.tui.signals import send
+
+        outcome = send(row.process.pid, name, row.process.started)
+        self.notify(outcome.message, severity=outcome.severity)
+
+    # ------------------------------------------------------------------ other screens
+    def action_saturation(self) -> None:
+        from gputop.tui.screens import SaturationScreen
+
+        if isinstance(self.screen, SaturationScreen):
+            self.pop_screen()
+            return
+        screen = SaturationScreen()
+        self.push_screen(screen)
+        if self.snapshot is not None:
+            self.call_after_refresh(screen.update, self.snapshot)
+
+    def action_advisor(self) -> None:
+        try:
+            from gputop.tui.advisor import AdvisorScreen
+        except ImportError:
+            self.notify("the power-limit advisor is not available in this build",
+                        severity="warning")
+            return
+        try:
+            screen = AdvisorScreen(backend=self.backend, sampler=self.sampler)
+        except TypeError:
+            screen = AdvisorScreen()
+        self.push_screen(screen)
+
+    def action_record(self) -> None:
+        if self.recorder is not None:
+            self._stop_recording()
+            return
+        try:
+            from gputop.query.recorder import Recorder
+        except ImportError:
+            self.notify("recording is not available in this build", severity="warning")
+            return
+        host = self.snapshot.host if self.snapshot else self.backend.info().host
+        path = f"gputop-{host}-{time.strftime('%Y%m%d-%H%M%S')}.csv"
+        try:
+            self.recorder = Recorder(path)
+        except Exception as exc:
+            self.notify(f"cannot record to {path}: {exc}", severity="error")
+            return
+        self.record_path, self.record_rows = path, 0
+        self.header.set(recording=self._recording_text())
+        self.notify(f"recording to {path}", timeout=3)
+
+    def _stop_recording(self, quiet: bool = False) -> None:
+        if self.recorder is None:
+            return
+        try:
+            self.recorder.close()
+        except Exception as exc:
+            if not quiet:
+                self.notify(f"closing {self.record_path}: {exc}", severity="error")
+        if not quiet:
+            self.notify(f"recorded {self.record_rows} samples to {self.record_path}", timeout=4)
+        self.recorder = None
+        if self.is_running:
+            self.header.set(recording=None)
+
+    def _recording_text(self) -> str | None:
+        if self.recorder is None:
+            return None
+        return f"{self.record_path} {self.record_rows}"
+
+    # ------------------------------------------------------------------ replay
+    def _replay_text(self) -> str | None:
+        p = self.player
+        if p is None:
+            return None
+        pos = _attr(p, "position", "position_s")
+        dur = _attr(p, "duration", "duration_s")
+        speed = getattr(p, "speed", None)
+        playing = getattr(p, "playing", True)
+        text = f"{'' if playing else '⏸ '}{_mmss(pos)} / {_mmss(dur)}"
+        if speed:
+            text += f" x{speed:g}"
+        return text
+
+    def _player_call(self, name: str, *args) -> None:
+        p = self.player
+        fn = getattr(p, name, None) if p is not None else None
+        if fn is None:
+            self.notify(f"this replay cannot {name.replace('_', ' ')}", severity="warning")
+            return
+        try:
+            fn(*args)
+        except ValueError as exc:
+            self.notify(str(exc), severity="error")
+        self.header.set(replay=self._replay_text())
+
+    def action_replay_toggle(self) -> None:
+        self._player_call("toggle")
+
+    def action_replay_step(self, n: int) -> None:
+        self._player_call("step", n)
+
+    def action_replay_speed(self, factor: float) -> None:
+        p = self.player
+        if p is None:
+            return
+        speed = max(0.125, min(64.0, (getattr(p, "speed", 1.0) or 1.0) * factor))
+        if hasattr(p, "set_speed"):
+            self._player_call("set_speed", speed)
+        else:
+            p.speed = speed
+            self.header.set(replay=self._replay_text())
+
+    def action_replay_seek(self, delta: float) -> None:
+        p = self.player
+        if p is None:
+            return
+        if hasattr(p, "skip"):
+            self._player_call("skip", delta)
+        else:
+            self._player_call("seek", (_attr(p, "position", "position_s") or 0.0) + delta)
+
+    def action_replay_seek_prompt(self) -> None:
+        from gputop.tui.screens import Prompt
+
+        def go(value: str | None) -> None:
+            if value is None or not value.strip():
+                return
+            try:
+                seconds = float(value)
+            except ValueError:
+                self.notify(f"not a number of seconds: {value!r}", severity="error")
+                return
+            self._player_call("seek", seconds)
+
+        self.push_screen(Prompt("Go to second:"), go)
+
+    # ------------------------------------------------------------------ palette
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        # Only our own actions: Textual's theme picker would offer themes that lack our variables.
+        for k in self.KEY_HELP:
+            if not k.action or not self._help_applies(k):
+                continue
+            for title, call in self._palette_entries(k):
+                yield SystemCommand(title, escape(f"{k.description}  (key {k.keys})"), call)
+        yield SystemCommand("Screenshot", "save an SVG screenshot", self.deliver_screenshot)
+
+    def _palette_entries(self, k: KeyHelp):
+        run = self.run_action
+        a = k.action
+        if a == "sort":
+            col = next(c for c in COLUMNS if c.sort_key == k.keys)
+            yield f"Sort by {col.title}", lambda c=col.key: self.action_sort(c)
+        elif a == "signal":
+            name = SIGNAL_KEYS[k.keys]
+            yield f"Send {name} to the selected process", lambda n=name: self.action_signal(n)
+        elif a == "interval":
+            yield "Sample less often (+)", lambda: self.action_interval(1)
+            yield "Sample more often (-)", lambda: self.action_interval(-1)
+        elif a == "select_gpu":
+            yield "Select previous GPU", lambda: self.action_select_gpu(-1)
+            yield "Select next GPU", lambda: self.action_select_gpu(1)
+        elif a == "replay_step":
+            yield "Replay: step back", lambda: self.action_replay_step(-1)
+            yield "Replay: step forward", lambda: self.action_replay_step(1)
+        elif a == "replay_speed":
+            yield "Replay: slower", lambda: self.action_replay_speed(0.5)
+            yield "Replay: faster", lambda: self.action_replay_speed(2.0)
+        elif a == "replay_seek":
+            yield "Replay: back 10 s", lambda: self.action_replay_seek(-10)
+            yield "Replay: forward 10 s", lambda: self.action_replay_seek(10)
+        else:
+            title = k.description[0].upper() + k.description[1:]
+            yield title, lambda a=a: run(a)
+
+
+def _attr(obj, *names: str):
+    for name in names:
+        value = getattr(obj, name, None)
+        if value is not None:
+            return value
+    return None
+
+
+def _mmss(seconds: float | None) -> str:
+    if seconds is None:
+        return "--:--"
+    m, s = divmod(int(seconds), 60)
+    return f"{m}:{s:02d}"
+
+
+def run_dashboard(args: argparse.Namespace) -> int:
+    from gputop.backends import open_backend
+    from gputop.cli import backend_options
+    from gputop.selection import select_devices
+
+    themes, warnings = all_themes()
+    names = [t.name for t in themes]
+    if args.theme is not None and args.theme not in names:
+        raise UsageError(f"unknown theme {args.theme!r} (available: {', '.join(names)})")
+    backend = open_backend(args.backend, backend_options(args))
+    try:
+        devices = select_devices(args.ids, backend.info().devices)
+        app = GputopApp(backend, interval=args.interval, devices=devices, theme=args.theme,
+                        readonly=args.readonly, themes=themes, theme_warnings=warnings)
+        app.run()
+        return app.return_code or 0
+    finally:
+        backend.close()

@@ -1,0 +1,168 @@
+"""The dashboard body: GPU widgets, an optional history plot and the process table.
+
+`DashboardView` needs no backend: feed it with ``update(snapshot)`` (the cluster view does so for
+one remote node). It picks its layout from its own size: a grid of 4-line cards when they fit,
+one line per GPU when they do not (16 GPUs at 120x40, anything at 80x24).
+"""
+
+from __future__ import annotations
+
+import math
+
+from textual.app import ComposeResult
+from textual.widget import Widget
+
+from gputop.model import Snapshot
+from gputop.tui.gpu import CARD_HEIGHT, CARD_MIN_WIDTH, HALF_LINE_MIN, GpuCard, GpuPanel
+from gputop.tui.plot import HistoryPlot
+from gputop.tui.processes import ProcessTable
+
+TABLE_MIN_ROWS = 8  # header + 7 processes: below this the process table is not worth showing
+PLOT_HEIGHT = 12
+
+
+def choose_layout(width: int, height: int, count: int, plot: bool) -> tuple[bool, int, int]:
+    """(compact, columns, GPU area height) for ``count`` GPUs in a ``width`` x ``height`` body."""
+    if count <= 0:
+        return False, 1, 1
+    cols = max(1, min(count, width // CARD_MIN_WIDTH))
+    rows = math.ceil(count / cols)
+    full = rows * CARD_HEIGHT + (rows - 1)
+    extra = PLOT_HEIGHT if plot else 0
+    if full + TABLE_MIN_ROWS + extra <= height:
+        return False, cols, full
+    room = max(3, height - TABLE_MIN_ROWS - extra)
+    cols = 1
+    if count > room and width >= 2 * HALF_LINE_MIN + GpuPanel.GAP_X:
+        cols = 2  # two half-width lines per row (16 GPUs in 8 lines of an 80x24 terminal)
+    return True, cols, min(math.ceil(count / cols), room)
+
+
+class DashboardView(Widget):
+    DEFAULT_CSS = """
+    DashboardView { height: 1fr; layout: vertical; }
+    DashboardView #plot { display: none; }
+    DashboardView #plot.-shown { display: block; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.snapshot: Snapshot | None = None
+        self.selected_gpu: int | None = None
+        self.only_selected = False
+        self.plot_choice: bool | None = None  # None: automatic (shown when it fits)
+        self.interval = 1.0
+        self.compact = False
+        self._layout_key: tuple | None = None
+        self._table: ProcessTable | None = None
+        self._plot: HistoryPlot | None = None
+        self._panel: GpuPanel | None = None
+
+    def compose(self) -> ComposeResult:
+        yield GpuPanel(id="gpus")
+        yield HistoryPlot(id="plot")
+        yield ProcessTable(id="procs")
+
+    @property
+    def table(self) -> ProcessTable:
+        if self._table is None:
+            self._table = self.query_one(ProcessTable)
+        return self._table
+
+    @property
+    def plot(self) -> HistoryPlot:
+        if self._plot is None:
+            self._plot = self.query_one(HistoryPlot)
+        return self._plot
+
+    @property
+    def panel(self) -> GpuPanel:
+        if self._panel is None:
+            self._panel = self.query_one(GpuPanel)
+        return self._panel
+
+    @property
+    def cards(self) -> dict[int, GpuCard]:
+        return self.panel.cards
+
+    # ------------------------------------------------------------------ feeding
+    def update(self, snapshot: Snapshot, now: float | None = None) -> None:
+        """Show one snapshot; the GPU widgets keep their own history from successive calls."""
+        self.snapshot = snapshot
+        panel = self.panel
+        count = len(panel.cards)
+        panel.update(snapshot.devices, snapshot.time)
+        if len(panel.cards) != count:
+            if self.selected_gpu is None and panel.cards:
+                self.selected_gpu = min(panel.cards)
+            self._mark_selected()
+            self._relayout()
+        self.table.update(snapshot, now)
+        if self.plot.has_class("-shown") and self.selected_gpu in self.cards:
+            self.plot.show(self.cards[self.selected_gpu], new_sample=True)
+
+    def set_interval(self, interval: float) -> None:
+        self.interval = interval
+        self.plot.interval = interval
+        self.panel.set_stale_after(max(3.0, 3 * interval))
+
+    # ------------------------------------------------------------------ selection
+    def select_gpu(self, index: int | None = None, step: int = 0) -> int | None:
+        order = sorted(self.cards)
+        if not order:
+            return None
+        if index is None:
+            cur = order.index(self.selected_gpu) if self.selected_gpu in order else 0
+            index = order[(cur + step) % len(order)]
+        if index not in self.cards:
+            return self.selected_gpu
+        self.selected_gpu = index
+        self._mark_selected()
+        if self.only_selected:
+            self.table.set_only_gpu(index)
+        if self.plot.has_class("-shown"):
+            self.plot.show(self.cards[index])
+        return index
+
+    def set_only_selected(self, only: bool) -> None:
+        self.only_selected = only
+        self.table.set_only_gpu(self.selected_gpu if only else None)
+
+    def toggle_plot(self) -> bool:
+        self.plot_choice = not self.plot.has_class("-shown")
+        self._layout_key = None
+        self._relayout()
+        return self.plot.has_class("-shown")
+
+    def _mark_selected(self) -> None:
+        self.panel.select(self.selected_gpu)
+
+    def on_gpu_panel_selected(self, message: GpuPanel.Selected) -> None:
+        self.select_gpu(message.index)
+
+    # ------------------------------------------------------------------ layout
+    def on_resize(self) -> None:
+        self._layout_key = None
+        self._relayout()
+
+    def _relayout(self) -> None:
+        width, height = self.size.width, self.size.height
+        count = len(self.cards)
+        key = (width, height, count, self.plot_choice)
+        if key == self._layout_key or width <= 0 or height <= 0:
+            return
+        self._layout_key = key
+        plot = self.plot_choice
+        if plot is None:  # automatic: show the plot only where it fits beside full cards
+            compact, _, _ = choose_layout(width, height, count, True)
+            plot = not compact and count > 0
+        compact, cols, gpu_h = choose_layout(width, height, count, plot)
+        if plot and height - gpu_h - PLOT_HEIGHT < TABLE_MIN_ROWS:
+            plot = height - gpu_h - PLOT_HEIGHT >= 3  # the user asked for it: keep 3 table rows
+        self.compact = compact
+        panel = self.panel
+        panel.configure(compact, cols)
+        panel.styles.height = gpu_h
+        self.plot.set_class(plot, "-shown")
+        if plot and self.selected_gpu in self.cards:
+            self.plot.show(self.cards[self.selected_gpu])

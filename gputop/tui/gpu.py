@@ -1,0 +1,532 @@
+"""One GPU's widget: a 4-line card (bars and sparkline history) or a compact single line.
+
+Rendering uses the Line API with a per-line cache: each tick the card works out the text of its
+lines, and only lines whose text changed are re-rendered and repainted. At 1 s with 8 GPUs most
+ticks touch a handful of cells, so the terminal sees little more than the digits that moved.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from itertools import islice
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from gputop.clock_events import LABELS, SLOWDOWNS
+from gputop.model import Device
+from gputop.tui import fmt
+
+HISTORY_POINTS = 300
+SPARK_BUCKET = 4  # samples per sparkline cell
+CARD_HEIGHT = 4
+CARD_MIN_WIDTH = 50
+NARROW_LINE = 60  # compact lines narrower than this drop the name (two columns in 80 cells)
+HALF_LINE_MIN = 38  # the narrowest compact line that still shows bars, power and temperature
+
+# (text, component class or "" for the widget's own style)
+Span = tuple[str, str]
+Line = tuple[Span, ...]
+
+
+def short_name(name: str | None) -> str:
+    if not name:
+        return "unknown device"
+    for prefix in ("NVIDIA ", "Tesla "):
+        if name.startswith(prefix):
+            return name[len(prefix):]
+    return name
+
+
+# Badge labels for half-width lines.
+SHORT_LABELS = {
+    "gpu_idle": "IDLE", "applications_clocks_setting": "APP", "sw_power_cap": "CAP",
+    "hw_slowdown": "HW", "sync_boost": "SYNC", "sw_thermal_slowdown": "HOT",
+    "hw_thermal_slowdown": "HWHOT", "hw_power_brake_slowdown": "BRAKE",
+    "display_clock_setting": "DISP",
+}
+
+
+def badges(dev: Device, short: bool = False) -> list[Span]:
+    out: list[Span] = []
+    for reason in dev.clock_event_reasons or ():
+        if reason == "gpu_idle" and (dev.utilization_gpu_pct or 0) > 0:
+            continue  # NVML sets it between kernels of a busy GPU: noise, not news
+        label = (SHORT_LABELS if short else LABELS).get(reason, reason)
+        cls = "gpu--slowdown" if reason in SLOWDOWNS else "gpu--badge"
+        out.append((f"[{label}]", cls))
+    return out
+
+
+def _gauge_cls(pct: float | None) -> str:
+    return {"low": "gpu--low", "mid": "gpu--mid", "high": "gpu--high"}.get(fmt.level(pct),
+                                                                           "gpu--muted")
+
+
+def _bar_spans(pct: float | None, width: int) -> list[Span]:
+    filled, empty = fmt.bar(pct, width)
+    return [(filled, _gauge_cls(pct)), (empty, "gpu--empty")]
+
+
+def _join(spans: list[Span], width: int) -> Line:
+    """Cut or pad a list of spans to exactly ``width`` cells."""
+    out: list[Span] = []
+    used = 0
+    for text, cls in spans:
+        if used >= width:
+            break
+        if used + len(text) > width:
+            text = text[: width - used]
+        out.append((text, cls))
+        used += len(text)
+    if used < width:
+        out.append((" " * (width - used), ""))
+    return tuple(out)
+
+
+class GpuCard:
+    """One GPU's readings, history and text lines (no widget: `GpuPanel` draws the cards)."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.device: Device | None = None
+        self.util_history: deque[float | None] = deque(maxlen=HISTORY_POINTS)
+        self.memory_history: deque[float | None] = deque(maxlen=HISTORY_POINTS)
+        self.power_history: deque[float | None] = deque(maxlen=HISTORY_POINTS)
+        # Sparklines: one cell per SPARK_BUCKET samples (their maximum, so a short spike shows),
+        # computed once per finished bucket; only the last cell moves between buckets.
+        self._spark: dict[str, deque[str]] = {
+            k: deque(maxlen=HISTORY_POINTS) for k in ("util", "memory", "power")}
+        self._bucket: dict[str, list[float | None]] = {k: [] for k in self._spark}
+        self.stale_after_s = 3.0
+        self.last_ok: float | None = None
+        self.compact = False
+        self.selected = False
+        self.width = 0
+        self.lines: list[Line] = []
+
+    def update(self, device: Device, when: float | None = None) -> None:
+        """Take a new reading of this GPU (appends to its history) and repaint what changed."""
+        self.device = device
+        ok = device.status == "ok"
+        if ok:
+            self.last_ok = when if when is not None else time.time()
+        for key, ring, value in (("util", self.util_history, device.utilization_gpu_pct),
+                                 ("memory", self.memory_history, device.memory_pct),
+                                 ("power", self.power_history, device.power_pct)):
+            value = value if ok else None
+            ring.append(value)
+            bucket = self._bucket[key]
+            bucket.append(value)
+            if len(bucket) >= SPARK_BUCKET:
+                self._spark[key].append(fmt.spark_char(_peak(bucket)))
+                bucket.clear()
+
+    def spark(self, key: str, width: int) -> str:
+        """The last ``width`` points of one history ("util", "memory", "power")."""
+        chars = self._spark[key]
+        bucket = self._bucket[key]
+        last = fmt.spark_char(_peak(bucket)) if bucket else ""
+        width -= len(last)
+        n = len(chars)
+        if n >= width:
+            return "".join(islice(chars, n - width, n)) + last
+        return " " * (width - n) + "".join(chars) + last
+
+    def relines(self, width: int) -> list[tuple[int, int, int]]:
+        """Recompose the lines at ``width``; return the changed (line, start, end) cell spans."""
+        new = self.compose_lines(width)
+        old = self.lines
+        self.lines = new
+        if width != self.width or len(old) != len(new):
+            self.width = width
+            return [(y, 0, width) for y in range(len(new))]
+        changed = []
+        for y, (a, b) in enumerate(zip(old, new, strict=True)):
+            if a != b:
+                span = fmt.changed_span("".join(t for t, _ in a), "".join(t for t, _ in b))
+                if span is None:  # the same text in new colours (a gauge changed level)
+                    span = (0, width)
+                changed.append((y, *span))
+        return changed
+
+    def compose_lines(self, width: int) -> list[Line]:
+        if self.compact:
+            return [self._compact_line(width)]
+        return self._card_lines(width)
+
+    def _stale_span(self, dev: Device, short: bool = False) -> list[Span]:
+        if dev.data_age_s is not None and dev.data_age_s > self.stale_after_s:
+            text = f"{dev.data_age_s:.0f}s old" if short else f" stale {dev.data_age_s:.0f}s"
+            return [(text, "gpu--stale")]
+        return []
+
+    def _title(self, dev: Device | None) -> str:
+        name = short_name(dev.name if dev else None)
+        return f"{self.index:>2} {name}"
+
+    def _card_lines(self, width: int) -> list[Line]:
+        dev = self.device
+        if dev is None:
+            return [_join([(self._title(None), "gpu--title")], width),
+                    _join([("   waiting for the first sample…", "gpu--muted")], width),
+                    _join([], width), _join([], width)]
+        if dev.status != "ok":
+            return self._lost_lines(dev, width)
+        info: list[Span] = [(f" {fmt.num(dev.temperature_c)}°C", "gpu--value")]
+        fan = [(f" fan {fmt.num(dev.fan_pct, '.0f', '%')}", "gpu--muted")]
+        pstate = [(f" {dev.pstate}", "gpu--muted")] if dev.pstate else []
+        clock = [(f" SM {fmt.num(dev.clock_sm_mhz)}/{fmt.num(dev.clock_sm_max_mhz)}MHz",
+                  "gpu--muted")]
+        tail = badges(dev) + self._stale_span(dev)
+        tail = [(" " + t, c) for t, c in tail]
+        title = self._title(dev)
+        # Drop the least useful facts first when the card is narrow.
+        for extra in (fan + pstate + clock, pstate + clock, clock, []):
+            right = info + extra + tail
+            if len(title) + sum(len(t) for t, _ in right) <= width:
+                break
+        right_len = sum(len(t) for t, _ in right)
+        title_w = max(4, width - right_len)
+        head = _join([(fmt.fit(title, title_w), "gpu--title")] + right, width)
+        return [head] + self._gauge_lines(dev, width)
+
+    def _gauge_lines(self, dev: Device, width: int) -> list[Line]:
+        value_w = 21
+        label_w = 5
+        rest = width - label_w - value_w - 1
+        if rest >= 24:
+            bar_w = max(8, rest // 2)
+            spark_w = rest - bar_w
+        else:
+            bar_w, spark_w = max(3, rest), 0
+        mem = (f"{fmt.num(dev.memory_used_mib)}/{fmt.num(dev.memory_total_mib)}MiB "
+               f"{fmt.num(dev.memory_pct, '3.0f')}%")
+        power = f"{fmt.num(dev.power_draw_w)}/{fmt.num(dev.power_limit_w)}W"
+        rows = (
+            ("UTIL", dev.utilization_gpu_pct, f"{fmt.num(dev.utilization_gpu_pct, '3.0f')}%",
+             "util", "gpu--spark-util"),
+            ("MEM", dev.memory_pct, mem, "memory", "gpu--spark-memory"),
+            ("PWR", dev.power_pct, power, "power", "gpu--spark-power"),
+        )
+        lines = []
+        for label, pct, value, hist, spark_cls in rows:
+            spans: list[Span] = [(f"{label:<{label_w - 1}} ", "gpu--label")]
+            spans += _bar_spans(pct, bar_w)
+            spans.append((" " + fmt.fit(value, value_w - 1), "gpu--value"))
+            if spark_w > 0:
+                spans.append((" " + self.spark(hist, spark_w), spark_cls))
+            lines.append(_join(spans, width))
+        return lines
+
+    def _lost_lines(self, dev: Device, width: int) -> list[Line]:
+        reason = dev.status_reason or "no readings"
+        seen = (time.strftime("%H:%M:%S", time.localtime(self.last_ok))
+                if self.last_ok is not None else "never")
+        return [
+            _join([(self._title(dev), "gpu--title"), (" ", ""), (f" {dev.status.upper()} ",
+                                                                  "gpu--lost")], width),
+            _join([(f"   {dev.status.upper()}: {reason}", "gpu--lost")], width),
+            _join([(f"   last good reading at {seen}", "gpu--muted")], width),
+            _join([], width),
+        ]
+
+    def _compact_line(self, width: int) -> Line:
+        if width < NARROW_LINE:
+            return self._narrow_line(width)
+        dev = self.device
+        wide = width >= 110
+        name_w = 20 if wide else 12
+        head: list[Span] = [(f"{self.index:>2} ", "gpu--title"),
+                            (fmt.fit(short_name(dev.name if dev else None), name_w), "gpu--title")]
+        if dev is None:
+            return _join(head + [(" waiting…", "gpu--muted")], width)
+        if dev.status != "ok":
+            return _join(head + [(" ", ""), (f" {dev.status.upper()} ", "gpu--lost"),
+                                 (f" {dev.status_reason or ''}", "gpu--muted")], width)
+        bw = 10 if wide else 6
+        spans = list(head)
+        spans += [(" U", "gpu--label")] + _bar_spans(dev.utilization_gpu_pct, bw)
+        spans.append((f"{fmt.num(dev.utilization_gpu_pct, '4.0f')}%", "gpu--value"))
+        spans += [(" M", "gpu--label")] + _bar_spans(dev.memory_pct, bw)
+        if wide:
+            spans.append((fmt.rfit(f"{fmt.num(dev.memory_used_mib)}MiB", 9), "gpu--value"))
+        spans.append((f"{fmt.num(dev.memory_pct, '4.0f')}%", "gpu--value"))
+        spans += [(" P", "gpu--label")] + _bar_spans(dev.power_pct, bw)
+        spans.append((fmt.rfit(f"{fmt.num(dev.power_draw_w)}W", 5), "gpu--value"))
+        spans.append((fmt.rfit(f"{fmt.num(dev.temperature_c)}°C", 6), "gpu--value"))
+        if wide:
+            spans.append((fmt.rfit(f"{fmt.num(dev.clock_sm_mhz)}MHz", 8), "gpu--muted"))
+        tail = [(" " + t, c) for t, c in badges(dev) + self._stale_span(dev)]
+        used = sum(len(t) for t, _ in spans + tail)
+        spark_w = width - used - 1
+        if spark_w >= 6:
+            spans.append((" " + self.spark("util", spark_w), "gpu--spark-util"))
+        return _join(spans + tail, width)
+
+    def _narrow_line(self, width: int) -> Line:
+        """Half of an 80-column terminal: no name, short bars, short badges."""
+        dev = self.device
+        head: list[Span] = [(f"{self.index:>2}", "gpu--title")]
+        if dev is None:
+            return _join(head + [(" waiting…", "gpu--muted")], width)
+        if dev.status != "ok":
+            return _join(head + [(" ", ""), (f" {dev.status.upper()} ", "gpu--lost")], width)
+        spans = list(head)
+        spans += [(" U", "gpu--label")] + _bar_spans(dev.utilization_gpu_pct, 4)
+        spans.append((f"{fmt.num(dev.utilization_gpu_pct, '4.0f')}%", "gpu--value"))
+        spans += [(" M", "gpu--label")] + _bar_spans(dev.memory_pct, 4)
+        spans.append((f"{fmt.num(dev.memory_pct, '4.0f')}%", "gpu--value"))
+        spans.append((fmt.rfit(f"{fmt.num(dev.power_draw_w)}W", 5), "gpu--value"))
+        spans.append((fmt.rfit(f"{fmt.num(dev.temperature_c)}°C", 5), "gpu--value"))
+        for text, cls in badges(dev, short=True) + self._stale_span(dev, short=True):
+            spans.append((" " + text, cls))
+        return _join(spans, width)
+
+    def line_texts(self) -> list[str]:
+        """The card's lines as plain text (tests, screenshots in text form)."""
+        return ["".join(t for t, _ in line) for line in self.lines]
+
+
+def _peak(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return max(present) if present else None
+
+
+class GpuPanel(ScrollView):
+    """All GPUs in one widget: a grid of 4-line cards or one line per GPU.
+
+    One widget rather than one per GPU: Textual's fixed cost per widget repaint (styles,
+    messages, compositing) would otherwise be paid eight or sixteen times a second. Each tick only
+    the changed cells of changed lines are repainted. Fed with ``update(devices, when)``.
+    """
+
+    class Selected(Message):
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
+
+    COMPONENT_CLASSES = {
+        "gpu--title", "gpu--label", "gpu--low", "gpu--mid", "gpu--high", "gpu--empty",
+        "gpu--muted", "gpu--slowdown", "gpu--badge", "gpu--lost", "gpu--stale", "gpu--spark-util",
+        "gpu--spark-memory", "gpu--spark-power", "gpu--value", "gpu--selected",
+    }
+
+    DEFAULT_CSS = """
+    GpuPanel { height: auto; background: $background; scrollbar-size-vertical: 1; }
+    GpuPanel > .gpu--selected { background: $selected; }
+    GpuPanel > .gpu--title { text-style: bold; color: $primary; }
+    GpuPanel > .gpu--label { color: $muted; }
+    GpuPanel > .gpu--value { color: $foreground; }
+    GpuPanel > .gpu--low { color: $gauge-low; }
+    GpuPanel > .gpu--mid { color: $gauge-mid; }
+    GpuPanel > .gpu--high { color: $gauge-high; }
+    GpuPanel > .gpu--empty { color: $gauge-empty; }
+    GpuPanel > .gpu--muted { color: $muted; }
+    GpuPanel > .gpu--slowdown { color: $badge-slowdown; text-style: bold; }
+    GpuPanel > .gpu--badge { color: $badge-info; }
+    GpuPanel > .gpu--lost { color: $device-lost; text-style: bold reverse; }
+    GpuPanel > .gpu--stale { color: $stale; text-style: bold; }
+    GpuPanel > .gpu--spark-util { color: $plot-util; }
+    GpuPanel > .gpu--spark-memory { color: $plot-memory; }
+    GpuPanel > .gpu--spark-power { color: $plot-power; }
+    """
+
+    GAP_X = 2  # columns between cards
+    GAP_Y = 1  # blank lines between rows of cards
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.cards: dict[int, GpuCard] = {}
+        self.order: list[int] = []
+        self.compact = False
+        self.columns = 1
+        self.stale_after_s = 3.0
+        self._styles: dict[tuple[str, bool], Style] = {}
+        self._strips: dict[int, tuple[tuple, Strip]] = {}
+
+    # ------------------------------------------------------------------ geometry
+    @property
+    def card_height(self) -> int:
+        return 1 if self.compact else CARD_HEIGHT
+
+    @property
+    def pitch(self) -> int:
+        """Lines from the top of one row of cards to the next."""
+        return 1 if self.compact else CARD_HEIGHT + self.GAP_Y
+
+    def card_width(self, width: int | None = None) -> int:
+        width = self.size.width if width is None else width
+        cols = self.columns
+        return max(1, (width - (cols - 1) * self.GAP_X) // cols)
+
+    def content_height(self) -> int:
+        rows = math.ceil(len(self.order) / self.columns) if self.order else 0
+        if rows == 0:
+            return 0
+        return rows * self.pitch - (self.pitch - self.card_height)
+
+    def place(self, index: int) -> tuple[int, int]:
+        """(x, y) of a card's top-left cell in the panel's virtual space."""
+        n = self.order.index(index)
+        row, col = divmod(n, self.columns)
+        return col * (self.card_width() + self.GAP_X), row * self.pitch
+
+    def configure(self, compact: bool, columns: int) -> None:
+        columns = max(1, columns)
+        if compact == self.compact and columns == self.columns:
+            return
+        self.compact, self.columns = compact, columns
+        for card in self.cards.values():
+            card.compact = compact
+            card.width = 0  # recompose everything
+        self._relines_all()
+
+    # ------------------------------------------------------------------ feeding
+    def update(self, devices, when: float | None = None) -> None:
+        """Take one reading of each device (appending to each card's history)."""
+        added = False
+        for dev in devices:
+            card = self.cards.get(dev.index)
+            if card is None:
+                card = self.cards[dev.index] = GpuCard(dev.index)
+                card.compact = self.compact
+                card.stale_after_s = self.stale_after_s
+                added = True
+            card.update(dev, when)
+        if added:
+            self.order = sorted(self.cards)
+            self._relines_all()
+            return
+        width = self.size.width
+        if width <= 0:
+            return
+        cw = self.card_width(width)
+        top = int(self.scroll_y)
+        regions = []
+        for index in self.order:
+            card = self.cards[index]
+            changes = card.relines(cw)
+            if not changes:
+                continue
+            x0, y0 = self.place(index)
+            for y, start, end in changes:
+                vy = y0 + y
+                self._strips.pop(vy, None)
+                if 0 <= vy - top < self.size.height:
+                    regions.append(Region(x0 + start, vy - top, end - start, 1))
+        if regions:
+            self.refresh(*regions)
+
+    def set_stale_after(self, seconds: float) -> None:
+        self.stale_after_s = seconds
+        for card in self.cards.values():
+            card.stale_after_s = seconds
+
+    def select(self, index: int | None) -> None:
+        for i, card in self.cards.items():
+            if card.selected != (i == index):
+                card.selected = i == index
+                self._forget_card(i)
+        if index in self.cards:
+            x, y = self.place(index)
+            self.scroll_to_region(Region(x, y, 1, self.card_height), animate=False)
+
+    def _forget_card(self, index: int) -> None:
+        x, y = self.place(index)
+        for vy in range(y, y + self.card_height):
+            self._strips.pop(vy, None)
+        self.refresh(Region(0, y - int(self.scroll_y), self.size.width, self.card_height))
+
+    def _relines_all(self) -> None:
+        width = self.size.width
+        if width > 0:
+            cw = self.card_width(width)
+            for card in self.cards.values():
+                card.relines(cw)
+        self._strips.clear()
+        self.virtual_size = Size(width, self.content_height())
+        self.refresh()
+
+    # ------------------------------------------------------------------ rendering
+    def _style(self, cls: str, selected: bool = False) -> Style:
+        key = (cls, selected)
+        style = self._styles.get(key)
+        if style is None:
+            base = self.rich_style
+            if selected:
+                base = base + self.get_component_rich_style("gpu--selected", partial=True)
+            style = base if not cls else base + self.get_component_rich_style(cls, partial=True)
+            self._styles[key] = style
+        return style
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles.clear()
+        self._strips.clear()
+        self.refresh()
+
+    def on_resize(self) -> None:
+        self._relines_all()
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        vy = y + int(self.scroll_y)
+        row, line = divmod(vy, self.pitch)
+        cw = self.card_width(width)
+        parts = []
+        if line < self.card_height:
+            for col in range(self.columns):
+                n = row * self.columns + col
+                if n >= len(self.order):
+                    break
+                card = self.cards[self.order[n]]
+                if card.width != cw:
+                    card.relines(cw)
+                if line < len(card.lines):
+                    parts.append((card.lines[line], card.selected))
+        key = (width, tuple(parts))
+        cached = self._strips.get(vy)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        segments = []
+        used = 0
+        for n, (spans, selected) in enumerate(parts):
+            if n:
+                gap = Segment(" " * self.GAP_X, self._style(""))
+                segments.append(gap)
+                used += self.GAP_X
+            for text, cls in spans:
+                if text:
+                    segments.append(Segment(text, self._style(cls, selected)))
+                    used += len(text)
+        texts_ok = all(fmt.one_cell_each(seg.text) for seg in segments)
+        if used < width:
+            segments.append(Segment(" " * (width - used), self._style("")))
+            used = width
+        if texts_ok and used == width:
+            strip = Strip(segments, cell_length=width)
+        else:
+            strip = Strip(segments).adjust_cell_length(width, self._style(""))
+        self._strips[vy] = (key, strip)
+        return strip
+
+    def card_at(self, x: int, y: int) -> int | None:
+        vy = y + int(self.scroll_y)
+        row, line = divmod(vy, self.pitch)
+        if line >= self.card_height:
+            return None
+        col = x // (self.card_width() + self.GAP_X)
+        n = row * self.columns + min(col, self.columns - 1)
+        return self.order[n] if 0 <= n < len(self.order) else None
+
+    def on_click(self, event) -> None:
+        index = self.card_at(event.x, event.y)
+        if index is not None:
+            self.post_message(self.Selected(index))

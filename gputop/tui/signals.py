@@ -1,0 +1,63 @@
+"""Sending a signal to a GPU process from the dashboard, with the checks that make it safe.
+
+Only the user's own processes (any process for root); the PID must still be the process the
+dashboard showed (its start time matches, so a reused PID is refused); a process that already
+exited is reported as such, not as an error. No Textual here.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from dataclasses import dataclass
+
+SIGNALS: dict[str, int] = {
+    "SIGTERM": signal.SIGTERM,
+    "SIGKILL": signal.SIGKILL,
+    "SIGINT": signal.SIGINT,
+}
+# Backends whose processes are not processes of this machine.
+NOT_LOCAL_BACKENDS = frozenset({"sim", "replay"})
+START_TOLERANCE_S = 2.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    ok: bool
+    message: str
+    severity: str = "information"  # Textual notify severity
+
+
+def refusal(pid: int, started: float | None = None) -> str | None:
+    """Why this process may not be signalled, or None if it may."""
+    import psutil
+
+    try:
+        proc = psutil.Process(pid)
+        uid = proc.uids().real
+        created = proc.create_time()
+    except psutil.NoSuchProcess:
+        return None  # gone: send() reports it kindly
+    except psutil.AccessDenied:
+        return f"no permission to inspect process {pid}"
+    euid = os.geteuid()
+    if euid != 0 and uid != euid:
+        return f"process {pid} belongs to another user (uid {uid}); only root may signal it"
+    if started is not None and abs(created - started) > START_TOLERANCE_S:
+        return f"PID {pid} now belongs to a different process (it was reused)"
+    return None
+
+
+def send(pid: int, name: str, started: float | None = None) -> Outcome:
+    if name not in SIGNALS:
+        return Outcome(False, f"unknown signal {name}", "error")
+    reason = refusal(pid, started)
+    if reason is not None:
+        return Outcome(False, reason, "error")
+    try:
+        os.kill(pid, SIGNALS[name])
+    except ProcessLookupError:
+        return Outcome(True, f"process {pid} has already exited")
+    except PermissionError:
+        return Outcome(False, f"no permission to signal process {pid}", "error")
+    return Outcome(True, f"sent {name} to process {pid}")

@@ -1,0 +1,151 @@
+"""Dashboard themes: TOML files loaded into Textual `Theme`s.
+
+Shipped themes live in the top-level `themes/` folder (packaged as `gputop/themes`); users add
+their own in `$XDG_CONFIG_HOME/gputop/themes/*.toml` (default `~/.config/gputop/themes`). A user
+theme with a shipped theme's name replaces it. Every theme defines the app's own variables
+(`APP_VARIABLES`), so the CSS names `$gauge-low` and friends and never a colour.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+from textual.color import Color, ColorParseError
+from textual.theme import Theme
+
+from gputop.errors import UsageError
+
+DEFAULT_THEME = "dark"
+NO_COLOR_THEME = "ansi"
+SHIPPED_ORDER = ("dark", "light", "high-contrast", "ansi")
+
+# The app's own variables with the fallback used when a theme leaves one out (these are the
+# dark theme's values; a theme file should define them all).
+APP_VARIABLES: dict[str, str] = {
+    "gauge-low": "#5fd787",
+    "gauge-mid": "#ffd75f",
+    "gauge-high": "#ff6f5f",
+    "gauge-empty": "#3a444f",
+    "plot-util": "#5fafff",
+    "plot-memory": "#d787ff",
+    "plot-power": "#ffaf5f",
+    "badge-slowdown": "#ff8700",
+    "badge-info": "#8a96a3",
+    "device-lost": "#ff5f5f",
+    "simulated": "#d7005f",
+    "stale": "#ffd75f",
+    "recording": "#ff5f5f",
+    "muted": "#7b8794",
+    "selected": "#2b4c6f",
+}
+
+_COLOR_KEYS = ("primary", "secondary", "accent", "foreground", "background", "surface", "panel",
+               "boost", "warning", "error", "success")
+
+
+@dataclass(frozen=True)
+class ThemeSource:
+    theme: Theme
+    origin: str  # "shipped" or the user file's path
+
+
+def user_theme_dir(environ: dict[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "gputop" / "themes"
+
+
+def _check_color(value: object, where: str) -> str:
+    if not isinstance(value, str):
+        raise UsageError(f"{where}: a colour must be a string, got {value!r}")
+    try:
+        Color.parse(value)
+    except ColorParseError:
+        raise UsageError(f"{where}: not a colour: {value!r}") from None
+    return value
+
+
+def parse_theme(data: dict, origin: str, fallback_name: str) -> Theme:
+    """Turn one theme document into a Theme. Raises UsageError naming what is wrong."""
+    name = data.get("name", fallback_name)
+    if not isinstance(name, str) or not name.strip():
+        raise UsageError(f"theme {origin}: 'name' must be a non-empty string")
+    colors = data.get("colors", {})
+    variables = data.get("variables", {})
+    if not isinstance(colors, dict) or not isinstance(variables, dict):
+        raise UsageError(f"theme {origin}: [colors] and [variables] must be tables")
+    unknown = sorted(set(colors) - set(_COLOR_KEYS))
+    if unknown:
+        raise UsageError(f"theme {origin}: unknown colour key(s) {', '.join(unknown)}")
+    if "primary" not in colors:
+        raise UsageError(f"theme {origin}: [colors] needs at least 'primary'")
+    kwargs = {k: _check_color(v, f"theme {origin}: colors.{k}") for k, v in colors.items()}
+    merged = dict(APP_VARIABLES)
+    for key, value in variables.items():
+        merged[str(key)] = _check_color(value, f"theme {origin}: variables.{key}")
+    return Theme(
+        name=name,
+        dark=bool(data.get("dark", True)),
+        ansi=bool(data.get("ansi", False)),
+        variables=merged,
+        **kwargs,
+    )
+
+
+def _load_file(text: str, origin: str, fallback_name: str) -> Theme:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"theme {origin}: not valid TOML ({exc})") from None
+    return parse_theme(data, origin, fallback_name)
+
+
+def shipped_themes() -> list[Theme]:
+    root = resources.files("gputop") / "themes"
+    found: dict[str, Theme] = {}
+    for entry in root.iterdir():
+        if entry.name.endswith(".toml"):
+            theme = _load_file(entry.read_text(encoding="utf-8"), entry.name, entry.name[:-5])
+            found[theme.name] = theme
+    ordered = [found.pop(n) for n in SHIPPED_ORDER if n in found]
+    return ordered + [found[n] for n in sorted(found)]
+
+
+def user_themes(folder: Path | None = None) -> tuple[list[Theme], list[str]]:
+    """Themes from the user's folder, and one warning per file that could not be used.
+
+    A broken user theme must not stop the dashboard: it is skipped with a warning.
+    """
+    folder = user_theme_dir() if folder is None else folder
+    themes: list[Theme] = []
+    warnings: list[str] = []
+    try:
+        paths = sorted(folder.glob("*.toml"))
+    except OSError:
+        return themes, warnings
+    for path in paths:
+        try:
+            themes.append(_load_file(path.read_text(encoding="utf-8"), str(path), path.stem))
+        except (OSError, UnicodeDecodeError) as exc:
+            warnings.append(f"theme {path}: unreadable ({exc})")
+        except UsageError as exc:
+            warnings.append(str(exc))
+    return themes, warnings
+
+
+def all_themes(folder: Path | None = None) -> tuple[list[Theme], list[str]]:
+    """Shipped themes then user themes (a user theme replaces a shipped one of the same name)."""
+    themes = {t.name: t for t in shipped_themes()}
+    extra, warnings = user_themes(folder)
+    for theme in extra:
+        themes[theme.name] = theme
+    return list(themes.values()), warnings

@@ -1,0 +1,82 @@
+"""Regenerate screenshots/*.svg from deterministic simulator scenarios.
+
+    python screenshots/make.py            # all of them
+    python screenshots/make.py gpu-lost   # just one
+
+Every shot uses the simulator with a fixed epoch and host name, driven tick by tick, in UTC, so
+the same checkout always draws the same pictures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from gputop.tui.app import GputopApp  # noqa: E402
+from gputop.tui.demo import advance, demo_backend  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Shot:
+    name: str
+    scenario: str
+    size: tuple[int, int] = (120, 40)
+    seconds: float = 90.0
+    theme: str = "dark"
+    keys: tuple[str, ...] = ()
+    then: Callable[[GputopApp], Awaitable[None]] | None = None
+
+
+SHOTS = (
+    Shot("dashboard-training", "training"),
+    Shot("dense-16", "dense-16"),
+    Shot("light-theme", "mixed", theme="light"),
+    Shot("filtered-processes", "crowded", keys=("C", "slash", *"models/b")),
+    Shot("gpu-lost", "gpu-lost", seconds=40.0),
+    Shot("ssh-80x24", "power-capped", size=(80, 24)),
+    Shot("history-plot", "dataloader-bound", keys=("greater_than_sign", "h")),
+    Shot("high-contrast", "straggler", theme="high-contrast"),
+    Shot("ansi-16-colours", "training", theme="ansi"),
+)
+
+
+async def take(shot: Shot, out: Path) -> Path:
+    app = GputopApp(demo_backend(shot.scenario), autostart=False, theme=shot.theme)
+    async with app.run_test(size=shot.size) as pilot:
+        advance(app, shot.seconds)
+        await pilot.pause()
+        if shot.keys:
+            await pilot.press(*shot.keys)
+        await pilot.pause()
+        await pilot.pause()
+        app.clear_notifications()
+        await pilot.pause()
+        path = app.save_screenshot(filename=f"{shot.name}.svg", path=str(out))
+    return Path(path)
+
+
+def main(argv: list[str]) -> int:
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    os.environ["XDG_CONFIG_HOME"] = str(HERE / ".no-user-themes")  # never the user's themes
+    os.environ.pop("NO_COLOR", None)
+    wanted = [s for s in SHOTS if not argv or s.name in argv]
+    if not wanted:
+        print(f"no such screenshot; choose from: {', '.join(s.name for s in SHOTS)}")
+        return 2
+    for shot in wanted:
+        path = asyncio.run(take(shot, HERE))
+        print(f"wrote {path.relative_to(HERE.parent)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,57 @@
+from gputop.model import Device, Process, Snapshot
+from gputop.tui.processes import build_rows
+
+NOW = 1_000_000.0
+
+
+def snap() -> Snapshot:
+    return Snapshot(host="h", time=NOW, backend="sim", devices=(
+        Device(index=0, processes=(
+            Process(pid=300, user="alice", command="python train.py", gpu_memory_mib=1000,
+                    sm_pct=90, cpu_pct=100.0, host_memory_mib=100, started=NOW - 50),
+            Process(pid=100, user="bob", command="jupyter-lab", gpu_memory_mib=5000, sm_pct=0,
+                    cpu_pct=1.0, host_memory_mib=300, started=NOW - 5000),
+        )),
+        Device(index=1, processes=(
+            Process(pid=200, user="carol", command="vllm serve", gpu_memory_mib=3000,
+                    sm_pct=None, cpu_pct=None, host_memory_mib=None, started=None),
+        )),
+    ))
+
+
+def pids(rows):
+    return [r.process.pid for r in rows]
+
+
+def test_default_order_is_gpu_then_pid():
+    assert pids(build_rows(snap())) == [100, 300, 200]
+
+
+def test_sort_by_each_column_with_missing_values_last_when_descending():
+    s = snap()
+    assert pids(build_rows(s, sort="gpu_mem", descending=True)) == [100, 200, 300]
+    assert pids(build_rows(s, sort="sm", descending=True)) == [300, 100, 200]
+    assert pids(build_rows(s, sort="cpu", descending=True)) == [300, 100, 200]
+    assert pids(build_rows(s, sort="host_mem", descending=False)) == [200, 300, 100]
+    assert pids(build_rows(s, sort="user")) == [300, 100, 200]
+    assert pids(build_rows(s, sort="command")) == [100, 300, 200]
+    assert pids(build_rows(s, sort="pid")) == [100, 200, 300]
+    assert pids(build_rows(s, sort="time", descending=True)) == [100, 300, 200]
+
+
+def test_filter_matches_user_command_and_pid_case_insensitively():
+    s = snap()
+    assert pids(build_rows(s, needle="ALICE")) == [300]
+    assert pids(build_rows(s, needle="vllm")) == [200]
+    assert pids(build_rows(s, needle="10")) == [100]
+    assert build_rows(s, needle="nobody") == []
+
+
+def test_only_one_gpu():
+    assert pids(build_rows(snap(), only_gpu=1)) == [200]
+
+
+def test_cells_show_na_for_missing_values():
+    row = next(r for r in build_rows(snap()) if r.process.pid == 200)
+    assert row.cells[4:8] == ("N/A", "N/A", "N/A", "N/A")
+    assert row.key == "1:200"
