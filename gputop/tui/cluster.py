@@ -34,6 +34,7 @@ from gputop.cluster.node import NodeStatus
 from gputop.cluster.transport import Cluster
 from gputop.errors import UsageError
 from gputop.tui.keyed_table import Column, KeyedTable, Row
+from gputop.tui.processes import COLUMNS as PROCESS_COLUMNS
 
 NODE_COLUMNS = (
     Column("host", "HOST", 16, sort_key="N"),
@@ -58,6 +59,7 @@ USER_COLUMNS = (
     Column("where", "WHERE (node[GPUs])", 0),
 )
 DESCENDING_FIRST = {"gpus", "util", "memory", "power", "hints", "age"}
+NODES_ONLY_ACTIONS = {"sort", "filter", "clear_filter", "toggle_users"}
 
 # State -> the table's style class for it (colours come from the theme's variables).
 STATE_CLASS = {
@@ -98,10 +100,13 @@ def fmt_age(age: float | None, interval: float) -> str:
 
 
 def table_row(row: NodeRow, interval: float) -> Row:
-    cells = (row.host, row.state, row.mode, _n(row.gpus, "d"), _n(row.util_pct, ".0f", "%"),
-             f"{fmt_mib(row.mem_used_mib)}/{fmt_mib(row.mem_total_mib)}",
-             f"{_n(row.power_w)}/{_n(row.power_limit_w)}W", _n(row.hints, "d"),
-             fmt_age(row.age_s, interval), row.reason)
+    if row.gpus is None:  # no data from this node yet: nothing to say N/A about
+        figures = ("-", "-", "-", "-", "-")
+    else:
+        figures = (_n(row.gpus, "d"), _n(row.util_pct, ".0f", "%"),
+                   f"{fmt_mib(row.mem_used_mib)}/{fmt_mib(row.mem_total_mib)}",
+                   f"{_n(row.power_w)}/{_n(row.power_limit_w)}W", _n(row.hints, "d"))
+    cells = (row.host, row.state, row.mode, *figures, fmt_age(row.age_s, interval), row.reason)
     styles = (None, STATE_CLASS.get(row.state, "bad"), None, None, None, None, None,
               "warn" if row.hints else None, "stale" if row.state == states.STALE else None,
               None if row.state == states.OK else "muted")
@@ -131,6 +136,9 @@ class NodeScreen(Screen):
 
     BINDINGS = [
         Binding("escape,backspace", "back", "nodes"),
+        # The dashboard's process sort keys; here they win over the nodes table's letters.
+        *(Binding(c.sort_key, f"sort_processes('{c.key}')", f"sort by {c.title}", show=False)
+          for c in PROCESS_COLUMNS),
         Binding("less_than_sign", "select_gpu(-1)", "previous GPU", show=False),
         Binding("greater_than_sign", "select_gpu(1)", "next GPU", show=False),
         Binding("h", "toggle_plot", "history plot", show=False),
@@ -194,6 +202,9 @@ class NodeScreen(Screen):
 
     def action_only_gpu(self) -> None:
         self.dashboard.set_only_selected(not self.dashboard.only_selected)
+
+    def action_sort_processes(self, column: str) -> None:
+        self.dashboard.table.sort_by(column)
 
 
 class ClusterApp(App[int]):
@@ -333,6 +344,12 @@ class ClusterApp(App[int]):
             screen.refresh_from(self.cluster.status(screen.host), now)
 
     # ------------------------------------------------------------------ actions
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        # The nodes table's actions do nothing useful over an opened node: hidden there.
+        if isinstance(self.screen, NodeScreen) and action in NODES_ONLY_ACTIONS:
+            return False
+        return True
+
     def on_keyed_table_selected(self, event: KeyedTable.Selected) -> None:
         if event.table.id == "nodes":
             self.open_node(event.key)

@@ -148,6 +148,11 @@ async def test_users_view_and_node_screen():
         screen = app.screen
         assert isinstance(screen, NodeScreen) and screen.host == "node-a"
         assert len(screen.dashboard.cards) == 8
+        # Over a node, the dashboard's keys: M sorts its processes, not the nodes table.
+        await pilot.press("M")
+        await pilot.pause()
+        assert screen.dashboard.table.sort_column == "gpu_mem"
+        assert app.sort_field == "state"
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, NodeScreen)
