@@ -1,0 +1,150 @@
+"""`gputop cluster HOST… | --hosts FILE`: watch many nodes over SSH.
+
+Without ``--once`` it opens the cluster screen (Textual). ``--once`` connects to every node,
+waits until each has data or has failed, prints one aggregate (``--json``: one document), exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("hosts", nargs="*", metavar="HOST",
+                        help="ssh destinations or ~/.ssh/config aliases")
+    parser.add_argument("--hosts", dest="hosts_file", metavar="FILE",
+                        help="TOML file of [[host]] tables: name, remote_command, ssh_args")
+    parser.add_argument("--ssh-config", metavar="FILE",
+                        help="ssh client config to use instead of ~/.ssh/config (ssh -F)")
+    parser.add_argument("--remote-command", metavar="CMD",
+                        help="what to run on each node (default: 'gputop agent --interval SEC');"
+                             " a host's own remote_command wins")
+    parser.add_argument("--connect-timeout", type=float, default=10.0, metavar="SEC",
+                        help="ssh ConnectTimeout (default: 10)")
+    parser.add_argument("--max-opening", type=int, default=8, metavar="N",
+                        help="connections being opened at once, at most (default: 8)")
+    parser.add_argument("--no-fallback", action="store_true",
+                        help="do not fall back to nvidia-smi / npu-smi where gputop is missing")
+    parser.add_argument("--once", action="store_true",
+                        help="print every node once and exit (exit status 1 if any is not ok)")
+    parser.add_argument("--json", action="store_true",
+                        help="with --once: one JSON document {\"nodes\": [...]}")
+    parser.add_argument("--timeout", type=float, default=None, metavar="SEC",
+                        help="with --once: give up waiting after SEC (default: connect timeout"
+                             " + 20)")
+    parser.add_argument("--theme", default=argparse.SUPPRESS, help="dashboard theme")
+
+
+def load_specs(args: argparse.Namespace):
+    from gputop.cluster.hosts import (
+        dedupe,
+        hosts_from_names,
+        load_hosts_file,
+        validate_remote_command,
+    )
+    from gputop.errors import UsageError
+
+    specs = hosts_from_names(args.hosts)
+    if args.hosts_file:
+        specs += load_hosts_file(args.hosts_file)
+    if not specs:
+        raise UsageError("no hosts: name some (gputop cluster node1 node2) or use --hosts FILE")
+    if args.remote_command is not None:
+        validate_remote_command(args.remote_command, "--remote-command")
+    return dedupe(specs)
+
+
+def make_cluster(args: argparse.Namespace, specs, *, once: bool):
+    from gputop.cluster.node import Policy
+    from gputop.cluster.transport import Cluster
+    from gputop.errors import UsageError
+
+    if not args.connect_timeout > 0:
+        raise UsageError(f"--connect-timeout must be positive: {args.connect_timeout}")
+    if args.max_opening < 1:
+        raise UsageError(f"--max-opening must be at least 1: {args.max_opening}")
+    if args.ssh_config is not None:
+        from pathlib import Path
+
+        if not Path(args.ssh_config).is_file():
+            raise UsageError(f"ssh config not found: {args.ssh_config}")
+    policy = Policy(interval=args.interval, connect_timeout=args.connect_timeout,
+                    reconnect=not once, fallback=not args.no_fallback,
+                    override_command=args.remote_command)
+    return Cluster(specs, policy, ssh_config=args.ssh_config, max_opening=args.max_opening)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gputop.errors import UsageError
+
+    if args.json and not args.once:
+        raise UsageError("--json needs --once (the live view is the terminal UI)")
+    if args.timeout is not None and not args.timeout > 0:
+        raise UsageError(f"--timeout must be positive: {args.timeout}")
+    specs = load_specs(args)
+    if args.once:
+        return run_once(args, specs)
+    from gputop.tui.cluster import run_cluster
+
+    return run_cluster(args, make_cluster(args, specs, once=False))
+
+
+def run_once(args: argparse.Namespace, specs) -> int:
+    import json
+    import time
+
+    from gputop.cluster import states
+
+    cluster = make_cluster(args, specs, once=True)
+    timeout = args.timeout if args.timeout is not None else args.connect_timeout + 20.0
+    cluster.start()
+    try:
+        cluster.wait(cluster.settled, timeout)
+    finally:
+        cluster.stop()
+    now = time.monotonic()
+    statuses = cluster.statuses()
+    if args.json:
+        json.dump(once_document(statuses, now), sys.stdout, separators=(",", ":"))
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_table(statuses, now))
+    sys.stdout.flush()
+    return 0 if all(s.state == states.OK for s in statuses) else 1
+
+
+def once_document(statuses, now: float) -> dict:
+    from gputop.model import snapshot_to_json
+
+    nodes = []
+    for s in statuses:
+        age = s.age(now)
+        nodes.append({
+            "host": s.host, "state": s.state, "mode": s.mode, "reason": s.reason,
+            "age_s": None if age is None else round(age, 3),
+            "snapshot": snapshot_to_json(s.snapshot) if s.snapshot is not None else None,
+        })
+    return {"nodes": nodes}
+
+
+def render_table(statuses, now: float) -> str:
+    from gputop.cluster.aggregate import node_row, totals
+
+    def f(v, spec=".0f", unit=""):
+        return "N/A" if v is None else f"{v:{spec}}{unit}"
+
+    rows = [node_row(s, now) for s in statuses]
+    width = max([4, *(len(r.host) for r in rows)])
+    out = [f"{'HOST':<{width}}  {'STATE':<17} {'MODE':<10} {'GPUS':>4} {'UTIL':>5} "
+           f"{'MEMORY (MiB)':>17} {'POWER (W)':>13} {'HINTS':>5}  REASON"]
+    for r in rows:
+        out.append(
+            f"{r.host:<{width}}  {r.state:<17} {r.mode:<10} {f(r.gpus, 'd'):>4} "
+            f"{f(r.util_pct, '.0f', '%'):>5} {f(r.mem_used_mib) + ' / ' + f(r.mem_total_mib):>17} "
+            f"{f(r.power_w) + ' / ' + f(r.power_limit_w):>13} {f(r.hints, 'd'):>5}  {r.reason}")
+    t = totals(rows)
+    out.append(f"{t['ok']}/{t['nodes']} nodes ok, {f(t['gpus'], '.0f')} GPUs, "
+               f"mean utilization {f(t['util_pct'], '.0f', '%')}, memory "
+               f"{f(t['mem_used_mib'])} / {f(t['mem_total_mib'])} MiB, power {f(t['power_w'])} W")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,431 @@
+"""The cluster screen (`gputop cluster`): every node in one table, a users view, and any node
+opened in the local dashboard's own widgets.
+
+The transport runs on its own I/O thread (gputop/cluster/transport.py); this screen polls its
+version counter a few times a second and touches only the rows (and cells) that changed, keyed by
+host. Everything a remote sends is shown as plain text: cells are `rich.text.Text` objects, never
+markup strings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Iterable
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, Footer, Input, Static
+
+from gputop.cluster import states
+from gputop.cluster.aggregate import (
+    NodeRow,
+    UserRow,
+    filter_rows,
+    node_row,
+    sort_rows,
+    totals,
+    users_view,
+)
+from gputop.cluster.node import NodeStatus
+from gputop.cluster.transport import Cluster
+from gputop.errors import UsageError
+from gputop.tui.keyed_table import Column, KeyedTable, Row
+from gputop.tui.processes import COLUMNS as PROCESS_COLUMNS
+
+NODE_COLUMNS = (
+    Column("host", "HOST", 16, sort_key="N"),
+    Column("state", "STATE", 17, sort_key="A"),
+    Column("mode", "MODE", 10),
+    Column("gpus", "GPUS", 4, right=True, sort_key="G"),
+    Column("util", "UTIL", 5, right=True, sort_key="U"),
+    Column("memory", "MEMORY", 13, right=True, sort_key="M"),
+    Column("power", "POWER", 12, right=True, sort_key="W"),
+    Column("hints", "HINTS", 5, right=True, sort_key="H"),
+    Column("age", "AGE", 5, right=True, sort_key="E"),
+    Column("reason", "REASON", 0),
+)
+# sort key letter -> aggregate.SORT_KEYS field
+SORT_LETTERS = {"N": "host", "A": "state", "G": "gpus", "U": "util", "M": "memory", "W": "power",
+                "H": "hints", "E": "age"}
+COLUMN_OF_FIELD = {"host": "host", "state": "state", "gpus": "gpus", "util": "util",
+                   "memory": "memory", "power": "power", "hints": "hints", "age": "age"}
+USER_COLUMNS = (
+    Column("user", "USER", 16), Column("gpus", "GPUS", 5, right=True),
+    Column("memory", "GPU MEMORY", 10, right=True), Column("procs", "PROCS", 5, right=True),
+    Column("where", "WHERE (node[GPUs])", 0),
+)
+DESCENDING_FIRST = {"gpus", "util", "memory", "power", "hints", "age"}
+NODES_ONLY_ACTIONS = {"sort", "filter", "clear_filter", "toggle_users"}
+
+# State -> the table's style class for it (colours come from the theme's variables).
+STATE_CLASS = {
+    states.OK: "ok", states.STALE: "stale", states.CONNECTING: "muted",
+    states.UNREACHABLE: "bad", states.AUTH_FAILED: "bad", states.HOST_KEY_REJECTED: "bad",
+    states.FAILED: "bad", states.NO_GPUTOP: "warn", states.INCOMPATIBLE: "warn",
+    states.PROTOCOL_ERROR: "warn",
+}
+STATE_VARIABLE = {"ok": "gauge-low", "stale": "stale", "muted": "muted", "bad": "error",
+                  "warn": "warning"}
+
+
+def _n(v: float | None, spec: str = ".0f", unit: str = "") -> str:
+    return "N/A" if v is None else f"{v:{spec}}{unit}"
+
+
+def fmt_mib(v: float | None) -> str:
+    if v is None:
+        return "N/A"
+    if v >= 1024 * 1024:
+        return f"{v / 1024 / 1024:.1f}T"
+    if v >= 1024:
+        return f"{v / 1024:.0f}G"
+    return f"{v:.0f}M"
+
+
+def fmt_age(age: float | None, interval: float) -> str:
+    """Coarse on purpose: a fresh node reads "live", so 64 age cells do not repaint each tick."""
+    if age is None:
+        return "-"
+    if age <= 2 * interval + 0.5:
+        return "live"
+    if age < 120:
+        return f"{age:.0f}s"
+    if age < 7200:
+        return f"{age / 60:.0f}m"
+    return f"{age / 3600:.0f}h"
+
+
+def table_row(row: NodeRow, interval: float) -> Row:
+    if row.gpus is None:  # no data from this node yet: nothing to say N/A about
+        figures = ("-", "-", "-", "-", "-")
+    else:
+        figures = (_n(row.gpus, "d"), _n(row.util_pct, ".0f", "%"),
+                   f"{fmt_mib(row.mem_used_mib)}/{fmt_mib(row.mem_total_mib)}",
+                   f"{_n(row.power_w)}/{_n(row.power_limit_w)}W", _n(row.hints, "d"))
+    cells = (row.host, row.state, row.mode, *figures, fmt_age(row.age_s, interval), row.reason)
+    styles = (None, STATE_CLASS.get(row.state, "bad"), None, None, None, None, None,
+              "warn" if row.hints else None, "stale" if row.state == states.STALE else None,
+              None if row.state == states.OK else "muted")
+    return Row(row.host, cells, styles)
+
+
+def user_row(u: UserRow) -> Row:
+    return Row(u.user, (u.user, str(u.gpus), fmt_mib(u.memory_mib), str(u.processes), u.where))
+
+
+def summary_text(rows: list[NodeRow]) -> str:
+    t = totals(rows)
+    by_state: dict[str, int] = {}
+    for r in rows:
+        by_state[r.state] = by_state.get(r.state, 0) + 1
+    trouble = ", ".join(f"{n} {s}" for s, n in sorted(by_state.items(),
+                                                      key=lambda kv: states.SEVERITY.get(kv[0], 99))
+                        if s != states.OK)
+    return (f"{t['nodes']} nodes, {t['ok']} ok" + (f" ({trouble})" if trouble else "") +
+            f" | {_n(t['gpus'])} GPUs | util {_n(t['util_pct'], '.0f', '%')} | memory "
+            f"{fmt_mib(t['mem_used_mib'])}/{fmt_mib(t['mem_total_mib'])} | power "
+            f"{_n(t['power_w'])} W")
+
+
+class NodeScreen(Screen):
+    """One node in the dashboard's widgets, fed from that node's snapshot stream."""
+
+    BINDINGS = [
+        Binding("escape,backspace", "back", "nodes"),
+        # The dashboard's process sort keys; here they win over the nodes table's letters.
+        *(Binding(c.sort_key, f"sort_processes('{c.key}')", f"sort by {c.title}", show=False)
+          for c in PROCESS_COLUMNS),
+        Binding("less_than_sign", "select_gpu(-1)", "previous GPU", show=False),
+        Binding("greater_than_sign", "select_gpu(1)", "next GPU", show=False),
+        Binding("h", "toggle_plot", "history plot", show=False),
+        Binding("o", "only_gpu", "only this GPU", show=False),
+    ]
+    DEFAULT_CSS = """
+    NodeScreen #node-status { height: 1; background: $panel; color: $foreground; }
+    """
+
+    def __init__(self, host: str) -> None:
+        super().__init__()
+        self.host = host
+        self.seq = -1
+
+    def compose(self) -> ComposeResult:
+        from gputop.tui.dashboard import DashboardView
+        from gputop.tui.header import Header
+
+        yield Header(id="node-header")
+        yield Static(id="node-status")
+        yield DashboardView(id="node-dashboard")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.dashboard.set_interval(self.app.interval)
+        self.refresh_from(self.app.cluster.status(self.host), time.monotonic())
+
+    @property
+    def dashboard(self):
+        return self.query_one("#node-dashboard")
+
+    def refresh_from(self, status: NodeStatus, now: float) -> None:
+        age = status.age(now)
+        line = Text()
+        line.append(f" {status.host} ", "bold")
+        line.append(status.state, self.app.state_style(status.state))
+        line.append(f"  via {status.mode}")
+        if age is not None:
+            line.append(f"  data {fmt_age(age, self.app.interval)}")
+        if status.reason:
+            line.append(f"  {status.reason}")
+        self.query_one("#node-status", Static).update(line)
+        if status.seq == self.seq or status.snapshot is None:
+            return
+        self.seq = status.seq
+        snap = status.snapshot
+        header = self.query_one("#node-header")
+        header.set(host=status.host, backend=snap.backend, driver=snap.driver_version,
+                   cuda=snap.cuda_version, gpus=len(snap.devices), interval=self.app.interval,
+                   clock=snap.time)
+        self.dashboard.update(snap, now=snap.time)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_select_gpu(self, step: int) -> None:
+        self.dashboard.select_gpu(step=step)
+
+    def action_toggle_plot(self) -> None:
+        self.dashboard.toggle_plot()
+
+    def action_only_gpu(self) -> None:
+        self.dashboard.set_only_selected(not self.dashboard.only_selected)
+
+    def action_sort_processes(self, column: str) -> None:
+        self.dashboard.table.sort_by(column)
+
+
+class ClusterApp(App[int]):
+    TITLE = "gputop cluster"
+    CSS = """
+    Screen { background: $background; }
+    #summary { height: 1; background: $panel; color: $foreground; }
+    #views { height: 1fr; }
+    KeyedTable { height: 1fr; }
+    #filter { dock: bottom; display: none; height: 3; border: round $primary;
+              background: $surface; }
+    #filter.-shown { display: block; }
+    Footer { background: $panel; }
+    """
+    BINDINGS = [
+        Binding("q", "quit", "quit"),
+        Binding("question_mark", "help", "help"),
+        Binding("u", "toggle_users", "users / nodes"),
+        Binding("p", "pause", "pause"),
+        Binding("t", "cycle_theme", "theme"),
+        Binding("slash", "filter", "filter"),
+        Binding("escape", "clear_filter", "clear filter", show=False),
+        *(Binding(c.sort_key, f"sort('{SORT_LETTERS[c.sort_key]}')", f"sort by {c.title}",
+                  show=False) for c in NODE_COLUMNS if c.sort_key),
+    ]
+    KEYS_HELP = (
+        ("q", "quit"), ("?", "this help"), ("enter", "open the node in the dashboard widgets"),
+        ("esc / backspace", "back from a node; clears the filter"),
+        ("u", "switch between the nodes table and the users view"),
+        ("/", "filter nodes: text in host, state, mode or reason; state:NAME for one state"),
+        *((c.sort_key, f"sort by {c.title.lower()} (again: reverse)")
+          for c in NODE_COLUMNS if c.sort_key),
+        ("p", "pause / resume the screen (connections keep running)"),
+        ("t", "next theme"),
+        ("< / >  h  o", "in a node: select GPU, history plot, only this GPU's processes"),
+    )
+
+    def __init__(self, cluster: Cluster, *, interval: float = 1.0, theme: str | None = None,
+                 themes=None, theme_warnings: Iterable[str] = (),
+                 refresh_s: float | None = None) -> None:
+        from gputop.tui.themes import DEFAULT_THEME, NO_COLOR_THEME, all_themes
+
+        no_color = os.environ.get("NO_COLOR") is not None
+        super().__init__()
+        if themes is None:
+            themes, theme_warnings = all_themes()
+        self.app_themes = [t.name for t in themes]
+        for t in themes:
+            self.register_theme(t)
+        wanted = theme or (NO_COLOR_THEME if no_color else DEFAULT_THEME)
+        if wanted not in self.app_themes:
+            raise UsageError(f"unknown theme {wanted!r} (available: {', '.join(self.app_themes)})")
+        self.theme = wanted
+        self.theme_warnings = list(theme_warnings)
+        self.cluster = cluster
+        self.interval = interval
+        self.refresh_s = refresh_s or min(1.0, max(0.25, interval / 2))
+        self.sort_field = "state"
+        self.sort_reverse = False
+        self.needle = ""
+        self.paused = False
+        self._version = -1
+        self._order: list[str] = []
+        self._summary = ""
+        self._users_version = -1
+        self._styles: dict[str, str] = {}
+        self.refreshes = 0
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        from gputop.tui.themes import APP_VARIABLES
+
+        return dict(APP_VARIABLES)
+
+    # ------------------------------------------------------------------ layout
+    def compose(self) -> ComposeResult:
+        yield Static(id="summary")
+        with ContentSwitcher(initial="nodes", id="views"):
+            yield KeyedTable(NODE_COLUMNS, id="nodes", empty_text="no node matches the filter")
+            yield KeyedTable(USER_COLUMNS, id="users",
+                             empty_text="no GPU processes on the nodes with data")
+        yield Input(placeholder="filter nodes: host, state, mode or reason (state:ok)",
+                    id="filter")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        # Held, not queried: queries search the current screen, which may be a node's.
+        self.nodes_table = self.query_one("#nodes", KeyedTable)
+        self.users_table = self.query_one("#users", KeyedTable)
+        self.summary_bar = self.query_one("#summary", Static)
+        self.view_switcher = self.query_one("#views", ContentSwitcher)
+        self.filter_box = self.query_one("#filter", Input)
+        for warning in self.theme_warnings:
+            self.notify(warning, severity="warning", timeout=8)
+        self.cluster.start()
+        self.nodes_table.focus()
+        self.nodes_table.set_sort(COLUMN_OF_FIELD[self.sort_field], self.sort_reverse)
+        self.refresh_view(force=True)
+        self.set_interval(self.refresh_s, self.refresh_view)
+
+    def on_unmount(self) -> None:
+        self.cluster.stop()
+
+    def state_style(self, state: str) -> str:
+        """A Rich style string for a state, in the current theme's colours."""
+        style = self._styles.get(state)
+        if style is None:
+            variables = self.get_css_variables()
+            var = STATE_VARIABLE.get(STATE_CLASS.get(state, "bad"), "error")
+            color = variables.get(var) or variables.get("foreground", "")
+            style = f"bold {color}" if state != states.OK else color
+            self._styles[state] = style
+        return style
+
+    # ------------------------------------------------------------------ refresh
+    def refresh_view(self, force: bool = False) -> None:
+        """Poll the cluster; the tables repaint only the rows that changed."""
+        if self.paused and not force:
+            return
+        version = self.cluster.version
+        now = time.monotonic()
+        statuses = self.cluster.statuses()
+        self.refreshes += 1
+        rows = [node_row(s, now) for s in statuses]  # ages move between versions: cheap
+        shown = sort_rows(filter_rows(rows, self.needle), self.sort_field, self.sort_reverse)
+        self._order = [r.host for r in shown]
+        self.nodes_table.set_rows([table_row(r, self.interval) for r in shown])
+        summary = " " + summary_text(rows)
+        if summary != self._summary:
+            self._summary = summary
+            self.summary_bar.update(Text(summary))
+        # The users view needs every node's whole snapshot: built only while it is shown.
+        if self.view_switcher.current == "users" and (force or version != self._users_version):
+            self._users_version = version
+            self.users_table.set_rows([user_row(u) for u in users_view(statuses)])
+        screen = self.screen
+        if isinstance(screen, NodeScreen):
+            screen.refresh_from(self.cluster.status(screen.host), now)
+
+    # ------------------------------------------------------------------ actions
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        # The nodes table's actions do nothing useful over an opened node: hidden there.
+        if isinstance(self.screen, NodeScreen) and action in NODES_ONLY_ACTIONS:
+            return False
+        return True
+
+    def on_keyed_table_selected(self, event: KeyedTable.Selected) -> None:
+        if event.table.id == "nodes":
+            self.open_node(event.key)
+
+    def open_node(self, host: str) -> None:
+        self.push_screen(NodeScreen(host))
+
+    def action_toggle_users(self) -> None:
+        switcher = self.view_switcher
+        switcher.current = "users" if switcher.current == "nodes" else "nodes"
+        self.refresh_view(force=True)
+        (self.users_table if switcher.current == "users" else self.nodes_table).focus()
+
+    def action_sort(self, field: str) -> None:
+        if self.sort_field == field:
+            self.sort_reverse = not self.sort_reverse
+        else:
+            self.sort_field = field
+            self.sort_reverse = field in DESCENDING_FIRST
+        self.nodes_table.set_sort(COLUMN_OF_FIELD[field], self.sort_reverse)
+        self.refresh_view(force=True)
+
+    def action_pause(self) -> None:
+        self.paused = not self.paused
+        self.notify("paused (connections keep running)" if self.paused else "resumed",
+                    timeout=2)
+
+    def action_cycle_theme(self) -> None:
+        names = self.app_themes
+        cur = names.index(self.theme) if self.theme in names else -1
+        self.theme = names[(cur + 1) % len(names)]
+        self._styles.clear()
+        self.refresh_view(force=True)
+        self.notify(f"theme: {self.theme}", timeout=2)
+
+    def action_filter(self) -> None:
+        box = self.filter_box
+        box.add_class("-shown")
+        box.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "filter":
+            self.needle = event.value
+            self.refresh_view(force=True)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "filter":
+            event.input.remove_class("-shown")
+            self.nodes_table.focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.filter_box
+        box.value = ""
+        box.remove_class("-shown")
+        self.needle = ""
+        self.refresh_view(force=True)
+        self.nodes_table.focus()
+
+    def action_help(self) -> None:
+        from gputop.tui.screens import HelpScreen
+
+        self.push_screen(HelpScreen([("", "Cluster"), *self.KEYS_HELP]))
+
+
+def run_cluster(args: argparse.Namespace, cluster: Cluster) -> int:
+    from gputop.tui.themes import all_themes
+
+    themes, warnings = all_themes()
+    theme = getattr(args, "theme", None)
+    names = [t.name for t in themes]
+    if theme is not None and theme not in names:
+        raise UsageError(f"unknown theme {theme!r} (available: {', '.join(names)})")
+    app = ClusterApp(cluster, interval=args.interval, theme=theme, themes=themes,
+                     theme_warnings=warnings)
+    try:
+        app.run()
+    finally:
+        cluster.stop()
+    return app.return_code or 0

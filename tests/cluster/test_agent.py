@@ -1,0 +1,75 @@
+"""`gputop agent`: a hello, then one gputop/1 snapshot per interval, until stdin or stdout closes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from gputop.cluster.protocol import decode_snapshot
+
+ROOT = Path(__file__).resolve().parents[2]
+AGENT = [sys.executable, "-m", "gputop", "agent", "--backend", "sim"]
+
+
+def start(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([*AGENT, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=ROOT)
+
+
+def test_hello_then_snapshots_with_hints_until_stdin_closes():
+    t0 = time.monotonic()
+    # The simulator's clock runs 30x: 40 one-second samples in about 1.3 s.
+    proc = start("--interval", "1", "--sim-speed", "30", "--scenario", "dataloader-bound")
+    hello = json.loads(proc.stdout.readline())
+    first_line_s = time.monotonic() - t0
+    assert hello["hello"] == "gputop" and hello["schema"] == "gputop/1"
+    assert hello["backend"] == "sim" and hello["version"] and hello["host"]
+    snaps = [decode_snapshot(json.loads(proc.stdout.readline())) for _ in range(40)]
+    assert all(len(s.devices) == 8 for s in snaps)
+    times = [s.time for s in snaps]
+    assert times == sorted(times) and 0.9 < (times[-1] - times[0]) / 39 < 1.5
+    # The default analyzer runs in the agent: history-based hints travel with the stream.
+    assert any(h.code == "input-bound" for s in snaps for h in s.hints)
+    proc.stdin.close()  # the ssh session went away
+    assert proc.wait(5) == 0
+    assert proc.stderr.read() == b""
+    assert first_line_s < 3.0  # a remote agent must start fast (about 0.15 s here, unloaded)
+
+
+def test_exits_quietly_when_stdout_closes():
+    proc = start("--interval", "0.05")
+    proc.stdout.readline()
+    proc.stdout.close()  # the reader is gone: the next write gets EPIPE
+    assert proc.wait(5) == 0
+    assert proc.stderr.read() == b""
+    proc.stdin.close()
+
+
+def test_count_and_ignore_stdin():
+    proc = subprocess.run([*AGENT, "--interval", "0.05", "--count", "3", "--ignore-stdin"],
+                          capture_output=True, stdin=subprocess.DEVNULL, timeout=30, cwd=ROOT)
+    lines = proc.stdout.splitlines()
+    assert proc.returncode == 0 and len(lines) == 4  # hello + 3
+
+
+PROBE = """
+import atexit, sys
+def report():
+    heavy = sorted(m for m in ("textual", "rich", "plotext") if m in sys.modules)
+    sys.stderr.write("HEAVY=" + (",".join(heavy) or "-") + "\\n")
+atexit.register(report)
+from gputop.cli import main
+sys.exit(main({argv!r}))
+"""
+
+
+def test_agent_and_cluster_once_never_import_textual():
+    for argv in (["agent", "--backend", "sim", "--count", "1", "--ignore-stdin"],
+                 ["cluster", "--once", "--json", "--connect-timeout", "1",
+                  "--ssh-config", "/dev/null", "127.0.0.1"]):
+        r = subprocess.run([sys.executable, "-c", PROBE.format(argv=argv)], capture_output=True,
+                           text=True, timeout=60, cwd=ROOT, stdin=subprocess.DEVNULL)
+        assert "HEAVY=-" in r.stderr, (argv, r.stderr)
