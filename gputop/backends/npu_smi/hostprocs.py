@@ -1,62 +1,42 @@
-"""Host facts (user, command line, CPU, RSS) for the PIDs npu-smi lists, when they are local."""
+"""Host facts (user, command line, CPU, RSS) for the PIDs npu-smi lists, when they are local.
+
+The psutil work is the shared per-pid cache in gputop/backends/hostproc.py; what is particular to
+npu-smi is deciding whether a PID it reports is the local process of that number at all.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import asdict
+
+from gputop.backends.hostproc import NO_FACTS, HostProcesses
 
 COMM_LEN = 15  # Linux truncates a process name (comm) to 15 characters
 
 
-def _same_process(npu_name: str | None, local_name: str) -> bool:
+def _same_process(npu_name: str | None, local_name: str | None) -> bool:
     """Whether npu-smi's name for a PID matches the local process of that PID.
 
     npu-smi reports host PIDs; inside a container (another PID namespace) the same number may be
     a different local process, and npu-smi then often prints no name at all. Facts are attached
     only when npu-smi's name agrees with the local one, so they are never someone else's.
     """
-    if not npu_name:
+    if not npu_name or not local_name:
         return False
     return npu_name[:COMM_LEN] == local_name[:COMM_LEN]
 
 
 class HostFacts:
-    """Keeps psutil.Process objects between refreshes so CPU percentages have an interval."""
+    """Facts for the PIDs of one npu-smi table, from one long-lived HostProcesses cache."""
 
     def __init__(self) -> None:
-        self._procs: dict[int, Any] = {}
+        self._host = HostProcesses()
 
     def collect(self, pids: dict[int, str | None]) -> dict[int, dict[str, object]]:
-        try:
-            import psutil
-        except ImportError:  # psutil is a dependency, but a missing one only costs host facts
-            return {}
         out: dict[int, dict[str, object]] = {}
-        keep: dict[int, Any] = {}
         for pid, npu_name in pids.items():
-            try:
-                proc = self._procs.get(pid)
-                if proc is None or not proc.is_running():  # is_running also spots a reused PID
-                    proc = psutil.Process(pid)
-                    known = False
-                else:
-                    known = True
-                with proc.oneshot():
-                    local_name = proc.name()
-                    if not _same_process(npu_name, local_name):
-                        continue
-                    cmdline = proc.cmdline()
-                    cpu = proc.cpu_percent(None)  # the first call only starts the interval
-                    facts: dict[str, object] = {
-                        "name": local_name,
-                        "user": proc.username(),
-                        "command": " ".join(cmdline) if cmdline else None,
-                        "cpu_pct": round(cpu, 1) if known else None,
-                        "host_memory_mib": round(proc.memory_info().rss / 2**20, 1),
-                        "started": proc.create_time(),
-                    }
-            except (psutil.Error, OSError):
+            facts = self._host.lookup(pid)
+            if facts is NO_FACTS or not _same_process(npu_name, facts.name):
                 continue
-            keep[pid] = proc
-            out[pid] = facts
-        self._procs = keep
+            out[pid] = asdict(facts)
+        self._host.prune(pids)
         return out
