@@ -628,6 +628,37 @@ def _mmss(seconds: float | None) -> str:
     return f"{m}:{s:02d}"
 
 
+SLOW_OPEN_NOTICE_S = 0.5
+
+
+def open_backend_telling_why(opener, notice_after: float = SLOW_OPEN_NOTICE_S,
+                             stream=None):
+    """Open a backend; if it takes a while (npu-smi's first answer can take seconds), say so on
+    the terminal instead of leaving it blank as if gputop had hung."""
+    import sys
+    import threading
+
+    stream = stream or sys.stderr
+    result: dict = {}
+
+    def target() -> None:
+        try:
+            result["backend"] = opener()
+        except BaseException as exc:  # handed to the caller's thread below
+            result["error"] = exc
+
+    thread = threading.Thread(target=target, name="gputop-open", daemon=True)
+    thread.start()
+    thread.join(notice_after)
+    if thread.is_alive():
+        print("gputop: waiting for the first reading from the device tool…", file=stream,
+              flush=True)
+        thread.join()
+    if "error" in result:
+        raise result["error"]
+    return result["backend"]
+
+
 def run_dashboard(args: argparse.Namespace) -> int:
     from gputop.backends import open_backend
     from gputop.cli import backend_options
@@ -637,7 +668,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
     names = [t.name for t in themes]
     if args.theme is not None and args.theme not in names:
         raise UsageError(f"unknown theme {args.theme!r} (available: {', '.join(names)})")
-    backend = open_backend(args.backend, backend_options(args))
+    backend = open_backend_telling_why(lambda: open_backend(args.backend, backend_options(args)))
     try:
         devices = select_devices(args.ids, backend.info().devices)
         app = GputopApp(backend, interval=args.interval, devices=devices, theme=args.theme,

@@ -35,6 +35,20 @@ Span = tuple[str, str]
 Line = tuple[Span, ...]
 
 
+def clock_text(dev: Device) -> str:
+    """' SM 1980/1980MHz', or without the maximum where the device reports none (Ascend)."""
+    maximum = f"/{fmt.num(dev.clock_sm_max_mhz)}" if dev.clock_sm_max_mhz else ""
+    return f" SM {fmt.num(dev.clock_sm_mhz)}{maximum}MHz"
+
+
+def power_text(dev: Device) -> str:
+    """'660/700W'; '87W' where there is no limit to compare with; 'N/A' where no draw."""
+    if dev.power_draw_w is None:
+        return fmt.NA
+    limit = f"/{fmt.num(dev.power_limit_w)}" if dev.power_limit_w else ""
+    return f"{fmt.num(dev.power_draw_w)}{limit}W"
+
+
 def short_name(name: str | None) -> str:
     if not name:
         return "unknown device"
@@ -182,8 +196,7 @@ class GpuCard:
         info: list[Span] = [(f" {fmt.num(dev.temperature_c)}°C", "gpu--value")]
         fan = [(f" fan {fmt.num(dev.fan_pct, '.0f', '%')}", "gpu--muted")]
         pstate = [(f" {dev.pstate}", "gpu--muted")] if dev.pstate else []
-        clock = [(f" SM {fmt.num(dev.clock_sm_mhz)}/{fmt.num(dev.clock_sm_max_mhz)}MHz",
-                  "gpu--muted")]
+        clock = [(clock_text(dev), "gpu--muted")] if dev.clock_sm_mhz is not None else []
         tail = badges(dev) + self._stale_span(dev)
         tail = [(" " + t, c) for t, c in tail]
         title = self._title(dev)
@@ -208,7 +221,7 @@ class GpuCard:
             bar_w, spark_w = max(3, rest), 0
         mem = (f"{fmt.num(dev.memory_used_mib)}/{fmt.num(dev.memory_total_mib)}MiB "
                f"{fmt.num(dev.memory_pct, '3.0f')}%")
-        power = f"{fmt.num(dev.power_draw_w)}/{fmt.num(dev.power_limit_w)}W"
+        power = power_text(dev)
         rows = (
             ("UTIL", dev.utilization_gpu_pct, f"{fmt.num(dev.utilization_gpu_pct, '3.0f')}%",
              "util", "gpu--spark-util"),
