@@ -222,6 +222,9 @@ class GputopApp(App[int]):
         self.query_one(ProcessTable).focus()
         for warning in self.theme_warnings:
             self.notify(warning, severity="warning", timeout=8)
+        if self.backend.fallback_reason:
+            self.notify(f"No accelerator found ({self.backend.fallback_reason}): showing the "
+                        "simulator.", title="SIMULATED", severity="warning", timeout=12)
         self.sampler.subscribe(self._sample_from_thread, self._error_from_thread)
         if self.autostart:
             self.sampler.start()

@@ -36,3 +36,27 @@ def test_cards_leave_out_what_the_device_does_not_report():
     assert power_text(Device(0, power_draw_w=660.4, power_limit_w=700)) == "660/700W"
     assert power_text(Device(0, power_draw_w=87.2)) == "87W"  # no limit to compare with
     assert power_text(Device(0)) == "N/A"
+
+
+async def test_the_dashboard_says_why_it_shows_the_simulator():
+    from gputop.tui.app import GputopApp
+    from gputop.tui.demo import demo_backend
+
+    backend = demo_backend("training")
+    backend.fallback_reason = "nvml: NVML: libnvidia-ml.so.1 not found"
+    app = GputopApp(backend, autostart=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        messages = [n.message for n in app._notifications]
+    assert any("libnvidia-ml.so.1 not found" in m and "simulator" in m for m in messages)
+
+
+async def test_no_such_notice_when_the_simulator_was_asked_for():
+    from gputop.tui.app import GputopApp
+    from gputop.tui.demo import demo_backend
+
+    app = GputopApp(demo_backend("training"), autostart=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        messages = [n.message for n in app._notifications]
+    assert not any("simulator" in m for m in messages)
