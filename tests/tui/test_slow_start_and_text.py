@@ -4,6 +4,7 @@ import io
 import time
 
 import pytest
+from tui_helpers import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse fixtures
 
 from gputop.model import Device
 from gputop.tui.app import open_backend_telling_why
