@@ -31,7 +31,7 @@ from gputop.sampler import Sampler
 from gputop.tui.dashboard import DashboardView
 from gputop.tui.header import Header
 from gputop.tui.processes import COLUMNS, ProcessTable, ProcRow
-from gputop.tui.themes import APP_VARIABLES, DEFAULT_THEME, NO_COLOR_THEME, all_themes
+from gputop.tui.themes import APP_VARIABLES, all_themes, install_themes
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
 SIGNAL_KEYS = {"k": "SIGTERM", "K": "SIGKILL", "i": "SIGINT"}
@@ -161,16 +161,7 @@ class GputopApp(App[int]):
     ) -> None:
         no_color = os.environ.get("NO_COLOR") is not None  # Textual removes it from the env
         super().__init__()
-        if themes is None:
-            themes, theme_warnings = all_themes()
-        self.app_themes = [t.name for t in themes]
-        for t in themes:
-            self.register_theme(t)
-        wanted = theme or (NO_COLOR_THEME if no_color else DEFAULT_THEME)
-        if wanted not in self.app_themes:
-            raise UsageError(f"unknown theme {wanted!r} (available: {', '.join(self.app_themes)})")
-        self.theme = wanted
-        self.theme_warnings = list(theme_warnings)
+        install_themes(self, themes, theme_warnings, theme, no_color)
         self.backend = backend
         self.readonly = readonly
         self.autostart = autostart

@@ -245,20 +245,11 @@ class ClusterApp(App[int]):
     def __init__(self, cluster: Cluster, *, interval: float = 1.0, theme: str | None = None,
                  themes=None, theme_warnings: Iterable[str] = (),
                  refresh_s: float | None = None) -> None:
-        from gputop.tui.themes import DEFAULT_THEME, NO_COLOR_THEME, all_themes
+        from gputop.tui.themes import install_themes
 
         no_color = os.environ.get("NO_COLOR") is not None
         super().__init__()
-        if themes is None:
-            themes, theme_warnings = all_themes()
-        self.app_themes = [t.name for t in themes]
-        for t in themes:
-            self.register_theme(t)
-        wanted = theme or (NO_COLOR_THEME if no_color else DEFAULT_THEME)
-        if wanted not in self.app_themes:
-            raise UsageError(f"unknown theme {wanted!r} (available: {', '.join(self.app_themes)})")
-        self.theme = wanted
-        self.theme_warnings = list(theme_warnings)
+        install_themes(self, themes, theme_warnings, theme, no_color)
         self.cluster = cluster
         self.interval = interval
         self.refresh_s = refresh_s or min(1.0, max(0.25, interval / 2))

@@ -98,6 +98,16 @@ def bar(pct: float | None, width: int) -> tuple[str, str]:
     return filled, "░" * (width - len(filled))
 
 
+def short_name(name: str | None) -> str:
+    """A device's name without the vendor prefix every card of a node repeats."""
+    if not name:
+        return "unknown device"
+    for prefix in ("NVIDIA ", "Tesla "):
+        if name.startswith(prefix):
+            return name[len(prefix):]
+    return name
+
+
 def spark_char(v: float | None, top: float = 100.0) -> str:
     """One sparkline cell for a value in [0, top]; None is a gap, any activity shows."""
     if v is None:

@@ -22,6 +22,8 @@ from textual.strip import Strip
 from gputop.clock_events import LABELS, SLOWDOWNS
 from gputop.model import Device
 from gputop.tui import fmt
+from gputop.tui.fmt import short_name
+from gputop.tui.strips import StripCache, line_strip
 
 HISTORY_POINTS = 300
 SPARK_BUCKET = 4  # samples per sparkline cell
@@ -47,15 +49,6 @@ def power_text(dev: Device) -> str:
         return fmt.NA
     limit = f"/{fmt.num(dev.power_limit_w)}" if dev.power_limit_w else ""
     return f"{fmt.num(dev.power_draw_w)}{limit}W"
-
-
-def short_name(name: str | None) -> str:
-    if not name:
-        return "unknown device"
-    for prefix in ("NVIDIA ", "Tesla "):
-        if name.startswith(prefix):
-            return name[len(prefix):]
-    return name
 
 
 # Badge labels for half-width lines.
@@ -312,7 +305,7 @@ def _peak(values: list[float | None]) -> float | None:
     return max(present) if present else None
 
 
-class GpuPanel(ScrollView):
+class GpuPanel(StripCache, ScrollView):
     """All GPUs in one widget: a grid of 4-line cards or one line per GPU.
 
     One widget rather than one per GPU: Textual's fixed cost per widget repaint (styles,
@@ -479,12 +472,6 @@ class GpuPanel(ScrollView):
             self._styles[key] = style
         return style
 
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._styles.clear()
-        self._strips.clear()
-        self.refresh()
-
     def on_resize(self) -> None:
         self._relines_all()
 
@@ -509,24 +496,14 @@ class GpuPanel(ScrollView):
         if cached is not None and cached[0] == key:
             return cached[1]
         segments = []
-        used = 0
         for n, (spans, selected) in enumerate(parts):
             if n:
-                gap = Segment(" " * self.GAP_X, self._style(""))
-                segments.append(gap)
-                used += self.GAP_X
+                segments.append(Segment(" " * self.GAP_X, self._style("")))
             for text, cls in spans:
                 if text:
                     segments.append(Segment(text, self._style(cls, selected)))
-                    used += len(text)
-        texts_ok = all(fmt.one_cell_each(seg.text) for seg in segments)
-        if used < width:
-            segments.append(Segment(" " * (width - used), self._style("")))
-            used = width
-        if texts_ok and used == width:
-            strip = Strip(segments, cell_length=width)
-        else:
-            strip = Strip(segments).adjust_cell_length(width, self._style(""))
+        strip = line_strip(segments, width, self._style(""),
+                           all(fmt.one_cell_each(seg.text) for seg in segments))
         self._strips[vy] = (key, strip)
         return strip
 

@@ -1,15 +1,21 @@
-"""A table whose rows are keyed (by host, by user) and repaint one line at a time.
+"""A table whose rows are keyed (by process, by host, by user) and repaint one line at a time.
 
 Textual's DataTable re-renders every visible cell through Rich after any `update_cell`; with 64
-nodes changing every second that alone costs more than the whole viewer may. Here each row is
-cached as a Strip, keyed by its cells, and only rows whose cells changed are rebuilt and
-repainted. Cells are plain strings put into Segments: nothing in them is ever read as markup.
+nodes or 32 processes changing every second that alone costs more than the whole viewer may.
+Here each row is cached as a Strip, keyed by its cells, and only rows whose cells changed are
+rebuilt; of those, only the span of cells that changed goes to the terminal. Cells are plain
+strings put into Segments: nothing in them is ever read as markup.
+
+Subclasses (the process table) set ``COMPONENT_PREFIX`` and their own CSS for the component
+classes ``<prefix>--header``, ``--sorted``, ``--key``, ``--cursor``, ``--empty`` and any per-cell
+style class their rows name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
@@ -19,6 +25,9 @@ from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+from gputop.tui import fmt
+from gputop.tui.strips import StripCache, line_strip
 
 
 @dataclass(frozen=True)
@@ -38,6 +47,9 @@ class Row:
 
 
 def fit(text: str, width: int, right: bool = False) -> str:
+    """Pad or cut ``text`` to exactly ``width`` terminal cells (an ellipsis marks a cut)."""
+    if fmt.one_cell_each(text):  # the usual case: no measuring
+        return fmt.rfit(text, width) if right else fmt.fit(text, width)
     if width <= 0:
         return ""
     if cell_len(text) > width:
@@ -46,7 +58,13 @@ def fit(text: str, width: int, right: bool = False) -> str:
     return " " * pad + text if right else text + " " * pad
 
 
-class KeyedTable(ScrollView, can_focus=True):
+def _at(values: tuple, n: int) -> Any:
+    return values[n] if n < len(values) else None
+
+
+class KeyedTable(StripCache, ScrollView, can_focus=True):
+    """Keyboard: up/down/page/home/end move the cursor; enter opens the row."""
+
     BINDINGS = [
         Binding("up", "cursor(-1)", "up", show=False),
         Binding("down", "cursor(1)", "down", show=False),
@@ -56,6 +74,7 @@ class KeyedTable(ScrollView, can_focus=True):
         Binding("end", "edge(1)", "last", show=False),
         Binding("enter", "open", "open", show=False),
     ]
+    COMPONENT_PREFIX = "keyedtable"
     COMPONENT_CLASSES = {"keyedtable--header", "keyedtable--sorted", "keyedtable--key",
                          "keyedtable--cursor", "keyedtable--empty", "keyedtable--ok",
                          "keyedtable--bad", "keyedtable--warn", "keyedtable--muted",
@@ -74,6 +93,7 @@ class KeyedTable(ScrollView, can_focus=True):
     KeyedTable > .keyedtable--muted { color: $muted; }
     KeyedTable > .keyedtable--stale { color: $stale; text-style: bold; }
     """
+    DOUBLE_CLICK_OPENS = True
 
     class Selected(Message):
         def __init__(self, table: KeyedTable, key: str) -> None:
@@ -85,15 +105,17 @@ class KeyedTable(ScrollView, can_focus=True):
                  empty_text: str = "nothing to show") -> None:
         super().__init__(id=id)
         self.columns = tuple(columns)
-        self.rows: list[Row] = []
+        # Any objects with ``key`` and ``cells`` (and optionally per-cell ``styles``).
+        self.rows: list = []
         self._index: dict[str, int] = {}
         self.cursor_row = 0
         self.cursor_key: str | None = None
         self.sort_column: str | None = None
         self.sort_reverse = False
         self.empty_text = empty_text
-        self._strips: dict[str, tuple[Row, bool, int, Strip]] = {}
+        self._strips: dict[str, tuple[tuple, tuple, bool, int, Strip]] = {}
         self._header: Strip | None = None
+        self._widths: tuple[int, ...] = ()
         self._styles: dict[str, Style] = {}
         self.rendered_rows = 0  # rows rebuilt (not served from the cache): for tests and bench
 
@@ -109,27 +131,55 @@ class KeyedTable(ScrollView, can_focus=True):
         row = self.rows[self._index[key]]
         return {c.key: text for c, text in zip(self.columns, row.cells, strict=False)}
 
-    def set_rows(self, rows: Sequence[Row]) -> None:
-        """Show ``rows`` in this order; repaint only the lines whose row changed."""
+    def set_rows(self, rows: Sequence) -> None:
+        """Show ``rows`` in this order; repaint only the cells that changed."""
+        old_rows = self.rows
+        old_cursor_row = self.cursor_row
         rows = list(rows)
-        order_changed = [r.key for r in rows] != [r.key for r in self.rows]
-        old = {r.key: r for r in self.rows} if not order_changed else {}
         self.rows = rows
         self._index = {r.key: i for i, r in enumerate(rows)}
-        if order_changed:
+        # The cursor follows its row; a vanished row leaves it at the same place.
+        if self.cursor_key in self._index:
+            self.cursor_row = self._index[self.cursor_key]
+        elif rows:
+            self.cursor_row = max(0, min(self.cursor_row, len(rows) - 1))
+            self.cursor_key = rows[self.cursor_row].key
+        else:
+            self.cursor_row, self.cursor_key = 0, None
+        if len(rows) != len(old_rows):
             self.virtual_size = Size(self.size.width, len(rows) + 1)
-            if self.cursor_key in self._index:
-                self.cursor_row = self._index[self.cursor_key]
-            else:
-                self.cursor_row = min(self.cursor_row, max(0, len(rows) - 1))
-                self.cursor_key = rows[self.cursor_row].key if rows else None
             self.refresh()
             return
+        width, height = self.size
         top = int(self.scroll_y)
-        width = self.size.width
-        for i, row in enumerate(rows):
-            if old.get(row.key) != row and top <= i < top + self.size.height:
-                self.refresh(Region(0, i - top + 1, width, 1))
+        regions = []
+        # The cursor highlight moved: repaint where it was and where it is.
+        whole = {old_cursor_row, self.cursor_row} if old_cursor_row != self.cursor_row else ()
+        for i, (a, b) in enumerate(zip(old_rows, rows, strict=False)):
+            y = i - top + 1
+            if not 1 <= y < height:
+                continue
+            if i in whole or a.key != b.key:
+                regions.append(Region(0, y, width, 1))
+            elif a.cells != b.cells or _styles_of(a) != _styles_of(b):
+                # Only the cells that changed (usually a few figures) go to the terminal.
+                x0, x1 = self._cells_span(a.cells, b.cells, width, _styles_of(a), _styles_of(b))
+                regions.append(Region(x0, y, x1 - x0, 1))
+        if regions:
+            self.refresh(*regions)
+
+    def _cells_span(self, a: tuple[str, ...], b: tuple[str, ...], width: int,
+                    a_styles: tuple = (), b_styles: tuple = ()) -> tuple[int, int]:
+        """The columns [x0, x1) covering every cell whose text or style differs."""
+        x = 0
+        first = last = None
+        for n, w in enumerate(self.column_widths(width)):
+            if _at(a, n) != _at(b, n) or _at(a_styles, n) != _at(b_styles, n):
+                if first is None:
+                    first = x
+                last = min(width, x + w)
+            x += w + 1
+        return (first or 0, last if last is not None else width)
 
     def set_sort(self, column: str | None, reverse: bool) -> None:
         if (column, reverse) != (self.sort_column, self.sort_reverse):
@@ -140,6 +190,12 @@ class KeyedTable(ScrollView, can_focus=True):
     @property
     def selected_key(self) -> str | None:
         return self.cursor_key if self.cursor_key in self._index else None
+
+    @property
+    def selected(self):
+        """The row under the cursor, or None."""
+        i = self._index.get(self.cursor_key) if self.cursor_key is not None else None
+        return self.rows[i] if i is not None else None
 
     # ------------------------------------------------------------------ cursor
     def move_cursor(self, row: int) -> None:
@@ -176,29 +232,28 @@ class KeyedTable(ScrollView, can_focus=True):
         if event.y >= 1:
             self.move_cursor(int(self.scroll_y) + event.y - 1)
             self.focus()
-            if getattr(event, "chain", 1) >= 2:  # double click opens
+            if self.DOUBLE_CLICK_OPENS and getattr(event, "chain", 1) >= 2:
                 self.action_open()
 
     # ------------------------------------------------------------------ rendering
     def _style(self, cls: str) -> Style:
+        """The widget's style plus component class ``<prefix>--<cls>`` ("": the widget's own)."""
         style = self._styles.get(cls)
         if style is None:
             base = self.rich_style
             style = base if not cls else base + self.get_component_rich_style(
-                f"keyedtable--{cls}", partial=True)
+                f"{self.COMPONENT_PREFIX}--{cls}", partial=True)
             self._styles[cls] = style
         return style
 
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._styles.clear()
-        self._strips.clear()
+    def forget_rendering(self) -> None:
+        super().forget_rendering()
         self._header = None
-        self.refresh()
 
     def on_resize(self) -> None:
         self._strips.clear()
         self._header = None
+        self._widths = ()
         self.virtual_size = Size(self.size.width, len(self.rows) + 1)
 
     def on_focus(self) -> None:
@@ -207,24 +262,33 @@ class KeyedTable(ScrollView, can_focus=True):
 
     on_blur = on_focus
 
-    def widths(self, width: int) -> tuple[int, ...]:
+    def column_widths(self, width: int) -> tuple[int, ...]:
+        if self._widths and sum(self._widths) + len(self._widths) - 1 == width:
+            return self._widths
         fixed = sum(c.width for c in self.columns) + len(self.columns) - 1
         rest = max(8, width - fixed)
-        return tuple(c.width or rest for c in self.columns)
+        self._widths = tuple(c.width or rest for c in self.columns)
+        return self._widths
+
+    widths = column_widths
+
+    def empty_message(self) -> str:
+        return self.empty_text
 
     def _header_strip(self, width: int) -> Strip:
         if self._header is not None and self._header.cell_length == width:
             return self._header
         base = self._style("header")
         segments: list[Segment] = []
-        for n, (col, w) in enumerate(zip(self.columns, self.widths(width), strict=True)):
+        for n, (col, w) in enumerate(zip(self.columns, self.column_widths(width), strict=True)):
             if n:
                 segments.append(Segment(" ", base))
             here = col.key == self.sort_column
             title = col.title + (("▼" if self.sort_reverse else "▲") if here else "")
             text = fit(title, w, col.right)
             style = self._style("sorted") if here else base
-            pos = text.find(col.sort_key) if col.sort_key else -1
+            # Underline the column's sort key inside its title (the key is shown in `?` too).
+            pos = text.upper().find(col.sort_key) if col.sort_key else -1
             if pos < 0:
                 segments.append(Segment(text, style))
             else:
@@ -234,6 +298,24 @@ class KeyedTable(ScrollView, can_focus=True):
         self._header = Strip(segments).adjust_cell_length(width, base)
         return self._header
 
+    def _row_strip(self, cells: tuple[str, ...], styles: tuple, base: Style,
+                   width: int) -> Strip:
+        texts = [fit(_at(cells, n) or "", w, col.right)
+                 for n, (col, w) in enumerate(zip(self.columns, self.column_widths(width),
+                                                  strict=True))]
+        if not any(styles):
+            # One style for the whole line: one text cut into ASCII runs that Rich measures fast.
+            text = " ".join(texts)
+            segments = [Segment(run, base) for run in fmt.ascii_runs(text)]
+            return line_strip(segments, width, base, fmt.one_cell_each(text))
+        segments = []
+        for n, text in enumerate(texts):
+            if n:
+                segments.append(Segment(" ", base))
+            cls = _at(styles, n)
+            segments.append(Segment(text, base + self._style(cls) if cls else base))
+        return Strip(segments).adjust_cell_length(width, base)
+
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         if y == 0:
@@ -242,26 +324,24 @@ class KeyedTable(ScrollView, can_focus=True):
         if i >= len(self.rows):
             if i == 0:
                 style = self._style("empty")
-                return Strip([Segment(" " + self.empty_text, style)]).adjust_cell_length(
+                return Strip([Segment(" " + self.empty_message(), style)]).adjust_cell_length(
                     width, style)
             return Strip.blank(width, self._style(""))
         row = self.rows[i]
+        styles = _styles_of(row)
         is_cursor = i == self.cursor_row
         cached = self._strips.get(row.key)
-        if cached is not None and cached[0] == row and cached[1] == is_cursor and \
-                cached[2] == width:
-            return cached[3]
+        if cached is not None and cached[0] == row.cells and cached[1] == styles and \
+                cached[2] == is_cursor and cached[3] == width:
+            return cached[4]
         self.rendered_rows += 1
-        base = self._style("cursor" if is_cursor else "")
-        segments: list[Segment] = []
-        for n, (col, w) in enumerate(zip(self.columns, self.widths(width), strict=True)):
-            if n:
-                segments.append(Segment(" ", base))
-            text = fit(row.cells[n] if n < len(row.cells) else "", w, col.right)
-            cls = row.styles[n] if n < len(row.styles) else None
-            segments.append(Segment(text, base + self._style(cls) if cls else base))
-        strip = Strip(segments).adjust_cell_length(width, base)
-        self._strips[row.key] = (row, is_cursor, width, strip)
-        if len(self._strips) > 2 * len(self.rows) + 64:
+        strip = self._row_strip(row.cells, styles, self._style("cursor" if is_cursor else ""),
+                                width)
+        self._strips[row.key] = (row.cells, styles, is_cursor, width, strip)
+        if len(self._strips) > 4 * len(self.rows) + 64:  # forget rows long gone
             self._strips = {k: v for k, v in self._strips.items() if k in self._index}
         return strip
+
+
+def _styles_of(row) -> tuple:
+    return getattr(row, "styles", ())

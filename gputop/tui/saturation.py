@@ -38,6 +38,7 @@ from gputop.analysis.saturation import (
     verdict,
 )
 from gputop.model import Device, Hint, Snapshot
+from gputop.tui.fmt import bar, level, short_name
 
 LEGEND = ("busy = GPU-Util (time a kernel ran) · SM = SM active · occ = occupancy · "
           "tens = tensor · est. = estimate vs peak")
@@ -48,7 +49,6 @@ BLOCK_HEIGHT = 7
 COMPACT_ABOVE = 8  # more GPUs than this: one line each
 WIDE_FROM = 100  # two columns of blocks from this panel width
 
-_EIGHTHS = " ▏▎▍▌▋▊▉"
 _SPARK = "▁▂▃▄▅▆▇█"
 
 # (metric key, label) for the measured rows; values are percentages
@@ -66,27 +66,6 @@ _COLOR_FALLBACK = {
 
 
 # ---------------------------------------------------------------- pure text helpers
-def level(pct: float | None, mid: float = 50.0, high: float = 85.0) -> str:
-    if pct is None:
-        return "none"
-    return "high" if pct >= high else "mid" if pct >= mid else "low"
-
-
-def bar(pct: float | None, width: int) -> tuple[str, str]:
-    """(filled, empty) parts of a bar in eighth-cells, together ``width`` cells."""
-    if width <= 0:
-        return "", ""
-    if pct is None:
-        return "", " " * width
-    cells = max(0.0, min(100.0, pct)) * width / 100.0
-    whole = int(cells)
-    filled = "█" * whole
-    frac = int((cells - whole) * 8)
-    if whole < width and frac:
-        filled += _EIGHTHS[frac]
-    return filled, "░" * (width - len(filled))
-
-
 def sparkline(values: Sequence[float | None], width: int, top: float = 100.0) -> str:
     """The last ``width`` values as block characters; a missing value is a space."""
     if width <= 0:
@@ -141,15 +120,6 @@ def gpu_list(indices: Sequence[int]) -> str:
     if run:
         out.append(f"{run[0]}-{run[-1]}" if len(run) > 2 else ", ".join(map(str, run)))
     return ", ".join(out)
-
-
-def short_name(name: str | None) -> str:
-    if not name:
-        return "unknown device"
-    for prefix in ("NVIDIA ", "Tesla "):
-        if name.startswith(prefix):
-            return name[len(prefix):]
-    return name
 
 
 def metrics(dev: Device) -> dict[str, float | None]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -149,3 +150,23 @@ def all_themes(folder: Path | None = None) -> tuple[list[Theme], list[str]]:
     for theme in extra:
         themes[theme.name] = theme
     return list(themes.values()), warnings
+
+
+def install_themes(app, themes: Iterable[Theme] | None, theme_warnings: Iterable[str],
+                   theme: str | None, no_color: bool) -> None:
+    """Register ``themes`` (default: shipped + user) on ``app`` and switch to ``theme``.
+
+    Without a theme asked for, NO_COLOR picks the ANSI one; the caller reads NO_COLOR before
+    `App.__init__`, which removes it from the environment. Sets ``app.app_themes`` (the cycle
+    order) and ``app.theme_warnings`` (shown once mounted).
+    """
+    if themes is None:
+        themes, theme_warnings = all_themes()
+    app.app_themes = [t.name for t in themes]
+    for t in themes:
+        app.register_theme(t)
+    wanted = theme or (NO_COLOR_THEME if no_color else DEFAULT_THEME)
+    if wanted not in app.app_themes:
+        raise UsageError(f"unknown theme {wanted!r} (available: {', '.join(app.app_themes)})")
+    app.theme = wanted
+    app.theme_warnings = list(theme_warnings)
