@@ -45,6 +45,8 @@ SHOTS = (
     Shot("history-plot", "dataloader-bound", keys=("greater_than_sign", "h")),
     Shot("high-contrast", "straggler", theme="high-contrast"),
     Shot("ansi-16-colours", "training", theme="ansi"),
+    Shot("saturation-straggler", "straggler", keys=("s",)),
+    Shot("saturation-dataloader-bound", "dataloader-bound", keys=("s",)),
 )
 
 
