@@ -16,7 +16,6 @@ import os
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -25,9 +24,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import psutil  # noqa: E402
-from fake_pynvml import FakeNvml, node  # noqa: E402
+from fake_pynvml import FakeNvml, ManualClock, node  # noqa: E402
 
-from gputop.backends.base import BackendOptions, Clock  # noqa: E402
+from gputop.backends.base import BackendOptions  # noqa: E402
 from gputop.backends.nvml import NvmlBackend  # noqa: E402
 from gputop.backends.nvml import backend as nvml_backend  # noqa: E402
 from gputop.backends.nvml.gpm import METRICS  # noqa: E402
@@ -37,24 +36,9 @@ GPUS = 8
 PROCS_PER_GPU = 4
 
 
-class TickClock(Clock):
+def TickClock() -> ManualClock:  # noqa: N802 - reads as the clock it makes
     """Virtual time that the benchmark moves one tick at a time."""
-
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def monotonic(self) -> float:
-        return self.t
-
-    def wall(self) -> float:
-        return 1_763_769_600.0 + self.t
-
-    def sleep(self, seconds: float) -> None:
-        self.t += max(0.0, seconds)
-
-    def wait(self, event: threading.Event, seconds: float) -> bool:
-        self.sleep(seconds)
-        return event.is_set()
+    return ManualClock(t=0.0)
 
 
 def per_tick_us(fn, clock: TickClock | None, ticks: int, runs: int) -> float:

@@ -25,12 +25,40 @@ from __future__ import annotations
 
 import ctypes
 import math
+import threading
 import time
 import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import pynvml as _real
+
+from gputop.backends.base import Clock
+
+
+class ManualClock(Clock):
+    """Virtual time that moves only when waited on or advanced: shared by the fake driver, the
+    backend, tests and benches, so that no schedule sleeps for real."""
+
+    def __init__(self, t: float = 1000.0, epoch: float = 1_763_769_600.0) -> None:
+        self.t = t
+        self.epoch = epoch
+
+    def monotonic(self) -> float:
+        return self.t
+
+    def wall(self) -> float:
+        return self.epoch + self.t
+
+    def sleep(self, seconds: float) -> None:
+        self.t += max(0.0, seconds)
+
+    def wait(self, event: threading.Event, seconds: float) -> bool:
+        self.sleep(seconds)
+        return event.is_set()
+
+    def advance(self, seconds: float) -> None:
+        self.t += seconds
 
 MIB = 1024 * 1024
 

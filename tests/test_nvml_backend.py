@@ -8,19 +8,26 @@ import math
 import os
 import subprocess
 import sys
-import threading
 
 import psutil
 import pytest
 from conftest import ROOT, gputop_cmd
-from fake_pynvml import FakeGpu, FakeNvml, FakeProcess, a100, h100, install, node
+from fake_pynvml import (
+    FakeGpu,
+    FakeNvml,
+    FakeProcess,
+    ManualClock,
+    a100,
+    h100,
+    install,
+    node,
+)
 
 from gputop import clock_events
 from gputop.backends.base import (
     BackendError,
     BackendOptions,
     BackendUnavailable,
-    Clock,
     NoPermission,
     Unsupported,
 )
@@ -39,28 +46,7 @@ UNINITIALIZED = 1
 UNKNOWN = 999
 
 
-class FakeClock(Clock):
-    """Virtual time shared by the fake driver and the backend: no test sleeps for real."""
-
-    def __init__(self, t: float = 1000.0) -> None:
-        self.t = t
-        self.epoch = 1_763_769_600.0
-
-    def monotonic(self) -> float:
-        return self.t
-
-    def wall(self) -> float:
-        return self.epoch + self.t
-
-    def sleep(self, seconds: float) -> None:
-        self.t += max(0.0, seconds)
-
-    def wait(self, event: threading.Event, seconds: float) -> bool:
-        self.sleep(seconds)
-        return event.is_set()
-
-    def advance(self, seconds: float) -> None:
-        self.t += seconds
+FakeClock = ManualClock
 
 
 def make(gpus: list[FakeGpu], **kwargs) -> tuple[NvmlBackend, FakeNvml, FakeClock]:

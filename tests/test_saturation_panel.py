@@ -189,31 +189,15 @@ async def test_eight_gpus_on_a_small_terminal_switch_to_the_compact_form():
 
 async def test_fake_nvml_node_gpm_h100_beside_pre_hopper_a100():
     """End to end through the NVML backend on the fake pynvml: measured vs fallback, per GPU."""
-    import threading
 
-    from fake_pynvml import FakeNvml, a100, h100
+    from fake_pynvml import FakeNvml, ManualClock, a100, h100
 
     from gputop.analysis.saturation import estimates
-    from gputop.backends.base import BackendOptions, Clock
+    from gputop.backends.base import BackendOptions
     from gputop.backends.nvml import NvmlBackend
 
-    class VirtualClock(Clock):
-        t = 1000.0
 
-        def monotonic(self) -> float:
-            return self.t
-
-        def wall(self) -> float:
-            return 1_763_769_600.0 + self.t
-
-        def sleep(self, seconds: float) -> None:
-            self.t += max(0.0, seconds)
-
-        def wait(self, event: threading.Event, seconds: float) -> bool:
-            self.sleep(seconds)
-            return event.is_set()
-
-    clock = VirtualClock()
+    clock = ManualClock()
     backend = NvmlBackend(BackendOptions(), nvml=FakeNvml([h100(0), a100(1)], clock=clock.wall),
                           clock=clock)
     with backend:

@@ -9,6 +9,7 @@ import subprocess
 import time
 
 import pytest
+from fake_pynvml import ManualClock
 
 from gputop.backends import open_backend
 from gputop.backends.base import BackendOptions
@@ -173,21 +174,6 @@ def test_recorder_errors(tmp_path):
     assert default_path("/logs", now=0).startswith("/logs/gputop-19")
 
 
-class _FakeClock:
-    def __init__(self):
-        self.now = 1000.0
-
-    def monotonic(self):
-        return self.now
-
-    def wall(self):
-        return self.now
-
-    def wait(self, event, seconds):
-        self.now += max(0.0, seconds)
-        return False
-
-
 class _SlowBackend:
     """Each sample costs ``costs[i]`` seconds of the fake clock."""
 
@@ -196,15 +182,15 @@ class _SlowBackend:
     def __init__(self, costs):
         from gputop.model import Device
 
-        self.clock = _FakeClock()
+        self.clock = ManualClock(epoch=0.0)
         self.costs = list(costs)
         self.device = Device(index=0)
 
     def sample(self, devices=None):
         from gputop.model import Snapshot
 
-        t = self.clock.now  # the reading is taken when the tick starts
-        self.clock.now += self.costs.pop(0) if self.costs else 0.007
+        t = self.clock.t  # the reading is taken when the tick starts
+        self.clock.t += self.costs.pop(0) if self.costs else 0.007
         return Snapshot(host="h", time=t, backend="fake", devices=(self.device,))
 
 
