@@ -112,7 +112,6 @@ class Device:
     memory_free_mib: float | None = None
     utilization_encoder_pct: float | None = None
     utilization_decoder_pct: float | None = None
-    power_limit_enforced_w: float | None = None
     clock_graphics_mhz: float | None = None
     clock_video_mhz: float | None = None
     clock_graphics_max_mhz: float | None = None

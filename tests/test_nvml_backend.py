@@ -227,7 +227,7 @@ def test_the_fields_query_mode_prints_map_from_nvml() -> None:
     # NVML's own free bytes: v2 free = total - reserved - used
     assert dev.memory_free_mib == 81559 - 479 - 40211
     assert (dev.utilization_encoder_pct, dev.utilization_decoder_pct) == (12, 34)
-    assert dev.power_limit_enforced_w == 700.0 and ampere.power_limit_enforced_w == 400.0
+    assert dev.power_limit_w == 700.0 and ampere.power_limit_w == 400.0  # the enforced limit
     assert (dev.clock_graphics_mhz, dev.clock_video_mhz) == (1755, 1410)
     assert (ampere.clock_graphics_mhz, ampere.clock_video_mhz) == (1410, 1275)
     assert (dev.clock_graphics_max_mhz, ampere.clock_graphics_max_mhz) == (1980, 1410)
@@ -329,7 +329,6 @@ def test_older_binding_without_supported_clocks_event_reasons_uses_throttle_reas
     ("nvmlDeviceGetCudaComputeCapability", "compute_capability"),
     ("nvmlDeviceGetEncoderUtilization", "utilization_encoder_pct"),
     ("nvmlDeviceGetDecoderUtilization", "utilization_decoder_pct"),
-    ("nvmlDeviceGetEnforcedPowerLimit", "power_limit_enforced_w"),
     ("nvmlDeviceGetClockInfo", "clock_graphics_mhz"),
     ("nvmlDeviceGetClockInfo", "clock_video_mhz"),
     ("nvmlDeviceGetMaxClockInfo", "clock_graphics_max_mhz"),

@@ -378,7 +378,7 @@ _SOURCES: dict[str, tuple[str, str | Getter]] = {
     "temperature.memory": ("int", "temperature_memory_c"),
     "power.draw": ("f2", "power_draw_w"),
     "power.limit": ("f2", "power_limit_w"),
-    "enforced.power.limit": ("f2", "power_limit_enforced_w"),
+    "enforced.power.limit": ("f2", "power_limit_w"),  # NVML's enforced limit, as power.limit
     "power.default_limit": ("f2", "power_limit_default_w"),
     "power.min_limit": ("f2", "power_limit_min_w"),
     "power.max_limit": ("f2", "power_limit_max_w"),

@@ -309,7 +309,6 @@ class NvmlBackend(Backend):
         limit = _watts(f(gpu, "limit", nv.nvmlDeviceGetEnforcedPowerLimit, h))
         gpu.slow = {
             "power_limit_w": limit,
-            "power_limit_enforced_w": limit,
             "ecc_mode": bool(ecc[0]) if ecc is not None else None,
             "ecc_mode_pending": bool(ecc[1]) if ecc is not None else None,
             "mig_mode": bool(mig[0]) if mig is not None else None,
@@ -435,7 +434,6 @@ class NvmlBackend(Backend):
             memory_free_mib=free,
             utilization_encoder_pct=encoder[0] if encoder is not None else None,
             utilization_decoder_pct=decoder[0] if decoder is not None else None,
-            power_limit_enforced_w=slow["power_limit_enforced_w"],
             clock_graphics_mhz=f(gpu, "clock_graphics", nv.nvmlDeviceGetClockInfo, h,
                                  nv.NVML_CLOCK_GRAPHICS),
             clock_video_mhz=f(gpu, "clock_video", nv.nvmlDeviceGetClockInfo, h,

@@ -378,7 +378,6 @@ class SimBackend(Backend):
             vbios_version="96.00.A5.00.01" if part.vendor == "nvidia" else None,
             # nvidia-smi query fields (gputop/query): what follows from the state above
             memory_free_mib=part.memory_total_mib - used - (RESERVED_MIB if nvidia else 0.0),
-            power_limit_enforced_w=self._limits[i],
             clock_graphics_mhz=round(clock) if nvidia else None,  # one domain with SM on these parts
             clock_graphics_max_mhz=part.clock_sm_max_mhz if nvidia else None,
             clock_event_supported_mask=SUPPORTED_EVENTS if nvidia else None,
