@@ -166,6 +166,21 @@ def test_a_subset_of_devices_is_sampled_alone(h100_node) -> None:
 
 # ---------------------------------------------------------------------------- least work
 
+def test_without_detail_no_process_or_gpm_call_is_made_and_the_counters_are_the_same(h100_node) -> None:
+    backend, nv, clock = h100_node
+    full = backend.sample()
+    asked = {fn: nv.count(fn) for fn in ("nvmlDeviceGetComputeRunningProcesses_v3",
+                                         "nvmlDeviceGetProcessUtilization", "nvmlGpmSampleGet")}
+    lean = backend.sample(detail=False)
+    assert {fn: nv.count(fn) for fn in asked} == asked
+    assert all(d.processes == () for d in lean.devices)
+    assert all(d.saturation.sm_active_pct is None for d in lean.devices)
+    assert [d.memory_used_mib for d in lean.devices] == [d.memory_used_mib for d in full.devices]
+    assert [d.power_draw_w for d in lean.devices] == [d.power_draw_w for d in full.devices]
+    # the host facts of the processes survive a lean sample: the next full one needs no lookups
+    assert backend.sample().devices[0].processes[0].user == full.devices[0].processes[0].user
+
+
 def test_static_facts_are_read_once_and_slow_values_cached(h100_node) -> None:
     backend, nv, clock = h100_node
     for _ in range(5):

@@ -54,6 +54,18 @@ def test_same_seed_and_speed_give_the_same_document():
     assert c["devices"][0]["uuid"] != a["devices"][0]["uuid"]
 
 
+def test_a_sample_without_detail_has_the_same_counters_and_no_processes_or_saturation():
+    from dataclasses import replace
+
+    from gputop.model import Saturation
+
+    full, lean = sim(), sim()
+    a, b = full.sample(), lean.sample(detail=False)
+    assert all(d.processes == () and d.saturation == Saturation() for d in b.devices)
+    assert any(d.processes for d in a.devices)
+    assert [replace(d, processes=(), saturation=Saturation()) for d in a.devices] == list(b.devices)
+
+
 def test_a_power_limit_set_through_the_backend_is_read_back_by_a_new_process(tmp_path):
     state = tmp_path / "sim-state.json"
     backend = sim(sim_state=str(state))

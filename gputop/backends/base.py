@@ -96,8 +96,14 @@ class Backend(ABC):
         """Static node and device facts (read once in open())."""
 
     @abstractmethod
-    def sample(self, devices: Sequence[int] | None = None) -> Snapshot:
-        """One snapshot of the given device indices (all when None)."""
+    def sample(self, devices: Sequence[int] | None = None, *, detail: bool = True) -> Snapshot:
+        """One snapshot of the given device indices (all when None).
+
+        ``detail=False``: the caller reads neither the process lists nor the SM-level saturation
+        (nvidia-smi's --query-gpu reads neither), so a backend may leave them empty instead of
+        paying for them; they are the costliest part of a sample, and `-lms 10` logging samples
+        a hundred times a second.
+        """
 
     def set_power_limit(self, device: int, watts: float) -> None:
         raise Unsupported(f"the {self.name} backend cannot set power limits")

@@ -459,7 +459,7 @@ class ReplayBackend(Backend):
         return Snapshot(host=snap.host, time=snap.time, backend=snap.backend, devices=chosen,
                         driver_version=snap.driver_version, cuda_version=snap.cuda_version)
 
-    def sample(self, devices: Sequence[int] | None = None) -> Snapshot:
+    def sample(self, devices: Sequence[int] | None = None, *, detail: bool = True) -> Snapshot:
         if self.player is None:
             raise BackendError("replay backend not open")
         if not self._samples:

@@ -180,6 +180,8 @@ class QueryLogger:
         self.devices = devices
         self.count = count
         self.sink = sink
+        # --query-gpu prints device counters only: don't pay for process lists and GPM.
+        self.detail = query != "gpu"
         self.rows = 0
         self.skipped = 0
         self.stop_signal: int | None = None
@@ -195,7 +197,7 @@ class QueryLogger:
             self.rows += text.count("\n")
 
     def once(self) -> None:
-        self._emit(self.backend.sample(self.devices))
+        self._emit(self.backend.sample(self.devices, detail=self.detail))
 
     def replay(self, interval: float | None) -> None:
         """A replayed log: every recorded sample once, or one per ``interval`` of log time."""
@@ -253,7 +255,7 @@ class QueryLogger:
         from gputop.backends.base import BackendError
 
         try:
-            snap = self.backend.sample(self.devices)
+            snap = self.backend.sample(self.devices, detail=self.detail)
         except BackendError as exc:
             # One failed read must not end a long log: say so once, keep the schedule.
             message = str(exc)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import io
 import os
 import signal
 import subprocess
@@ -185,10 +186,12 @@ class _SlowBackend:
         self.clock = ManualClock(epoch=0.0)
         self.costs = list(costs)
         self.device = Device(index=0)
+        self.details: set[bool] = set()
 
-    def sample(self, devices=None):
+    def sample(self, devices=None, *, detail=True):
         from gputop.model import Snapshot
 
+        self.details.add(detail)
         t = self.clock.t  # the reading is taken when the tick starts
         self.clock.t += self.costs.pop(0) if self.costs else 0.007
         return Snapshot(host="h", time=t, backend="fake", devices=(self.device,))
@@ -211,6 +214,15 @@ def test_sampling_work_does_not_shift_the_schedule():
     # overran instead of bunching them, and the grid carries on where it was.
     assert times == [0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.08, 0.09, 0.10, 0.11]
     assert logger.skipped == 2
+    assert backend.details == {False}  # --query-gpu reads no process list or GPM
+
+
+def test_compute_apps_asks_the_backend_for_process_lists():
+    backend = _SlowBackend([])
+    logger = query_cli.QueryLogger(backend, "compute-apps", parse_field_list("pid", "compute-apps"),
+                                   True, None, 1, io.StringIO())
+    logger.once()
+    assert backend.details == {True}
 
 
 def _raw_time_field():

@@ -151,7 +151,7 @@ class NpuSmiBackend(Backend):
         return self._info
 
     # ------------------------------------------------------------------ sampling (never blocks)
-    def sample(self, devices: Sequence[int] | None = None) -> Snapshot:
+    def sample(self, devices: Sequence[int] | None = None, *, detail: bool = True) -> Snapshot:
         info = self.info()
         now = self.clock.monotonic()
         with self._lock:

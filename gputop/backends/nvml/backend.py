@@ -333,7 +333,7 @@ class NvmlBackend(Backend):
         gpu.slow_at = now
 
     # ------------------------------------------------------------------ sampling
-    def sample(self, devices: Sequence[int] | None = None) -> Snapshot:
+    def sample(self, devices: Sequence[int] | None = None, *, detail: bool = True) -> Snapshot:
         info = self.info()
         clock = self.clock
         with self._lock:
@@ -346,7 +346,7 @@ class NvmlBackend(Backend):
                 gpu = self._gpus[i]
                 if gpu.status == "ok":
                     try:
-                        dev = self._device(gpu, now)
+                        dev = self._device(gpu, now, detail)
                     except self.nv.NVMLError as exc:
                         self._mark(gpu, exc)
                         dev = self._down(gpu)
@@ -354,11 +354,12 @@ class NvmlBackend(Backend):
                     dev = self._down(gpu)
                 out.append(dev)
                 live.extend(p.pid for p in dev.processes)
-            self.host.prune(live)
+            if detail:  # without it no pid was looked up, and the cache must outlive this sample
+                self.host.prune(live)
         return Snapshot(host=info.host, time=clock.wall(), backend=self.name, devices=tuple(out),
                         driver_version=info.driver_version, cuda_version=info.cuda_version)
 
-    def _device(self, gpu: _Gpu, now: float) -> Device:
+    def _device(self, gpu: _Gpu, now: float, detail: bool = True) -> Device:
         nv, h, f = self.nv, gpu.handle, self._field
         if now - gpu.slow_at >= SLOW_REFRESH_S:
             self._refresh_slow(gpu, now)
@@ -389,7 +390,7 @@ class NvmlBackend(Backend):
         mask = self._event_mask(gpu)
         power = f(gpu, "power", nv.nvmlDeviceGetPowerUsage, h)
         energy = f(gpu, "energy", nv.nvmlDeviceGetTotalEnergyConsumption, h)
-        saturation = self._saturation(gpu, slow.get("mig_mode"))
+        saturation = self._saturation(gpu, slow.get("mig_mode")) if detail else NO_SATURATION
         static = gpu.static
         return Device(
             index=info.index,
@@ -447,7 +448,7 @@ class NvmlBackend(Backend):
             ecc_errors_corrected_aggregate=slow["ecc_errors_corrected_aggregate"],
             ecc_errors_uncorrected_aggregate=slow["ecc_errors_uncorrected_aggregate"],
             saturation=saturation,
-            processes=self._processes(gpu),
+            processes=self._processes(gpu) if detail else (),
         )
 
     @property

@@ -282,14 +282,14 @@ class SimBackend(Backend):
             th.time = t
 
     # ------------------------------------------------------------------ sampling
-    def sample(self, devices: Sequence[int] | None = None) -> Snapshot:
+    def sample(self, devices: Sequence[int] | None = None, *, detail: bool = True) -> Snapshot:
         info = self.info()
         t = self.clock.monotonic()
         with self._lock:
             self._read_state()
             self._advance(t)
             wanted = range(len(info.devices)) if devices is None else devices
-            devs = tuple(self._device(info.devices[i], t) for i in wanted)
+            devs = tuple(self._device(info.devices[i], t, detail) for i in wanted)
         return Snapshot(
             host=info.host,
             time=self.clock.wall(),
@@ -303,7 +303,7 @@ class SimBackend(Backend):
         """A multiplicative jitter of +-spread/2, fixed for each (GPU, 100 ms slot)."""
         return 1.0 + spread * (physics.mix64(self.seed, i, int(t * 10), salt) - 0.5)
 
-    def _device(self, di: DeviceInfo, t: float) -> Device:
+    def _device(self, di: DeviceInfo, t: float, detail: bool = True) -> Device:
         i = di.index
         sc = self.scenario
         part = sc.part
@@ -338,7 +338,7 @@ class SimBackend(Backend):
         util = round(100 * busy)
         used = self._memory_used(i, t)
         nvidia = part.vendor == "nvidia"
-        sat = self._saturation(i, job, busy, speed, t)
+        sat = self._saturation(i, job, busy, speed, t) if detail else Saturation()
         dev = Device(
             index=i,
             uuid=di.uuid,
@@ -384,7 +384,7 @@ class SimBackend(Backend):
             ecc_mode_pending=True if nvidia else None,
             mig_mode_pending=False if nvidia else None,
             saturation=sat,
-            processes=self._processes(i, busy, t),
+            processes=self._processes(i, busy, t) if detail else (),
             sim={"work_rate": round(work_rate, 5) if work_rate is not None else None},
         )
         if part.vendor == "huawei":
