@@ -40,6 +40,8 @@ class ManualClock(Clock):
     """Virtual time that moves only when waited on or advanced: shared by the fake driver, the
     backend, tests and benches, so that no schedule sleeps for real."""
 
+    sleeps = False
+
     def __init__(self, t: float = 1000.0, epoch: float = 1_763_769_600.0) -> None:
         self.t = t
         self.epoch = epoch

@@ -35,6 +35,8 @@ class Unsupported(BackendError):
 class Clock:
     """Real time. The simulator substitutes a virtual clock that can run faster."""
 
+    sleeps = True  # waits sleep on the OS timer (a test's hand-advanced clock returns at once)
+
     def monotonic(self) -> float:
         return time.monotonic()
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import signal
 import sys
 import threading
@@ -185,8 +186,9 @@ class QueryLogger:
         self.rows = 0
         self.skipped = 0
         self.stop_signal: int | None = None
-        self._critical = False
+        self._critical = False  # the main thread is writing rows: a signal must not cut them
         self._last_error: str | None = None
+        self._tick_lock = threading.Lock()
 
     def _emit(self, snap) -> None:
         from gputop.query.csvfmt import lines_for
@@ -218,38 +220,78 @@ class QueryLogger:
             raise _Stop
 
     def loop(self, interval: float) -> None:
-        from gputop.sampler import next_tick
+        """Write a sample every ``interval`` seconds of the backend's clock until a signal (or
+        ``stop_signal``) ends it. Ticks are due at start + k * interval, never at "last + interval",
+        so a slow tick never shifts the ones after it; ticks that a stall made impossible are
+        skipped and counted, not bunched. Two threads wait for each tick (gputop.query.hedge)."""
+        from gputop.query.hedge import hedge_cpus
 
         clock = self.backend.clock
-        never = threading.Event()  # the waits end by time or by _Stop, never by this event
         previous = {}
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
                 previous[sig] = signal.signal(sig, self._on_signal)
+        self._start = clock.monotonic()
+        self._next = 0
+        self._stopping = threading.Event()
+        self._helper_error: BaseException | None = None
+        cpus = hedge_cpus(clock)
+        helper = None
+        if cpus is not None:
+            helper = threading.Thread(target=self._helper, args=(interval, cpus[1]),
+                                      name="gputop-query-hedge", daemon=True)
+            helper.start()
         try:
-            start = clock.monotonic()
-            k = 0
-            while self.stop_signal is None:
-                self._critical = True
+            self._wait_and_tick(interval, cpus[0] if cpus else None)
+        except _Stop:
+            pass
+        finally:
+            self._stopping.set()
+            if helper is not None:
+                helper.join(10.0)  # it finishes the rows it is writing, never starts others
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        if self._helper_error is not None:  # a write error met by the other waiter is ours too
+            raise self._helper_error
+
+    def _helper(self, interval: float, cpu: int) -> None:
+        try:
+            self._wait_and_tick(interval, cpu)
+        except BaseException as exc:  # handed to the main waiter, which reports it
+            self._helper_error = exc
+            self._stopping.set()
+
+    def _wait_and_tick(self, interval: float, cpu: int | None) -> None:
+        """One waiter: sleep until the next tick is due, and take it unless the other waiter
+        already has. The tick runs under the lock, so the rows of one sample are never
+        interleaved with another's and a stop waits for them to be whole."""
+        from gputop.query.hedge import arm_here
+        from gputop.sampler import next_tick
+
+        clock = self.backend.clock
+        allowed = os.sched_getaffinity(0) if cpu is not None else set()
+        takes_signals = threading.current_thread() is threading.main_thread()
+        while self.stop_signal is None and not self._stopping.is_set():
+            k = self._next
+            if k:
+                if not arm_here(cpu, allowed):
+                    cpu = None
+                clock.wait(self._stopping, self._start + k * interval - clock.monotonic())
+            with self._tick_lock:
+                if self._next != k or self.stop_signal is not None or self._stopping.is_set():
+                    continue  # the other waiter took this tick (or the log is ending)
+                self._critical = takes_signals
                 try:
                     self._tick()
                 finally:
                     self._critical = False
-                if self.stop_signal is not None:
-                    break
                 if k == 0:
                     # What exists after the first row (backend, field table, caches) lives as
                     # long as the log: keep the collector from walking it in every pause.
                     gc.freeze()
-                k2, due = next_tick(start, interval, clock.monotonic(), k)
+                k2, _ = next_tick(self._start, interval, clock.monotonic(), k)
                 self.skipped += k2 - k - 1
-                k = k2
-                clock.wait(never, due - clock.monotonic())
-        except _Stop:
-            pass
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+                self._next = k2
 
     def _tick(self) -> None:
         from gputop.backends.base import BackendError

@@ -7,13 +7,14 @@ import io
 import os
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
 from fake_pynvml import ManualClock
 
 from gputop.backends import open_backend
-from gputop.backends.base import BackendOptions
+from gputop.backends.base import BackendOptions, Clock
 from gputop.cli import main
 from gputop.errors import GputopError
 from gputop.query import cli as query_cli
@@ -229,3 +230,83 @@ def _raw_time_field():
     from gputop.query.fields import Field
 
     return Field(name="t", kind="str", get=lambda snap, dev, count: f"{snap.time:.6f}")
+
+
+class _StallsInMain(Clock):
+    """Real time, except that a wait in the main thread oversleeps by 25 ms: its CPU was taken
+    away (hypervisor steal), as on a shared VM."""
+
+    def wait(self, event, seconds):
+        if threading.current_thread() is threading.main_thread():
+            seconds += 0.025
+        return super().wait(event, seconds)
+
+
+class _WhoTicks:
+    name = "who-ticks"
+
+    def __init__(self):
+        from gputop.model import Device
+
+        self.clock = _StallsInMain()
+        self.device = Device(index=0)
+        self.ticks: list[tuple[float, str]] = []
+
+    def sample(self, devices=None, *, detail=True):
+        from gputop.model import Snapshot
+
+        self.ticks.append((time.monotonic(), threading.current_thread().name))
+        return Snapshot(host="h", time=time.time(), backend="fake", devices=(self.device,))
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="hedging needs two usable CPUs")
+def test_a_stalled_waiter_is_covered_by_the_other_one():
+    backend = _WhoTicks()
+
+    class Sink:
+        def write(self, text):
+            if len(backend.ticks) == 20:
+                logger.stop_signal = signal.SIGTERM
+
+    logger = query_cli.QueryLogger(backend, "gpu", parse_field_list("index"), True, None, 1, Sink())
+    logger.loop(0.010)
+    start = backend.ticks[0][0]
+    later = backend.ticks[1:]
+    by_helper = [t for t, who in later if who == "gputop-query-hedge"]
+    # A lone waiter would be 25 ms late for every tick and skip two of every three.
+    assert len(by_helper) >= 15, backend.ticks
+    lateness = sorted(t - (start + 0.010 * round((t - start) / 0.010)) for t, _ in later)
+    assert lateness[len(lateness) // 2] < 0.005
+    assert logger.skipped <= 4
+
+
+def test_no_second_waiter_without_two_cpus_or_with_a_clock_that_does_not_sleep(monkeypatch):
+    from gputop.backends.base import REAL_CLOCK
+    from gputop.query.hedge import hedge_cpus
+
+    assert hedge_cpus(ManualClock()) is None
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3})
+    assert hedge_cpus(REAL_CLOCK) is None
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 2, 5})
+    assert hedge_cpus(REAL_CLOCK) == (5, 2)
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="hedging needs two usable CPUs")
+def test_arming_a_timer_leaves_the_thread_free_to_run_anywhere():
+    from gputop.query.hedge import arm_here
+
+    allowed = os.sched_getaffinity(0)
+    cpu = max(allowed)
+    result = {}
+
+    def arm():
+        result["armed"] = arm_here(cpu, allowed)
+        result["after"] = os.sched_getaffinity(0)
+        result["bad"] = arm_here(max(allowed) + 4096, allowed)  # no such CPU
+        result["after_bad"] = os.sched_getaffinity(0)
+
+    t = threading.Thread(target=arm)
+    t.start()
+    t.join()
+    assert result == {"armed": True, "after": allowed, "bad": False, "after_bad": allowed}
+    assert os.sched_getaffinity(0) == allowed  # the affinity is the calling thread's alone
