@@ -69,6 +69,7 @@ def main(argv: list[str]) -> int:
     os.environ["TZ"] = "UTC"
     time.tzset()
     os.environ["XDG_CONFIG_HOME"] = str(HERE / ".no-user-themes")  # never the user's themes
+    os.environ["XDG_STATE_HOME"] = str(HERE / ".no-user-state")  # nor their advisor journals
     os.environ.pop("NO_COLOR", None)
     wanted = [s for s in SHOTS if not argv or s.name in argv]
     if not wanted:

@@ -216,11 +216,32 @@ class GputopApp(App[int]):
         if self.backend.fallback_reason:
             self.notify(f"No accelerator found ({self.backend.fallback_reason}): showing the "
                         "simulator.", title="SIMULATED", severity="warning", timeout=12)
+        self._warn_of_limits_left_changed()
         self.sampler.subscribe(self._sample_from_thread, self._error_from_thread)
         if self.autostart:
             self.sampler.start()
         self.set_interval(1.0, self._tick_clock)
         self.call_after_refresh(self._first_frame)
+
+    def _warn_of_limits_left_changed(self) -> None:
+        """An advisor run that was killed mid-sweep left some GPUs slower than they should be:
+        the first thing to know, on whichever screen the user opens first."""
+        from gputop.backends.base import CAP_POWER_LIMIT
+
+        if CAP_POWER_LIMIT not in self.backend.capabilities:
+            return
+        from gputop.advisor import journal
+
+        errors: list[str] = []
+        left = journal.leftovers(self.backend, errors=errors)
+        if left:
+            warning = journal.leftover_warning(left)
+            if not self.readonly:
+                warning = warning.replace("Run `gputop advise --restore`",
+                                          "Press a then r, or run `gputop advise --restore`,")
+            errors.append(warning)
+        for message in errors:
+            self.notify(message, title="power limits", severity="error", timeout=60)
 
     def _first_frame(self) -> None:
         if self.first_frame_s is None:

@@ -18,7 +18,9 @@ def utc_fixture(monkeypatch):
 
 @pytest.fixture(autouse=True, name="no_user_themes")
 def no_user_themes_fixture(monkeypatch, tmp_path):
-    """Tests never read the developer's own ~/.config/gputop/themes."""
+    """Tests never read the developer's own ~/.config/gputop/themes, nor the advisor journals in
+    their ~/.local/state/gputop (the dashboard warns of those at start)."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.delenv("NO_COLOR", raising=False)
     os.makedirs(tmp_path / "config", exist_ok=True)
