@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 from types import FrameType
 
 from gputop.backends.base import Backend
+from gputop.stop_signals import catch, release
 
-SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in ("SIGINT", "SIGTERM", "SIGHUP"))
-                if s is not None)
 CAP_SYS_ADMIN = 21
 
 
@@ -56,19 +54,13 @@ class SignalGuard:
         self.armed = False
 
     def __enter__(self) -> SignalGuard:
-        if threading.current_thread() is not threading.main_thread():
-            return self  # signal handlers can only be installed from the main thread
-        for s in SIGNALS:
-            self._old[s] = signal.getsignal(s)
-            signal.signal(s, self._handle)
-        self.armed = True
+        self._old = catch(self._handle)
+        self.armed = bool(self._old)
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.armed = False
-        for s, old in self._old.items():
-            signal.signal(s, old)  # type: ignore[arg-type]
-        self._old.clear()
+        release(self._old)
 
 
 def _has_cap_sys_admin() -> bool:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import signal
 import sys
 import threading
 from collections.abc import Sequence
@@ -225,12 +224,10 @@ class QueryLogger:
         so a slow tick never shifts the ones after it; ticks that a stall made impossible are
         skipped and counted, not bunched. Two threads wait for each tick (gputop.query.hedge)."""
         from gputop.query.hedge import hedge_cpus
+        from gputop.stop_signals import catch, release
 
         clock = self.backend.clock
-        previous = {}
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-                previous[sig] = signal.signal(sig, self._on_signal)
+        previous = catch(self._on_signal)
         self._start = clock.monotonic()
         self._next = 0
         self._stopping = threading.Event()
@@ -249,8 +246,7 @@ class QueryLogger:
             self._stopping.set()
             if helper is not None:
                 helper.join(10.0)  # it finishes the rows it is writing, never starts others
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+            release(previous)
         if self._helper_error is not None:  # a write error met by the other waiter is ours too
             raise self._helper_error
 

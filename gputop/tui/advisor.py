@@ -30,6 +30,7 @@ from gputop.advisor.sweep import Cancelled, Progress, Sweep, SweepResult
 from gputop.backends.base import Backend, NoPermission, Unsupported
 from gputop.errors import GputopError
 from gputop.sampler import Sampler
+from gputop.stop_signals import catch, release
 
 RESTORE_WAIT_S = 30.0
 COLUMNS = ("limit", "draw", "saved", "slowdown", "energy/work", "perf/W", "cost", "true")
@@ -102,7 +103,7 @@ class AdvisorScreen(Screen):
         self.result: SweepResult | None = None
         self.error: str | None = None
         self.restored: list[Any] | None = None
-        self._old_handlers: dict[int, Any] = {}
+        self._old_handlers: dict[int, object] = {}
         self._exit_code: int | None = None
 
     # ------------------------------------------------------------------ layout
@@ -361,22 +362,10 @@ class AdvisorScreen(Screen):
     # ------------------------------------------------------------------ signals
     def _install_signal_handlers(self) -> None:
         """SIGTERM/SIGHUP while a sweep runs: cancel, restore, then exit with 128+signal."""
-        if threading.current_thread() is not threading.main_thread():
-            return
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            try:
-                self._old_handlers[sig] = signal.getsignal(sig)
-                signal.signal(sig, self._on_signal)
-            except (ValueError, OSError):
-                pass
+        self._old_handlers = catch(self._on_signal, (signal.SIGTERM, signal.SIGHUP))
 
     def _remove_signal_handlers(self) -> None:
-        for sig, old in self._old_handlers.items():
-            try:
-                signal.signal(sig, old)
-            except (ValueError, OSError, TypeError):
-                pass
-        self._old_handlers.clear()
+        release(self._old_handlers)
 
     def _on_signal(self, signum: int, frame: Any) -> None:
         self._exit_code = 128 + signum

@@ -67,6 +67,33 @@ def test_signal_mid_log_leaves_only_whole_rows(tmp_path, sig):
     assert len(backend) == len(rows) // 8
 
 
+def _ignore_sighup() -> None:
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+
+def test_under_nohup_a_dropped_session_does_not_end_the_log(tmp_path):
+    """`nohup gputop --query-gpu … -f log &` starts with SIGHUP ignored: it must stay ignored."""
+    log = tmp_path / "log.csv"
+    proc = subprocess.Popen(gputop_cmd("--backend", "sim", "--query-gpu=timestamp,index",
+                                       "--format=csv", "-lms", "20", "-f", str(log)),
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=_ignore_sighup)
+    try:
+        _wait_lines(log, 1 + 8 * 5)
+        proc.send_signal(signal.SIGHUP)
+        seen = log.read_bytes().count(b"\n")
+        _wait_lines(log, seen + 8 * 10)  # still logging
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    data = log.read_bytes()
+    assert data.endswith(b"\n") and (data.count(b"\n") - 1) % 8 == 0
+
+
 def test_ctrl_c_while_writing_finishes_the_row(tmp_path):
     """A signal that lands while a row is being sampled and written waits for it."""
 
