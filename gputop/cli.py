@@ -87,6 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--theme", default=None, help="dashboard theme (see themes/)")
     parser.add_argument("--readonly", action="store_true",
                         help="dashboard: no actions that change anything (no process signals)")
+    parser.add_argument("--record-fields", metavar="FIELDS", default=None,
+                        help="dashboard: the nvidia-smi fields the r key records (default: "
+                             "timestamp, identity, load, memory, power, clocks, throttling)")
+    parser.add_argument("--record-dir", metavar="DIR", default=".",
+                        help="dashboard: the folder the r key records to (default: this one)")
     subs = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     for name, (module_name, help_text) in SUBCOMMANDS.items():
         sub = subs.add_parser(name, help=help_text, description=help_text)

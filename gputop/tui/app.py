@@ -158,6 +158,8 @@ class GputopApp(App[int]):
         autostart: bool = True,
         analyze=None,
         sampler: Sampler | None = None,
+        record_fields: str | None = None,
+        record_dir: str = ".",
     ) -> None:
         no_color = os.environ.get("NO_COLOR") is not None  # Textual removes it from the env
         super().__init__()
@@ -173,8 +175,10 @@ class GputopApp(App[int]):
                                           analyze=analyze)
         self.snapshot: Snapshot | None = None
         self.recorder = None
+        self.record_fields = record_fields  # None: the recorder's default set
+        self.record_dir = record_dir
         self.record_path: str | None = None
-        self.record_rows = 0
+        self.record_samples = 0
         self.last_sample_mono: float | None = None
         self.late_after_s = 3.0  # the header says "no sample for Ns" past this
         self.first_frame_s: float | None = None
@@ -277,7 +281,7 @@ class GputopApp(App[int]):
         if self.recorder is not None:
             try:
                 self.recorder.write(snap)
-                self.record_rows = getattr(self.recorder, "rows", self.record_rows + 1)
+                self.record_samples += 1
             except Exception as exc:  # a full disk must not take the dashboard down
                 self.notify(f"recording stopped: {exc}", severity="error")
                 self._stop_recording(quiet=True)
@@ -488,18 +492,19 @@ class GputopApp(App[int]):
             self._stop_recording()
             return
         try:
-            from gputop.query.recorder import Recorder
+            from gputop.query.recorder import DEFAULT_FIELDS, Recorder
         except ImportError:
             self.notify("recording is not available in this build", severity="warning")
             return
         host = self.snapshot.host if self.snapshot else self.backend.info().host
-        path = f"gputop-{host}-{time.strftime('%Y%m%d-%H%M%S')}.csv"
+        name = f"gputop-{host}-{time.strftime('%Y%m%d-%H%M%S')}.csv"
+        path = os.path.normpath(os.path.join(self.record_dir, name))
         try:
-            self.recorder = Recorder(path)
+            self.recorder = Recorder(path, self.record_fields or DEFAULT_FIELDS)
         except Exception as exc:
             self.notify(f"cannot record to {path}: {exc}", severity="error")
             return
-        self.record_path, self.record_rows = path, 0
+        self.record_path, self.record_samples = path, 0
         self.header.set(recording=self._recording_text())
         self.notify(f"recording to {path}", timeout=3)
 
@@ -512,7 +517,7 @@ class GputopApp(App[int]):
             if not quiet:
                 self.notify(f"closing {self.record_path}: {exc}", severity="error")
         if not quiet:
-            self.notify(f"recorded {self.record_rows} samples to {self.record_path}", timeout=4)
+            self.notify(f"recorded {self.record_samples} samples to {self.record_path}", timeout=4)
         self.recorder = None
         if self.is_running:
             self.header.set(recording=None)
@@ -520,7 +525,7 @@ class GputopApp(App[int]):
     def _recording_text(self) -> str | None:
         if self.recorder is None:
             return None
-        return f"{self.record_path} {self.record_rows}"
+        return f"{self.record_path} {self.record_samples}"
 
     # ------------------------------------------------------------------ replay
     def _replay_text(self) -> str | None:
@@ -674,6 +679,19 @@ def open_backend_telling_why(opener, notice_after: float = SLOW_OPEN_NOTICE_S,
     return result["backend"]
 
 
+def checked_record_fields(text: str | None) -> str | None:
+    """``--record-fields``, checked before the dashboard opens rather than at the first `r`."""
+    if text is None:
+        return None
+    from gputop.query.fields import InvalidField, parse_field_list
+
+    try:
+        parse_field_list(text)
+    except InvalidField as exc:
+        raise UsageError(f"--record-fields: {exc}") from None
+    return text
+
+
 def run_dashboard(args: argparse.Namespace) -> int:
     from gputop.backends import open_backend
     from gputop.cli import backend_options
@@ -683,11 +701,15 @@ def run_dashboard(args: argparse.Namespace) -> int:
     names = [t.name for t in themes]
     if args.theme is not None and args.theme not in names:
         raise UsageError(f"unknown theme {args.theme!r} (available: {', '.join(names)})")
+    record_fields = checked_record_fields(args.record_fields)
+    if not os.path.isdir(args.record_dir):
+        raise UsageError(f"--record-dir {args.record_dir!r} is not a folder")
     backend = open_backend_telling_why(lambda: open_backend(args.backend, backend_options(args)))
     try:
         devices = select_devices(args.ids, backend.info().devices)
         app = GputopApp(backend, interval=args.interval, devices=devices, theme=args.theme,
-                        readonly=args.readonly, themes=themes, theme_warnings=warnings)
+                        readonly=args.readonly, themes=themes, theme_warnings=warnings,
+                        record_fields=record_fields, record_dir=args.record_dir)
         app.run()
         return app.return_code or 0
     finally:

@@ -8,7 +8,6 @@ import subprocess
 import sys
 import threading
 import time
-import types
 
 import psutil
 import pytest
@@ -446,35 +445,41 @@ async def test_advisor_and_recording_say_so_when_their_modules_are_missing(monke
 
 
 async def test_r_records_every_sample_and_shows_it_in_the_header(monkeypatch, tmp_path):
-    written = []
+    from gputop.query.csvfmt import header_line
+    from gputop.query.fields import parse_field_list
+    from gputop.query.recorder import DEFAULT_FIELDS
 
-    class Recorder:
-        def __init__(self, path):
-            self.path = path
-            self.closed = False
-
-        def write(self, snap):
-            written.append(snap)
-
-        def close(self):
-            self.closed = True
-
-    module = types.ModuleType("gputop.query.recorder")
-    module.Recorder = Recorder
-    monkeypatch.setitem(sys.modules, "gputop.query.recorder", module)
     monkeypatch.chdir(tmp_path)
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("r")
         advance(app, 3)
         await settle(pilot)
-        assert len(written) == 3
         assert app.header.state.recording.endswith(" 3")
         assert "REC gputop-node-a-" in "\n".join(visible_lines(app))
-        rec = app.recorder
         await pilot.press("r")
         await settle(pilot)
-        assert rec.closed and app.recorder is None and app.header.state.recording is None
+        assert app.recorder is None and app.header.state.recording is None
+    [log] = tmp_path.glob("gputop-node-a-*.csv")
+    lines = log.read_text().splitlines()
+    assert lines[0] == header_line(parse_field_list(",".join(DEFAULT_FIELDS))).rstrip("\n")
+    assert len(lines) == 1 + 3 * 8 and all(len(row.split(", ")) == len(DEFAULT_FIELDS) for row in lines[1:])
+
+
+async def test_the_recorded_fields_and_folder_are_the_users(tmp_path):
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    app = make_app(record_fields="timestamp,index,power.draw,clocks.sm", record_dir=str(folder))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("r")
+        advance(app, 2)
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+    [log] = folder.glob("gputop-*.csv")
+    lines = log.read_text().splitlines()
+    assert lines[0] == "timestamp, index, power.draw [W], clocks.current.sm [MHz]"
+    assert len(lines) == 1 + 2 * 8 and lines[1].split(", ")[2].endswith(" W")
 
 
 async def test_replay_keys_drive_the_player_and_show_the_position():
@@ -777,3 +782,16 @@ def test_run_dashboard_refuses_an_unknown_theme_before_opening_anything():
     args = build_parser().parse_args(["--backend", "sim", "--theme", "nope"])
     with pytest.raises(UsageError, match="unknown theme 'nope'"):
         run_dashboard(args)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--record-fields", "index,bogus"],
+     "gputop: --record-fields: Field \"bogus\" is not a valid field to query.\n"),
+    (["--record-dir", "/no/such/folder"],
+     "gputop: --record-dir '/no/such/folder' is not a folder\n"),
+])
+def test_bad_recording_options_are_one_line_errors_before_the_dashboard_opens(argv, message):
+    proc = subprocess.run([sys.executable, "-m", "gputop", "--backend", "sim", *argv],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr == message and proc.stdout == ""
