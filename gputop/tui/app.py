@@ -280,7 +280,8 @@ class GputopApp(App[int]):
         self.dashboard.update(snap, now=snap.time)
         if self.recorder is not None:
             try:
-                self.recorder.write(snap)
+                # nvidia-smi's `count` is the node's GPUs, also when -i picked fewer
+                self.recorder.write(snap, len(self.backend.info().devices))
                 self.record_samples += 1
             except Exception as exc:  # a full disk must not take the dashboard down
                 self.notify(f"recording stopped: {exc}", severity="error")

@@ -469,7 +469,8 @@ async def test_r_records_every_sample_and_shows_it_in_the_header(monkeypatch, tm
 async def test_the_recorded_fields_and_folder_are_the_users(tmp_path):
     folder = tmp_path / "logs"
     folder.mkdir()
-    app = make_app(record_fields="timestamp,index,power.draw,clocks.sm", record_dir=str(folder))
+    app = make_app(record_fields="timestamp,index,count,power.draw,clocks.sm", record_dir=str(folder),
+                   devices=[2, 5])
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("r")
         advance(app, 2)
@@ -478,8 +479,10 @@ async def test_the_recorded_fields_and_folder_are_the_users(tmp_path):
         await settle(pilot)
     [log] = folder.glob("gputop-*.csv")
     lines = log.read_text().splitlines()
-    assert lines[0] == "timestamp, index, power.draw [W], clocks.current.sm [MHz]"
-    assert len(lines) == 1 + 2 * 8 and lines[1].split(", ")[2].endswith(" W")
+    assert lines[0] == "timestamp, index, count, power.draw [W], clocks.current.sm [MHz]"
+    rows = [row.split(", ") for row in lines[1:]]
+    assert [r[1] for r in rows] == ["2", "5"] * 2
+    assert all(r[2] == "8" and r[3].endswith(" W") for r in rows)  # count: the node's GPUs
 
 
 async def test_replay_keys_drive_the_player_and_show_the_position():
