@@ -798,3 +798,45 @@ def test_bad_recording_options_are_one_line_errors_before_the_dashboard_opens(ar
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert proc.stderr == message and proc.stdout == ""
+
+
+async def test_a_real_log_replays_in_the_dashboard_with_pause_step_seek_and_speed(tmp_path):
+    """`gputop replay FILE` end to end: a log written by the recorder, the replay backend, the
+    dashboard's keys moving its player, and the snapshot shown following the position."""
+    from gputop.backends import open_backend
+    from gputop.backends.base import BackendOptions
+    from gputop.query.recorder import Recorder
+
+    log = tmp_path / "run.csv"
+    sim = demo_backend("training")
+    with Recorder(str(log)) as rec:
+        for _ in range(60):  # one sample a second for a minute
+            rec.write(sim.sample())
+            sim.clock.sleep(1.0)
+    backend = open_backend("replay", BackendOptions(replay=str(log)))
+    player = backend.player
+    times = player.times
+    app = GputopApp(backend, autostart=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("space")  # pause
+        await settle(pilot)
+        assert not player.playing
+        start = player.position
+        await pilot.press("full_stop", "full_stop")  # two samples forward
+        await settle(pilot)
+        assert player.index == player.index_at(start) + 2
+        await pilot.press("right")  # ten seconds on
+        await settle(pilot)
+        at = player.position
+        assert at == pytest.approx(times[player.index_at(start) + 2] + 10, abs=1.0)
+        app.sampler.tick()
+        await settle(pilot)
+        assert app.snapshot.time == pytest.approx(backend.snapshot(player.index).time)
+        assert len(app.snapshot.devices) == 8
+        await pilot.press("comma")  # one back
+        await settle(pilot)
+        assert player.index == player.index_at(at) - 1
+        await pilot.press("right_square_bracket")  # twice as fast
+        await settle(pilot)
+        assert player.speed == 2.0
+        assert app.header.state.replay  # the header shows where the replay is
