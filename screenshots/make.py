@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ class Shot:
     theme: str = "dark"
     keys: tuple[str, ...] = ()
     then: Callable[[GputopApp], Awaitable[None]] | None = None
+    replay: bool = False  # record `seconds` of the scenario to a CSV log and open that instead
 
 
 SHOTS = (
@@ -47,10 +49,48 @@ SHOTS = (
     Shot("ansi-16-colours", "training", theme="ansi"),
     Shot("saturation-straggler", "straggler", keys=("s",)),
     Shot("saturation-dataloader-bound", "dataloader-bound", keys=("s",)),
+    Shot("replay-paused", "straggler", seconds=120.0, replay=True),
 )
 
 
+def replay_backend(shot: Shot, folder: Path):
+    """The scenario recorded as gputop's `r` key would, one sample a second, opened by the
+    replay backend and paused at its start."""
+    from gputop.backends import open_backend
+    from gputop.backends.base import BackendOptions
+    from gputop.query.recorder import Recorder
+
+    log = folder / "llama-8b-run.csv"
+    sim = demo_backend(shot.scenario)
+    with Recorder(str(log)) as rec:
+        for _ in range(int(shot.seconds)):
+            rec.write(sim.sample())
+            sim.clock.sleep(1.0)
+    backend = open_backend("replay", BackendOptions(replay=str(log)))
+    backend.player.pause()
+    return backend
+
+
+async def take_replay(shot: Shot, out: Path) -> Path:
+    with tempfile.TemporaryDirectory() as tmp:
+        backend = replay_backend(shot, Path(tmp))
+        app = GputopApp(backend, autostart=False, theme=shot.theme)
+        async with app.run_test(size=shot.size) as pilot:
+            for _ in range(int(shot.seconds * 3 / 4)):  # stepped through, so history fills
+                backend.player.step(1)
+                app.sampler.tick()
+            await pilot.pause()
+            await pilot.pause()
+            app.clear_notifications()
+            await pilot.pause()
+            path = app.save_screenshot(filename=f"{shot.name}.svg", path=str(out))
+        backend.close()
+    return Path(path)
+
+
 async def take(shot: Shot, out: Path) -> Path:
+    if shot.replay:
+        return await take_replay(shot, out)
     app = GputopApp(demo_backend(shot.scenario), autostart=False, theme=shot.theme)
     async with app.run_test(size=shot.size) as pilot:
         advance(app, shot.seconds)

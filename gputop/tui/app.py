@@ -537,7 +537,7 @@ class GputopApp(App[int]):
         dur = _attr(p, "duration", "duration_s")
         speed = getattr(p, "speed", None)
         playing = getattr(p, "playing", True)
-        text = f"{'' if playing else '⏸ '}{_mmss(pos)} / {_mmss(dur)}"
+        text = f"{'▶' if playing else '⏸'} {_mmss(pos)} / {_mmss(dur)}"
         if speed:
             text += f" x{speed:g}"
         return text

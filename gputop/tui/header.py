@@ -21,7 +21,7 @@ class HeaderState:
     clock: float | None = None  # the last sample's time
     paused: bool = False
     recording: str | None = None  # "file rows"
-    replay: str | None = None  # "pos / duration  x speed"
+    replay: str | None = None  # "▶ pos / duration x speed" (⏸ while paused)
     error: str | None = None  # the last sampling error, while it lasts
     stale_s: float | None = None  # seconds since the last sample, when late
 
@@ -84,7 +84,7 @@ class Header(Widget):
         else:
             parts.append((f"  {s.backend}", "", 1))
         if s.replay:
-            parts.append((f"  ▶ {s.replay}", st("header--title"), 0))
+            parts.append((f"  {s.replay}", st("header--title"), 0))
         if s.driver:
             parts.append((f"  driver {s.driver}", st("header--muted"), 4))
         if s.cuda:

@@ -839,4 +839,6 @@ async def test_a_real_log_replays_in_the_dashboard_with_pause_step_seek_and_spee
         await pilot.press("right_square_bracket")  # twice as fast
         await settle(pilot)
         assert player.speed == 2.0
-        assert app.header.state.replay  # the header shows where the replay is
+        assert app.header.state.replay.startswith("⏸ 0:")  # paused, and where
+        assert app.header.state.replay.endswith(" x2")
+        assert "▶" not in "\n".join(visible_lines(app))[:120]
