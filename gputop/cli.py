@@ -11,10 +11,10 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
 
 from gputop import __version__
-from gputop.errors import GputopError, UsageError
+from gputop.errors import GputopError
+from gputop.options import OneLineParser, add_common_arguments
 
 # subcommand -> (module, one-line help). Modules are imported only when their command runs.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -32,47 +32,6 @@ QUERY_FLAGS = (
     "--help-query-gpu",
     "--help-query-compute-apps",
 )
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse, but bad input gets one line naming what was wrong, not a usage dump."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
-    return value
-
-
-def add_common_arguments(parser: argparse.ArgumentParser, suppress: bool = False) -> None:
-    """Options every command shares. ``suppress`` keeps a subparser from overriding the top level."""
-    from gputop.backends import CHOICES
-
-    def d(value: object) -> object:
-        return argparse.SUPPRESS if suppress else value
-
-    g = parser.add_argument_group("backend")
-    g.add_argument("--backend", choices=CHOICES, default=d("auto"),
-                   help="where readings come from (default: auto = NVML, else npu-smi, else simulator)")
-    g.add_argument("--scenario", default=d("training"), help="simulator scenario (default: training)")
-    g.add_argument("--seed", type=int, default=d(0), help="simulator random seed")
-    g.add_argument("--sim-speed", type=_positive_float, default=d(1.0), metavar="N",
-                   help="run the simulator's clock N times faster than real time")
-    g.add_argument("--sim-state", metavar="FILE", default=d(os.environ.get("GPUTOP_SIM_STATE")),
-                   help="simulator state file, so settings outlive the process ($GPUTOP_SIM_STATE)")
-    g.add_argument("--npu-smi", metavar="PATH", default=d(None), help="npu-smi executable")
-    g.add_argument("--replay", metavar="FILE", default=d(None), help="CSV log for --backend replay")
-    g.add_argument("--interval", type=_positive_float, default=d(1.0), metavar="SEC",
-                   help="seconds between samples (default: 1)")
-    g.add_argument("-i", "--id", dest="ids", default=d(None), metavar="IDS",
-                   help="devices: indices, UUIDs or PCI bus ids, comma separated")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -107,19 +66,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def backend_options(args: argparse.Namespace):
-    from gputop.backends.base import BackendOptions
-
-    return BackendOptions(
-        scenario=args.scenario,
-        seed=args.seed,
-        sim_speed=args.sim_speed,
-        sim_state=args.sim_state,
-        npu_smi=args.npu_smi,
-        replay=args.replay,
-    )
-
-
 def _is_query_mode(argv: Sequence[str]) -> bool:
     return any(a == f or a.startswith(f + "=") for a in argv for f in QUERY_FLAGS)
 
@@ -152,4 +98,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
-__all__ = ["main", "build_parser", "add_common_arguments", "backend_options", "UsageError"]
+__all__ = ["main", "build_parser"]

@@ -47,11 +47,6 @@ def test_bad_input_is_one_line_and_non_zero():
         assert len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
 
 
-def test_no_gpu_here_so_auto_falls_back_to_the_simulator():
-    r = run("snapshot", "--json")
-    assert r.returncode == 0 and json.loads(r.stdout)["backend"] == "sim"
-
-
 def test_snapshot_piped_into_a_closed_reader_is_quiet():
     p = subprocess.run(f"{sys.executable} -m gputop snapshot --backend sim --scenario dense-16 | head -1",
                        shell=True, capture_output=True, text=True, timeout=60)

@@ -21,7 +21,20 @@ class BackendError(GputopError):
 
 
 class BackendUnavailable(BackendError):
-    """This backend cannot run here (no library, no tool, no device)."""
+    """This backend cannot run here (no library, no tool, no device).
+
+    ``exit_code``: nvidia-smi's own exit status for the reason, where it has one (its man page,
+    RETURN VALUE: 9 driver not loaded, 12 NVML library not found, …), so that a script written
+    for nvidia-smi sees the status it expects."""
+
+    def __init__(self, message: str, exit_code: int | None = None) -> None:
+        super().__init__(message)
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+
+class NoDevice(BackendUnavailable):
+    """``--backend auto`` found no device, and the caller may not fall back to the simulator."""
 
 
 class NoPermission(BackendError):

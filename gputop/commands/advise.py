@@ -12,50 +12,35 @@ import argparse
 import sys
 from typing import Any
 
+from gputop import bounds
+
 DEFAULT_WINDOW_S = 30.0
 DEFAULT_SETTLE_S = 10.0
 DEFAULT_MEASURE_S = 20.0
 
 
-def _nonneg(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must not be negative: {text!r}")
-    return value
-
-
-def _pos(text: str) -> float:
-    value = _nonneg(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("advisor")
-    g.add_argument("--window", type=_pos, default=DEFAULT_WINDOW_S, metavar="SEC",
+    g.add_argument("--window", type=bounds.ADVISE_WINDOW.arg_type, default=DEFAULT_WINDOW_S, metavar="SEC",
                    help=f"passive view: seconds of power readings (default {DEFAULT_WINDOW_S:g})")
     g.add_argument("--sweep", action="store_true",
                    help="measure the curve: step the power limit down and back (changes limits)")
     g.add_argument("--run", metavar="CMD", default=None,
                    help="benchmark mode: run CMD (no shell) once per limit; slowdown from wall time")
-    g.add_argument("--step", type=_pos, default=None, metavar="W",
+    g.add_argument("--step", type=bounds.ADVISE_STEP.arg_type, default=None, metavar="W",
                    help="watts between candidate limits (default: 25 W or 5%% of the default"
                         " limit, whichever is larger)")
-    g.add_argument("--settle", type=_nonneg, default=DEFAULT_SETTLE_S, metavar="SEC",
+    g.add_argument("--settle", type=bounds.ADVISE_SETTLE.arg_type, default=DEFAULT_SETTLE_S, metavar="SEC",
                    help=f"seconds to wait after each change (default {DEFAULT_SETTLE_S:g})")
-    g.add_argument("--measure", type=_pos, default=DEFAULT_MEASURE_S, metavar="SEC",
+    g.add_argument("--measure", type=bounds.ADVISE_MEASURE.arg_type, default=DEFAULT_MEASURE_S, metavar="SEC",
                    help=f"seconds measured at each limit (default {DEFAULT_MEASURE_S:g})")
-    g.add_argument("--max-slowdown", type=_pos, default=5.0, metavar="PCT",
+    g.add_argument("--max-slowdown", type=bounds.ADVISE_MAX_SLOWDOWN.arg_type, default=5.0, metavar="PCT",
                    help="stop going lower once the slowdown passes PCT %% (default 5)")
-    g.add_argument("--eta", type=_nonneg, default=0.5, metavar="ETA",
+    g.add_argument("--eta", type=bounds.ADVISE_ETA.arg_type, default=0.5, metavar="ETA",
                    help="weight of energy against time in the Zeus cost (0..1, default 0.5)")
-    g.add_argument("--lowest", type=_pos, default=None, metavar="W",
+    g.add_argument("--lowest", type=bounds.ADVISE_LOWEST.arg_type, default=None, metavar="W",
                    help="never set a limit below W (default: the device's minimum)")
-    g.add_argument("--repeat", type=int, default=1, metavar="N",
+    g.add_argument("--repeat", type=bounds.ADVISE_REPEAT.arg_type, default=1, metavar="N",
                    help="benchmark mode: runs of the command per limit (default 1)")
     g.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
     g.add_argument("--restore", action="store_true",
@@ -112,12 +97,6 @@ class _ProgressPrinter:
 def _validate(args: argparse.Namespace) -> None:
     from gputop.errors import UsageError
 
-    if not 0 <= args.eta <= 1:
-        raise UsageError(f"--eta must be between 0 and 1: {args.eta:g}")
-    if args.max_slowdown >= 100:
-        raise UsageError(f"--max-slowdown must be below 100: {args.max_slowdown:g}")
-    if args.repeat < 1:
-        raise UsageError(f"--repeat must be at least 1: {args.repeat}")
     if args.restore and (args.sweep or args.run or args.dry_run):
         raise UsageError("--restore cannot be combined with --sweep, --run or --dry-run")
     if args.run is not None and not args.run.strip():
@@ -126,7 +105,7 @@ def _validate(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gputop.backends import open_backend
-    from gputop.cli import backend_options
+    from gputop.options import backend_options
 
     _validate(args)
     argv = None
@@ -166,12 +145,12 @@ class _Advise:
     def _emit(self, text_lines: list[str]) -> None:
         import json
 
+        from gputop.output import write_stdout
+
         if self.args.json:
-            json.dump(self.doc, sys.stdout, separators=(",", ":"))
-            sys.stdout.write("\n")
+            write_stdout(json.dumps(self.doc, separators=(",", ":")) + "\n")
         else:
-            sys.stdout.write("\n".join(text_lines) + "\n")
-        sys.stdout.flush()
+            write_stdout("\n".join(text_lines) + "\n")
 
     def _warn(self, text: str) -> None:
         self.doc["warnings"].append(text)

@@ -23,7 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--ignore-stdin", action="store_true",
         help="keep streaming when stdin reaches EOF (default: EOF on stdin stops the agent)")
-    parser.add_argument("--count", type=int, default=0, metavar="N",
+    from gputop.bounds import AGENT_COUNT
+
+    parser.add_argument("--count", type=AGENT_COUNT.arg_type, default=0, metavar="N",
                         help="stop after N snapshots (default: 0 = until stdin or stdout closes)")
 
 
@@ -79,9 +81,9 @@ def _watch_stdin(fd: int, done: threading.Event) -> None:
 def run(args: argparse.Namespace) -> int:
     from gputop.analysis.pipeline import default_analyzer
     from gputop.backends import open_backend
-    from gputop.cli import backend_options
     from gputop.errors import UsageError
     from gputop.model import snapshot_to_json
+    from gputop.options import backend_options
     from gputop.sampler import Sampler
     from gputop.selection import select_devices
 

@@ -7,7 +7,8 @@ waits until each has data or has failed, prints one aggregate (``--json``: one d
 from __future__ import annotations
 
 import argparse
-import sys
+
+from gputop import bounds
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,17 +21,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--remote-command", metavar="CMD",
                         help="what to run on each node (default: 'gputop agent --interval SEC');"
                              " a host's own remote_command wins")
-    parser.add_argument("--connect-timeout", type=float, default=10.0, metavar="SEC",
-                        help="ssh ConnectTimeout (default: 10)")
-    parser.add_argument("--max-opening", type=int, default=8, metavar="N",
-                        help="connections being opened at once, at most (default: 8)")
+    parser.add_argument("--connect-timeout", type=bounds.CONNECT_TIMEOUT.arg_type, default=10.0,
+                        metavar="SEC", help="ssh ConnectTimeout (default: 10;"
+                                            f" {bounds.CONNECT_TIMEOUT.describe()})")
+    parser.add_argument("--max-opening", type=bounds.MAX_OPENING.arg_type, default=8, metavar="N",
+                        help="connections being opened at once, at most (default: 8;"
+                             f" {bounds.MAX_OPENING.describe()})")
     parser.add_argument("--no-fallback", action="store_true",
                         help="do not fall back to nvidia-smi / npu-smi where gputop is missing")
     parser.add_argument("--once", action="store_true",
                         help="print every node once and exit (exit status 1 if any is not ok)")
     parser.add_argument("--json", action="store_true",
                         help="with --once: one JSON document {\"nodes\": [...]}")
-    parser.add_argument("--timeout", type=float, default=None, metavar="SEC",
+    parser.add_argument("--timeout", type=bounds.ONCE_TIMEOUT.arg_type, default=None, metavar="SEC",
                         help="with --once: give up waiting after SEC (default: connect timeout"
                              " + 20)")
     parser.add_argument("--theme", default=argparse.SUPPRESS, help="dashboard theme")
@@ -60,10 +63,6 @@ def make_cluster(args: argparse.Namespace, specs, *, once: bool):
     from gputop.cluster.transport import Cluster
     from gputop.errors import UsageError
 
-    if not args.connect_timeout > 0:
-        raise UsageError(f"--connect-timeout must be positive: {args.connect_timeout}")
-    if args.max_opening < 1:
-        raise UsageError(f"--max-opening must be at least 1: {args.max_opening}")
     if args.ssh_config is not None:
         from pathlib import Path
 
@@ -80,8 +79,6 @@ def run(args: argparse.Namespace) -> int:
 
     if args.json and not args.once:
         raise UsageError("--json needs --once (the live view is the terminal UI)")
-    if args.timeout is not None and not args.timeout > 0:
-        raise UsageError(f"--timeout must be positive: {args.timeout}")
     specs = load_specs(args)
     if args.once:
         return run_once(args, specs)
@@ -105,12 +102,12 @@ def run_once(args: argparse.Namespace, specs) -> int:
         cluster.stop()
     now = time.monotonic()
     statuses = cluster.statuses()
+    from gputop.output import write_stdout
+
     if args.json:
-        json.dump(once_document(statuses, now), sys.stdout, separators=(",", ":"))
-        sys.stdout.write("\n")
+        write_stdout(json.dumps(once_document(statuses, now), separators=(",", ":")) + "\n")
     else:
-        sys.stdout.write(render_table(statuses, now))
-    sys.stdout.flush()
+        write_stdout(render_table(statuses, now))
     return 0 if all(s.state == states.OK for s in statuses) else 1
 
 

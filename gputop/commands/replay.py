@@ -7,25 +7,24 @@ from __future__ import annotations
 
 import argparse
 
+from gputop.bounds import REPLAY_SPEED
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="CSV log with a header (--format=csv)")
-    parser.add_argument("--speed", type=float, default=1.0, metavar="X",
-                        help="start playing at X times the recorded speed (default: 1)")
+    parser.add_argument("--speed", type=REPLAY_SPEED.arg_type, default=1.0, metavar="X",
+                        help="start playing at X times the recorded speed (default: 1;"
+                             f" {REPLAY_SPEED.describe()})")
 
 
 def run(args: argparse.Namespace) -> int:
-    from gputop.errors import UsageError
-
-    if not args.speed > 0:
-        raise UsageError(f"--speed must be positive: {args.speed}")
     args.backend = "replay"
     args.replay = args.file
     args.sim_speed = args.speed  # the replay backend's initial playback speed
     # Read the log once before the dashboard starts, so that a malformed line is a clear error
     # on the terminal rather than inside a full-screen app.
     from gputop.backends import open_backend
-    from gputop.cli import backend_options
+    from gputop.options import backend_options
 
     open_backend("replay", backend_options(args)).close()
     from gputop.tui.app import run_dashboard

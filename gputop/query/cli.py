@@ -19,6 +19,7 @@ import sys
 import threading
 from collections.abc import Sequence
 
+from gputop import bounds
 from gputop.errors import UsageError
 
 FORMAT_HELP = "csv[,noheader][,nounits]"
@@ -31,7 +32,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from gputop.cli import add_common_arguments
+    from gputop.options import add_common_arguments
 
     p = _Parser(prog="gputop", allow_abbrev=False,
                 description="nvidia-smi compatible query mode: CSV rows of GPU fields.")
@@ -48,9 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", metavar="OPTS", help=f"output format: {FORMAT_HELP} (mandatory)")
     loop = p.add_mutually_exclusive_group()
     loop.add_argument("-l", "--loop", nargs="?", const=str(DEFAULT_LOOP_S), metavar="SEC",
-                      help="probe until Ctrl+C every SEC seconds (bare -l: 5)")
-    loop.add_argument("-lms", "--loop-ms", metavar="MS",
-                      help="probe until Ctrl+C every MS milliseconds")
+                      type=bounds.LOOP_S.arg_type,
+                      help=f"probe until Ctrl+C every SEC seconds (bare -l: 5;"
+                           f" {bounds.LOOP_S.describe()})")
+    loop.add_argument("-lms", "--loop-ms", metavar="MS", type=bounds.LOOP_MS.arg_type,
+                      help=f"probe until Ctrl+C every MS milliseconds ({bounds.LOOP_MS.describe()})")
     p.add_argument("-f", "--filename", metavar="FILE", help="write to FILE (truncated) instead of stdout")
     return p
 
@@ -69,20 +72,11 @@ def parse_format(text: str | None, query_flag: str) -> tuple[bool, bool]:
 
 
 def parse_interval(args: argparse.Namespace) -> float | None:
-    """Seconds between rows, or None for a single query."""
+    """Seconds between rows (already checked against their bounds), or None for a single query."""
     if args.loop is not None:
-        try:
-            seconds = float(args.loop)
-        except ValueError:
-            seconds = float("nan")
-        if not seconds > 0 or seconds == float("inf"):
-            raise UsageError(f"invalid -l/--loop interval {args.loop!r}: expected seconds > 0")
-        return seconds
+        return float(args.loop)
     if args.loop_ms is not None:
-        text = args.loop_ms.strip()
-        if not text.isdigit() or int(text) <= 0:
-            raise UsageError(f"invalid -lms/--loop-ms interval {args.loop_ms!r}: expected whole milliseconds > 0")
-        return int(text) / 1000.0
+        return args.loop_ms / 1000.0
     return None
 
 
@@ -134,16 +128,13 @@ def main(argv: Sequence[str]) -> int:
 def run_query(args: argparse.Namespace, query: str, fields, header: bool, units: bool,
               interval: float | None) -> int:
     from gputop.backends import open_backend
-    from gputop.cli import backend_options
+    from gputop.options import backend_options
     from gputop.query.csvfmt import header_line
     from gputop.query.sink import FileSink, StreamSink
     from gputop.selection import select_devices
 
     backend = open_backend(args.backend, backend_options(args))
     try:
-        if args.backend == "auto" and backend.name == "sim":
-            print("gputop: no GPU found (NVML, npu-smi): these rows are SIMULATED readings",
-                  file=sys.stderr)
         info = backend.info()
         devices = select_devices(args.ids, info.devices)
         sink = FileSink(args.filename) if args.filename else StreamSink(sys.stdout)

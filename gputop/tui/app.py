@@ -695,7 +695,7 @@ def checked_record_fields(text: str | None) -> str | None:
 
 def run_dashboard(args: argparse.Namespace) -> int:
     from gputop.backends import open_backend
-    from gputop.cli import backend_options
+    from gputop.options import backend_options
     from gputop.selection import select_devices
 
     themes, warnings = all_themes()
@@ -705,7 +705,9 @@ def run_dashboard(args: argparse.Namespace) -> int:
     record_fields = checked_record_fields(args.record_fields)
     if not os.path.isdir(args.record_dir):
         raise UsageError(f"--record-dir {args.record_dir!r} is not a folder")
-    backend = open_backend_telling_why(lambda: open_backend(args.backend, backend_options(args)))
+    # The dashboard alone may fall back to the simulator: it says so, loudly, on the screen.
+    backend = open_backend_telling_why(
+        lambda: open_backend(args.backend, backend_options(args), simulate_if_absent=True))
     try:
         devices = select_devices(args.ids, backend.info().devices)
         app = GputopApp(backend, interval=args.interval, devices=devices, theme=args.theme,

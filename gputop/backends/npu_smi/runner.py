@@ -47,16 +47,11 @@ def find_npu_smi(path: str | None) -> str:
 
 
 def timeout_from_env(default: float = DEFAULT_TIMEOUT_S) -> float:
-    raw = os.environ.get(TIMEOUT_ENV)
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise NpuSmiError(f"{TIMEOUT_ENV}={raw!r} is not a number of seconds") from None
-    if not value > 0:
-        raise NpuSmiError(f"{TIMEOUT_ENV}={raw!r} must be positive")
-    return value
+    """``GPUTOP_NPU_SMI_TIMEOUT``, checked against its documented range (gputop.bounds)."""
+    from gputop.bounds import NPU_SMI_TIMEOUT
+
+    assert NPU_SMI_TIMEOUT.name == TIMEOUT_ENV
+    return float(NPU_SMI_TIMEOUT.from_env(os.environ, default))
 
 
 def _first_line(data: bytes) -> str:

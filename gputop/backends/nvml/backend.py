@@ -53,6 +53,24 @@ INIT_MESSAGES = {
     "NVML_ERROR_DRIVER_NOT_LOADED": "NVIDIA driver not loaded",
     "NVML_ERROR_NO_PERMISSION": "insufficient permissions to open the NVIDIA devices",
 }
+# nvidia-smi's exit status per NVML error (its man page, RETURN VALUE); anything else is 255,
+# "other error or internal driver error". The man page gives 10 to the interrupt issue, which
+# NVML numbers 11.
+NVIDIA_SMI_EXIT = {
+    "NVML_ERROR_INVALID_ARGUMENT": 2,
+    "NVML_ERROR_NOT_SUPPORTED": 3,
+    "NVML_ERROR_NO_PERMISSION": 4,
+    "NVML_ERROR_NOT_FOUND": 6,
+    "NVML_ERROR_INSUFFICIENT_POWER": 8,
+    "NVML_ERROR_DRIVER_NOT_LOADED": 9,
+    "NVML_ERROR_IRQ_ISSUE": 10,
+    "NVML_ERROR_LIBRARY_NOT_FOUND": 12,
+    "NVML_ERROR_FUNCTION_NOT_FOUND": 13,
+    "NVML_ERROR_CORRUPTED_INFOROM": 14,
+    "NVML_ERROR_GPU_IS_LOST": 15,
+}
+LIBRARY_NOT_FOUND_EXIT = 12
+OTHER_ERROR_EXIT = 255
 # ECC error counters: model attribute -> (NVML error type, counter type) constant names.
 ECC_COUNTERS = {
     "ecc_errors_corrected_volatile": ("NVML_MEMORY_ERROR_TYPE_CORRECTED", "NVML_VOLATILE_ECC"),
@@ -128,13 +146,16 @@ class NvmlBackend(Backend):
             try:
                 nv = self.nv = importlib.import_module("pynvml")
             except ImportError:
-                raise BackendUnavailable("NVML: nvidia-ml-py (pynvml) is not installed") from None
+                raise BackendUnavailable("NVML: nvidia-ml-py (pynvml) is not installed",
+                                         LIBRARY_NOT_FOUND_EXIT) from None
         try:
             nv.nvmlInit()
         except nv.NVMLError as exc:
-            raise BackendUnavailable(f"NVML: {init_message(nv, exc)}") from None
+            raise BackendUnavailable(f"NVML: {init_message(nv, exc)}",
+                                     nvidia_smi_exit_code(nv, exc)) from None
         except OSError as exc:  # a broken libnvidia-ml that fails to load
-            raise BackendUnavailable(f"NVML: cannot load the library ({exc})") from None
+            raise BackendUnavailable(f"NVML: cannot load the library ({exc})",
+                                     LIBRARY_NOT_FOUND_EXIT) from None
         self._open = True
         # pynvml's sampling wrappers raise NVMLError(NVML_SUCCESS) when the driver had nothing
         # to size a buffer for: no samples, like NOT_FOUND.
@@ -149,7 +170,8 @@ class NvmlBackend(Backend):
             count = nv.nvmlDeviceGetCount()
         except nv.NVMLError as exc:
             self.close()
-            raise BackendUnavailable(f"NVML: cannot list the GPUs: {exc}") from None
+            raise BackendUnavailable(f"NVML: cannot list the GPUs: {exc}",
+                                     nvidia_smi_exit_code(nv, exc)) from None
         gpus = []
         for index in range(count):
             gpus.append(self._open_device(index))
@@ -706,7 +728,16 @@ def _require_library() -> None:
         ctypes.CDLL("libnvidia-ml.so.1")  # what pynvml loads; stays loaded for it
     except OSError:
         raise BackendUnavailable(
-            "NVML: " + INIT_MESSAGES["NVML_ERROR_LIBRARY_NOT_FOUND"]) from None
+            "NVML: " + INIT_MESSAGES["NVML_ERROR_LIBRARY_NOT_FOUND"], LIBRARY_NOT_FOUND_EXIT) from None
+
+
+def nvidia_smi_exit_code(nv: Any, exc: Exception) -> int:
+    """nvidia-smi's exit status for an NVML error, from its man page (RETURN VALUE)."""
+    code = getattr(exc, "value", None)
+    for name, status in NVIDIA_SMI_EXIT.items():
+        if code is not None and code == getattr(nv, name, object()):
+            return status
+    return OTHER_ERROR_EXIT
 
 
 def init_message(nv: Any, exc: Exception) -> str:
