@@ -21,20 +21,18 @@ MAX_DIGITS = 40  # no accepted value is longer: refuse a 4000-digit "number" bef
 
 @dataclass(frozen=True)
 class Bound:
-    """``low <= value <= high`` (``low`` itself excluded when ``above_low``), finite."""
+    """``low <= value <= high``, finite."""
 
     name: str
     low: float
     high: float
     unit: str = ""  # "s", "ms", "W", "%" or "" (a count or a factor)
     integer: bool = False
-    above_low: bool = False
 
     def describe(self) -> str:
         """The range as the README and the errors write it: ``0.05 to 86400 s``."""
         unit = f" {self.unit}" if self.unit else ""
-        low = f"above {_plain(self.low)}" if self.above_low else _plain(self.low)
-        return f"{low} to {_plain(self.high)}{unit}"
+        return f"{_plain(self.low)} to {_plain(self.high)}{unit}"
 
     def _kind(self) -> str:
         return "a whole number" if self.integer else "a number"
@@ -57,8 +55,7 @@ class Bound:
             value: float | int = int(raw) if self.integer else float(raw)
         except ValueError:
             raise ValueError(wanted) from None
-        if not math.isfinite(value) or value > self.high or value < self.low or (
-                self.above_low and value == self.low):
+        if not math.isfinite(value) or value > self.high or value < self.low:
             raise ValueError(wanted)
         return value
 
@@ -90,6 +87,30 @@ class Bound:
         return self.parse(raw)
 
 
+def as_written(value: object, limit: int = 40) -> str:
+    """A value from a JSON file as the file wrote it (``true``, ``NaN``, ``[1]``), cut short."""
+    import json
+
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def json_type(value: object) -> str:
+    """The JSON name of a value's type: object, array, string, number, true/false, null."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    for kind, name in ((dict, "an object"), (list, "an array"), (str, "a string"),
+                       ((int, float), "a number")):
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__
+
+
 def _plain(x: float) -> str:
     """A bound as people write it: 86400000, not 8.64e+07."""
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
@@ -114,17 +135,17 @@ REPLAY_SEEK = Bound("replay position", 0, 10 * 365 * DAY_S, "s")
 # The agent and the cluster view.
 AGENT_COUNT = Bound("agent --count", 0, 10**9, integer=True)
 CONNECT_TIMEOUT = Bound("cluster --connect-timeout", 1, 3600, "s")
-ONCE_TIMEOUT = Bound("cluster --timeout", 0, DAY_S, "s", above_low=True)
+ONCE_TIMEOUT = Bound("cluster --timeout", 0.1, DAY_S, "s")
 MAX_OPENING = Bound("cluster --max-opening", 1, 1024, integer=True)
 
 # The power-limit advisor.
-ADVISE_WINDOW = Bound("advise --window", 0, DAY_S, "s", above_low=True)
-ADVISE_STEP = Bound("advise --step", 0, 5000, "W", above_low=True)
+ADVISE_WINDOW = Bound("advise --window", 0.1, DAY_S, "s")
+ADVISE_STEP = Bound("advise --step", 1, 5000, "W")  # a smaller step: millions of limits
 ADVISE_SETTLE = Bound("advise --settle", 0, 3600, "s")
-ADVISE_MEASURE = Bound("advise --measure", 0, 3600, "s", above_low=True)
-ADVISE_MAX_SLOWDOWN = Bound("advise --max-slowdown", 0, 99, "%", above_low=True)
+ADVISE_MEASURE = Bound("advise --measure", 0.1, 3600, "s")
+ADVISE_MAX_SLOWDOWN = Bound("advise --max-slowdown", 0.01, 99, "%")
 ADVISE_ETA = Bound("advise --eta", 0, 1)
-ADVISE_LOWEST = Bound("advise --lowest", 0, 5000, "W", above_low=True)
+ADVISE_LOWEST = Bound("advise --lowest", 1, 5000, "W")
 ADVISE_REPEAT = Bound("advise --repeat", 1, 1000, integer=True)
 
 # Environment.

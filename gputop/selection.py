@@ -28,8 +28,9 @@ def select_devices(spec: str | None, devices: Sequence[DeviceInfo]) -> list[int]
         index = _match(token, devices)
         if index is None:
             raise UsageError(f"no device matches id {token!r}")
-        if index not in chosen:
-            chosen.append(index)
+        if index in chosen:
+            raise UsageError(f"-i/--id {spec!r} names device {index} twice")
+        chosen.append(index)
     return chosen
 
 

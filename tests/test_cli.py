@@ -51,3 +51,12 @@ def test_snapshot_piped_into_a_closed_reader_is_quiet():
     p = subprocess.run(f"{sys.executable} -m gputop snapshot --backend sim --scenario dense-16 | head -1",
                        shell=True, capture_output=True, text=True, timeout=60)
     assert "Traceback" not in p.stderr
+
+
+def test_a_full_device_on_stdout_is_one_line_and_exit_1():
+    for args in (["--json"], [], ["--json", "--window", "2", "--sim-speed", "100"]):
+        with open("/dev/full", "w") as full:
+            p = subprocess.run(gputop_cmd("snapshot", "--backend", "sim", *args), stdout=full,
+                               stderr=subprocess.PIPE, text=True, timeout=60)
+        assert p.returncode == 1, (args, p.stderr)
+        assert p.stderr == "gputop: cannot write to standard output: No space left on device\n"

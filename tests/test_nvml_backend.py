@@ -816,17 +816,10 @@ def test_cli_nvml_without_a_library_is_one_clear_line() -> None:
     # No libnvidia-ml.so.1 exists on this machine: this is the real pynvml failing for real.
     out = subprocess.run(gputop_cmd("snapshot", "--backend", "nvml"), cwd=ROOT,
                          capture_output=True, text=True, timeout=60)
-    assert out.returncode != 0
+    assert out.returncode == 12  # nvidia-smi's "NVML Shared Library couldn't be found or loaded"
     lines = out.stderr.strip().splitlines()
     assert lines == ["gputop: NVML: libnvidia-ml.so.1 not found (is the NVIDIA driver installed?)"]
     assert out.stdout == ""
-
-
-def test_cli_auto_falls_back_to_the_simulator() -> None:
-    out = subprocess.run(gputop_cmd("snapshot", "--json"), cwd=ROOT, capture_output=True,
-                         text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)["backend"] == "sim"
 
 
 def test_cli_snapshot_through_the_fake(monkeypatch, capsys) -> None:
@@ -841,13 +834,17 @@ def test_cli_snapshot_through_the_fake(monkeypatch, capsys) -> None:
     assert json.loads(capsys.readouterr().out)["backend"] == "nvml"
 
 
-def test_cli_auto_skips_nvml_with_a_version_mismatch(monkeypatch, capsys) -> None:
+def test_cli_auto_fails_on_nvml_with_a_version_mismatch(monkeypatch, capsys) -> None:
+    """A script never gets the simulator in place of a broken driver (nvidia-smi's 255: other)."""
     from gputop.cli import main
 
     fake = install(monkeypatch, FakeNvml(node(2)))
     fake.init_error = LIB_RM_VERSION_MISMATCH
-    assert main(["snapshot", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["backend"] == "sim"
-    assert main(["snapshot", "--backend", "nvml"]) != 0
+    monkeypatch.setenv("PATH", "/nonexistent")  # and no npu-smi to try next
+    assert main(["snapshot", "--json"]) == 255
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert "gputop: no GPU or NPU answered: NVML: Driver/library version mismatch" in err
+    assert main(["snapshot", "--backend", "nvml"]) == 255
     assert "gputop: NVML: Driver/library version mismatch" in capsys.readouterr().err
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import re
 import tempfile
@@ -19,8 +20,10 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gputop.backends.base import Backend, BackendError
+from gputop.bounds import as_written, json_type
 from gputop.errors import GputopError
 
 SCHEMA = "gputop-advise-journal/1"
@@ -130,17 +133,51 @@ def read(path: Path) -> Journal:
     try:
         with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
-        if doc.get("schema") != SCHEMA:
-            raise ValueError(f"schema {doc.get('schema')!r}")
-        entries = tuple(
-            JournalEntry(int(d["index"]), d.get("uuid"), float(d["original_limit_w"]))
-            for d in doc["devices"]
-        )
-        return Journal(path, str(doc["host"]), str(doc["backend"]), int(doc.get("pid", 0)),
-                       float(doc.get("started", 0.0)), entries)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise GputopError(f"power-limit journal {path} is unreadable ({exc}); check it by hand"
-                          " and delete it once the limits are right") from None
+    except (OSError, ValueError) as exc:
+        raise _unreadable(path, str(exc)) from None
+    return Journal(path, *_checked(path, doc))
+
+
+def _unreadable(path: Path, why: str) -> GputopError:
+    return GputopError(f"power-limit journal {path} is unreadable ({why}); check it by hand"
+                       " and delete it once the limits are right")
+
+
+def _checked(path: Path, doc: object) -> tuple[str, str, int, float, tuple[JournalEntry, ...]]:
+    """The journal's fields, each of the type and in the range this module writes, or one
+    GputopError naming the first that is not: a journal decides what is written to a device."""
+    def want(value: object, kinds: tuple[type, ...], what: str) -> Any:
+        if isinstance(value, bool) or not isinstance(value, kinds):
+            raise _unreadable(path, f"{what} is {json_type(value)} {as_written(value)}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise _unreadable(path, f"{what} is {as_written(value)}")
+        return value
+
+    want(doc, (dict,), "the document")
+    assert isinstance(doc, dict)
+    if doc.get("schema") != SCHEMA:
+        raise _unreadable(path, f"schema {as_written(doc.get('schema'))}, expected {SCHEMA}")
+    host = want(doc.get("host"), (str,), '"host"')
+    backend = want(doc.get("backend"), (str,), '"backend"')
+    pid = want(doc.get("pid", 0), (int,), '"pid"')
+    started = want(doc.get("started", 0.0), (int, float), '"started"')
+    if not 0 <= pid < 2**31 or not 0 <= started < 2**40:
+        raise _unreadable(path, f'"pid" {as_written(pid)} or "started" {as_written(started)}'
+                                " is out of range")
+    entries = []
+    for n, d in enumerate(want(doc.get("devices"), (list,), '"devices"')):
+        what = f"devices[{n}]"
+        want(d, (dict,), what)
+        index = want(d.get("index"), (int,), f'{what}["index"]')
+        uuid = d.get("uuid")
+        if uuid is not None:
+            want(uuid, (str,), f'{what}["uuid"]')
+        watts = want(d.get("original_limit_w"), (int, float), f'{what}["original_limit_w"]')
+        if not 0 <= index < 4096 or not 0 < watts < 100000:
+            raise _unreadable(path, f"{what}: GPU {as_written(index)} at"
+                                    f" {as_written(watts)} W is out of range")
+        entries.append(JournalEntry(index, uuid, float(watts)))
+    return host, backend, pid, float(started), tuple(entries)
 
 
 def find(host: str, backend: str, folder: Path | None = None,
@@ -340,13 +377,20 @@ def restore_from(backend: Backend, journal: Journal) -> list[tuple[int, float | 
     unknown = []
     for e in journal.entries:
         index = by_uuid.get(e.uuid) if e.uuid else e.index
-        if index is None:
+        if index is None or not any(d.index == index for d in info.devices):
             unknown.append(e.uuid or str(e.index))
         else:
             originals[index] = e.original_w
     if unknown:
         raise GputopError(f"journal {journal.path} names devices this node does not have"
                           f" ({', '.join(unknown)}); restore those by hand and delete it")
+    devices = {d.index: d for d in info.devices}
+    for i, w in originals.items():
+        lo, hi = devices[i].power_limit_min_w, devices[i].power_limit_max_w
+        if lo is not None and hi is not None and not lo <= w <= hi:
+            raise GputopError(f"journal {journal.path} holds {w:g} W for GPU {i}, outside its"
+                              f" range {lo:g}-{hi:g} W; nothing was changed. Check the limits by"
+                              " hand and delete the journal")
     changed = restore_limits(backend, originals)
     remove(journal.path)
     return changed

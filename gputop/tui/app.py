@@ -564,7 +564,10 @@ class GputopApp(App[int]):
         p = self.player
         if p is None:
             return
-        speed = max(0.125, min(64.0, (getattr(p, "speed", 1.0) or 1.0) * factor))
+        from gputop.bounds import REPLAY_SPEED
+
+        speed = (getattr(p, "speed", 1.0) or 1.0) * factor
+        speed = max(REPLAY_SPEED.low, min(REPLAY_SPEED.high, speed))
         if hasattr(p, "set_speed"):
             self._player_call("set_speed", speed)
         else:
@@ -584,14 +587,15 @@ class GputopApp(App[int]):
         from gputop.tui.screens import Prompt
 
         def go(value: str | None) -> None:
+            from gputop.bounds import REPLAY_SEEK
+
             if value is None or not value.strip():
                 return
-            try:
-                seconds = float(value)
-            except ValueError:
-                self.notify(f"not a number of seconds: {value!r}", severity="error")
+            problem = REPLAY_SEEK.problem(value)
+            if problem is not None:
+                self.notify(f"go to second: {problem}", severity="error")
                 return
-            self._player_call("seek", seconds)
+            self._player_call("seek", float(value))
 
         self.push_screen(Prompt("Go to second:"), go)
 

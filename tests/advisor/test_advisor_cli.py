@@ -106,12 +106,13 @@ def test_restore_with_nothing_to_do(adv):
 
 
 @pytest.mark.parametrize("args,message", [
-    (("--eta", "1.5"), "--eta must be between 0 and 1"),
+    (("--eta", "1.5"), "argument --eta: expected a number from 0 to 1, not '1.5'"),
     (("--restore", "--sweep"), "--restore cannot be combined"),
-    (("--sweep", "--repeat", "0", "--run", "true"), "--repeat must be at least 1"),
+    (("--sweep", "--repeat", "0", "--run", "true"),
+     "argument --repeat: expected a whole number from 1 to 1000, not '0'"),
     (("--run", "'unbalanced"), "cannot split the command"),
     (("--sweep", "-i", "9"), "no device matches id '9'"),
-    (("--max-slowdown", "100"), "--max-slowdown must be below 100"),
+    (("--max-slowdown", "100"), "argument --max-slowdown: expected a number from 0.01 to 99 %"),
 ])
 def test_bad_input_is_one_clear_line(adv, args, message):
     proc = adv.run(*args)

@@ -120,11 +120,16 @@ def test_auto_detect_picks_npu_smi_without_a_simulator_warning(fake_npu_smi: Fak
     assert proc.stderr == ""
 
 
-def test_auto_detect_falls_back_when_npu_smi_fails(fake_npu_smi: FakeNpuSmi) -> None:
+def test_auto_detect_never_simulates_when_npu_smi_fails(fake_npu_smi: FakeNpuSmi) -> None:
+    """No silent simulation: a failing npu-smi (and no NVML) is one line naming both, with
+    nvidia-smi's exit code for the missing NVML library."""
     fake_npu_smi.set([("info", {"rc": 3})])
     proc = run_gputop("snapshot", "--json")
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["backend"] in ("sim", "nvml")
+    if proc.returncode == 0:  # a machine where NVML answers
+        assert json.loads(proc.stdout)["backend"] == "nvml"
+        return
+    assert proc.returncode == 12 and proc.stdout == "", proc.stderr
+    assert len(proc.stderr.splitlines()) == 1 and "npu-smi" in proc.stderr
 
 
 # ------------------------------------------------------------------ the backend object

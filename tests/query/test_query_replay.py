@@ -196,7 +196,10 @@ def test_replay_command_reports_a_bad_log_before_any_dashboard(tmp_path, capsys)
     assert capsys.readouterr().err == f"gputop: {path}:3: expected 2 cells as in the header, found 1\n"
     assert main(["replay", str(tmp_path / "none.csv")]) == 1
     assert "cannot read log" in capsys.readouterr().err
-    assert main(["replay", str(path), "--speed", "0"]) == 2
+    with pytest.raises(SystemExit) as bad_speed:  # argparse's exit, before the log is read
+        main(["replay", str(path), "--speed", "0"])
+    assert bad_speed.value.code == 2
+    assert "argument --speed: expected a number from 0.125 to 64" in capsys.readouterr().err
 
 
 def test_replay_command_hands_the_dashboard_a_replay_backend(monkeypatch):

@@ -29,6 +29,7 @@ from gputop.backends.base import (
 from gputop.backends.sim import physics
 from gputop.backends.sim.clock import SimClock
 from gputop.backends.sim.scenario import Job, Scenario, load
+from gputop.bounds import as_written, json_type
 from gputop.model import Device, DeviceInfo, NodeInfo, Process, Saturation, Snapshot
 
 DRIVER_VERSION = "580.95.05"
@@ -167,19 +168,44 @@ class SimBackend(Backend):
             st = os.stat(self.state_path)
         except FileNotFoundError:
             return
+        except OSError as exc:
+            raise BackendError(f"simulator state file {self.state_path}: {exc.strerror}") from None
         if st.st_mtime_ns == self._state_mtime:
             return
         try:
             with open(self.state_path, encoding="utf-8") as fh:
                 data = json.load(fh)
-            saved = data.get("power_limits", {})
-        except (OSError, ValueError, AttributeError) as exc:
+        except (OSError, ValueError) as exc:
             raise BackendError(f"simulator state file {self.state_path}: unreadable ({exc})") from None
+        limits = self._checked_limits(data)
         self._state_mtime = st.st_mtime_ns
-        for i in range(self.scenario.count):
-            value = saved.get(self._uuid(i))
-            if isinstance(value, (int, float)):
-                self._limits[i] = float(value)
+        self._limits.update(limits)
+
+    def _checked_limits(self, data: object) -> dict[int, float]:
+        """The file's power limits for this node's GPUs, each a finite number of watts inside the
+        GPU's range, as a driver would hold. Anything else is refused whole, before any is used:
+        a limit of 0 W would make the advisor 'restore' a value the device cannot take."""
+        def bad(why: str) -> BackendError:
+            return BackendError(f"simulator state file {self.state_path}: {why}")
+
+        if not isinstance(data, dict):
+            raise bad(f"expected a JSON object, found {json_type(data)}")
+        saved = data.get("power_limits", {})
+        if not isinstance(saved, dict):
+            raise bad(f'"power_limits" must map GPU UUIDs to watts, found {json_type(saved)}')
+        limits: dict[int, float] = {}
+        for i, dev in enumerate(self.info().devices):
+            if dev.uuid is None or dev.uuid not in saved:
+                continue
+            value = saved[dev.uuid]
+            lo, hi = dev.power_limit_min_w, dev.power_limit_max_w
+            # NaN and infinities fail the range test; so does a 400-digit integer.
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or lo is None or hi is None or not lo <= value <= hi:
+                raise bad(f"power limit {as_written(value)} for GPU {i} is not a number of watts in its"
+                          f" range {lo:g}-{hi:g} W")
+            limits[i] = float(value)
+        return limits
 
     def _write_state(self) -> None:
         path = self.state_path
