@@ -50,7 +50,7 @@ def test_a_bad_sim_state_document_is_one_line(tmp_path, text, message):
     assert str(state) in str(caught.value)
 
 
-@pytest.mark.parametrize("value", BAD_LIMITS)
+@pytest.mark.parametrize("value", BAD_LIMITS, ids=lambda v: v[:12])
 def test_a_limit_outside_the_devices_range_is_refused(tmp_path, value):
     uuid = sim_uuid0(tmp_path)
     state = tmp_path / "state.json"
