@@ -160,3 +160,16 @@ def test_restoring_a_limit_outside_the_devices_range_changes_nothing(tmp_path, m
         assert path.exists()
     finally:
         backend.close()
+
+
+def test_a_state_file_or_journal_that_never_ends_is_refused_at_once(tmp_path):
+    with pytest.raises(BackendError, match="not a regular file"):
+        open_backend("sim", BackendOptions(sim_state="/dev/zero"))
+    fifo = tmp_path / "power-limits-fifo.json"
+    os.mkfifo(fifo)
+    with pytest.raises(GputopError, match="not a regular file"):
+        journal.read(fifo)
+    big = tmp_path / "power-limits-big.json"
+    big.write_text(" " * (journal.MAX_BYTES + 1))
+    with pytest.raises(GputopError, match="larger than 1024 KiB"):
+        journal.read(big)

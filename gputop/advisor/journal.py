@@ -28,6 +28,7 @@ from gputop.errors import GputopError
 
 SCHEMA = "gputop-advise-journal/1"
 PREFIX = "power-limits-"
+MAX_BYTES = 1 << 20  # a journal holds a few limits; a link to /dev/zero must not be read whole
 
 
 def state_dir() -> Path:
@@ -131,8 +132,13 @@ def remove(path: Path) -> None:
 
 def read(path: Path) -> Journal:
     try:
+        if not os.path.isfile(path):  # before open(): opening a FIFO would wait for a writer
+            raise ValueError("not a regular file")
         with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
+            text = fh.read(MAX_BYTES + 1)
+        if len(text) > MAX_BYTES:
+            raise ValueError(f"larger than {MAX_BYTES >> 10} KiB")
+        doc = json.loads(text)
     except (OSError, ValueError) as exc:
         raise _unreadable(path, str(exc)) from None
     return Journal(path, *_checked(path, doc))

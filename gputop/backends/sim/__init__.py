@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 import threading
 from collections.abc import Sequence
@@ -47,6 +48,7 @@ SLOW_GPU_EXTRA_C = 44.0  # a clogged heatsink: why this GPU throttles
 # Set (to anything but "" or "0") to make set_power_limit refuse as NVML does for a non-root user,
 # so the no-permission paths of the advisor can be exercised without a GPU.
 NO_PERMISSION_ENV = "GPUTOP_SIM_NO_PERMISSION"
+MAX_STATE_BYTES = 1 << 20  # a state file holds a few limits; /dev/zero must not be read whole
 
 
 class InvalidArgument(BackendError):
@@ -172,9 +174,12 @@ class SimBackend(Backend):
             raise BackendError(f"simulator state file {self.state_path}: {exc.strerror}") from None
         if st.st_mtime_ns == self._state_mtime:
             return
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_STATE_BYTES:
+            raise BackendError(f"simulator state file {self.state_path}: not a regular file of at"
+                               f" most {MAX_STATE_BYTES >> 10} KiB")
         try:
             with open(self.state_path, encoding="utf-8") as fh:
-                data = json.load(fh)
+                data = json.loads(fh.read(MAX_STATE_BYTES + 1))
         except (OSError, ValueError) as exc:
             raise BackendError(f"simulator state file {self.state_path}: unreadable ({exc})") from None
         limits = self._checked_limits(data)
