@@ -2,7 +2,9 @@
 
 nvidia-smi's query mode, flag for flag, on any backend. Exit codes: 0 success; 2 a bad field (with
 nvidia-smi's own message on stdout and exit code) or another bad argument (nvidia-smi's "invalid
-argument" code); 1 a log that cannot be written or a backend that cannot start.
+argument" code); 1 a log that cannot be written; where no device answers, nvidia-smi's own code
+for the reason (12 no NVML library, 9 driver not loaded, …: gputop.backends.open_backend), never
+simulated rows.
 
 A loop (-l/-lms) ends on Ctrl-C, SIGTERM or SIGHUP with the current sample's rows finished, the
 signal handlers restored, and exit 0. nvidia-smi documents Ctrl+C as the way to end its loop ("probe
