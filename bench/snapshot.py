@@ -190,17 +190,23 @@ def bench_floor(pids: list[int]):
     return tick, clock, nv.nvmlShutdown
 
 
-def cli_wall(args: list[str], runs: int) -> list[float]:
+def cli_wall(args: list[str], runs: int, exit_code: int = 0) -> list[float]:
     """Wall time of a whole `gputop` process, as an installed package runs: with bytecode
     caches (a PYTHONDONTWRITEBYTECODE in the caller's environment is dropped; one warm-up run
     writes them)."""
     cmd = [sys.executable, "-m", "gputop", *args]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, env=env)
+    def once() -> None:
+        code = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              env=env).returncode
+        if code != exit_code:
+            raise SystemExit(f"{' '.join(args)}: exit {code}, expected {exit_code}")
+
+    once()
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, env=env)
+        once()
         times.append(time.perf_counter() - start)
     return times
 
@@ -251,11 +257,12 @@ def main() -> int:
     if not args.no_cli:
         bare = cli_wall_python(args.cli_runs)
         print(f"wall time of one process, median of {args.cli_runs} runs (target <= 0.15 s):")
-        for label, argv in (("gputop snapshot --json --backend sim", ["snapshot", "--json",
-                                                                       "--backend", "sim"]),
-                            ("gputop snapshot --json (auto: no NVML here -> sim)",
-                             ["snapshot", "--json"])):
-            times = cli_wall(argv, args.cli_runs)
+        for label, argv, code in (
+                ("gputop snapshot --json --backend sim", ["snapshot", "--json", "--backend", "sim"],
+                 0),
+                # no NVML here: how soon a script learns that, as from nvidia-smi (exit 12)
+                ("gputop snapshot --json (auto, no device: exit 12)", ["snapshot", "--json"], 12)):
+            times = cli_wall(argv, args.cli_runs, code)
             print(f"  {label:52s} {statistics.median(times):.3f} s (min {min(times):.3f})")
         print(f"  {'python -c pass (interpreter start-up alone)':52s} {bare:.3f} s")
     return 0
