@@ -59,13 +59,6 @@ class Bound:
             raise ValueError(wanted)
         return value
 
-    def check(self, value: float | int) -> float | int:
-        """A value that did not come as text (a default, a file's number): the same range."""
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise UsageError(f"{self.name}: expected {self._kind()} from {self.describe()},"
-                             f" not {value!r}")
-        return self.parse(repr(value))
-
     def parse(self, text: str) -> float | int:
         """For values outside argparse (environment variables): a UsageError naming the bound."""
         try:
