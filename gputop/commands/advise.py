@@ -164,10 +164,10 @@ class _Advise:
 
     # -- output
     def _emit(self, text_lines: list[str]) -> None:
-        import json
+        from gputop import jsonout
 
         if self.args.json:
-            json.dump(self.doc, sys.stdout, separators=(",", ":"))
+            jsonout.dump(self.doc, sys.stdout, separators=(",", ":"))
             sys.stdout.write("\n")
         else:
             sys.stdout.write("\n".join(text_lines) + "\n")

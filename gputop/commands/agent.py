@@ -10,11 +10,12 @@ It must start fast on a remote node: nothing heavy is imported at module level, 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import threading
 from typing import Any, BinaryIO
+
+from gputop import jsonout
 
 HELLO = "gputop"
 
@@ -37,7 +38,7 @@ def hello_document(backend: str, host: str) -> dict[str, Any]:
 
 def encode_line(doc: dict[str, Any]) -> bytes:
     # ensure_ascii keeps every line plain ASCII whatever a process name holds.
-    return json.dumps(doc, separators=(",", ":")).encode("ascii") + b"\n"
+    return jsonout.dumps(doc, separators=(",", ":")).encode("ascii") + b"\n"
 
 
 class _Writer:

@@ -91,9 +91,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_once(args: argparse.Namespace, specs) -> int:
-    import json
     import time
 
+    from gputop import jsonout
     from gputop.cluster import states
 
     cluster = make_cluster(args, specs, once=True)
@@ -106,7 +106,7 @@ def run_once(args: argparse.Namespace, specs) -> int:
     now = time.monotonic()
     statuses = cluster.statuses()
     if args.json:
-        json.dump(once_document(statuses, now), sys.stdout, separators=(",", ":"))
+        jsonout.dump(once_document(statuses, now), sys.stdout, separators=(",", ":"))
         sys.stdout.write("\n")
     else:
         sys.stdout.write(render_table(statuses, now))

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
+from gputop import jsonout
 from gputop.model import Snapshot, snapshot_to_json
 
 
@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"gputop: no accelerator found ({fallback_reason}); showing the simulator",
               file=sys.stderr)
     if args.json:
-        json.dump(snapshot_to_json(snap), sys.stdout, separators=(",", ":"))
+        jsonout.dump(snapshot_to_json(snap), sys.stdout, separators=(",", ":"))
         sys.stdout.write("\n")
     else:
         from gputop.textview import render_text, use_color
