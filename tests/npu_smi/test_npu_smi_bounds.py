@@ -14,28 +14,9 @@ from pathlib import Path
 import pytest
 from npu_smi_expected import T_910B4
 from npu_smi_helpers import FakeNpuSmi, fake_npu_smi_fixture  # noqa: F401 - the fixture
+from peak_rss import peak_run
 
 ROOT = Path(__file__).resolve().parents[2]
-PEAK_RSS = """
-import resource, subprocess, sys
-# A belt: without the bound, gputop would take gigabytes; stop it at 2 GiB instead.
-limit = lambda: resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
-proc = subprocess.run(sys.argv[1:], capture_output=True, text=True, preexec_fn=limit)
-sys.stdout.write(proc.stderr)
-print(proc.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-"""
-
-
-def peak_run(*args: str, env: dict[str, str]) -> tuple[int, int, str]:
-    """(exit status, peak RSS in KiB, stderr) of `gputop ARGS`, measured by a fresh parent."""
-    proc = subprocess.run([sys.executable, "-c", PEAK_RSS, sys.executable, "-m", "gputop", *args],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120,
-                          env={**os.environ, **env})
-    *stderr, last = proc.stdout.splitlines()
-    code, peak = map(int, last.split())
-    return code, peak, "\n".join(stderr)
-
-
 def test_npu_smi_printing_forever_is_stopped_with_one_line(fake_npu_smi: FakeNpuSmi) -> None:
     fake_npu_smi.set([("info", {"file": T_910B4, "forever": True})])
     started = time.monotonic()
