@@ -248,3 +248,31 @@ def test_nodes_lying_with_numbers_are_protocol_errors_and_the_others_go_on(lab: 
     proc = run_cli(*common)
     assert proc.returncode == 1 and proc.stderr == "", proc.stderr
     assert proc.stdout.count("protocol-error") == 3 and "1/4 nodes ok" in proc.stdout
+
+
+def test_sigterm_during_once_leaves_no_ssh_behind(lab: Lab, tmp_path: Path):
+    import signal
+
+    import psutil
+
+    hosts = toml_hosts(tmp_path / "hosts.toml", [("blackhole", None)])
+    proc = subprocess.Popen([sys.executable, "-m", "gputop", "cluster", "--hosts", str(hosts),
+                             "--ssh-config", str(lab.ssh_config), "--once",
+                             "--connect-timeout", "60"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 15
+        children = []
+        while not children and time.monotonic() < deadline:
+            children = [c for c in psutil.Process(proc.pid).children() if c.name() == "ssh"]
+            time.sleep(0.05)
+        assert children, "ssh did not start"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 128 + signal.SIGTERM
+        gone, alive = psutil.wait_procs(children, timeout=3)
+        for p in alive:
+            p.kill()
+        assert not alive, "ssh was left running"
+    finally:
+        proc.kill()
+        proc.wait()
