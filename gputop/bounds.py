@@ -82,12 +82,17 @@ class Bound:
 
 def as_written(value: object, limit: int = 40) -> str:
     """A value from a JSON file as the file wrote it (``true``, ``NaN``, ``[1]``), cut short."""
-    import json
+    import math
 
-    try:
-        text = json.dumps(value)
-    except (TypeError, ValueError):
-        text = repr(value)
+    from gputop import jsonout
+
+    if isinstance(value, float) and not math.isfinite(value):
+        text = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    else:
+        try:
+            text = jsonout.dumps(value)
+        except (TypeError, ValueError):
+            text = repr(value)
     return text if len(text) <= limit else text[:limit] + "…"
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gputop import jsonout
 from gputop.backends.base import Backend, BackendError
 from gputop.bounds import as_written, json_type
 from gputop.errors import GputopError
@@ -108,7 +109,7 @@ def write(path: Path, host: str, backend: str, entries: Sequence[JournalEntry]) 
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".journal-")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=1)
+            jsonout.dump(doc, fh, indent=1)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import stat
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -32,6 +33,7 @@ from gputop.model import Device, DeviceInfo, NodeInfo, Process, Snapshot
 from gputop.query.fields import parse_timestamp, parse_value
 from gputop.query.logfile import Log, LogFormatError, Row, parse_log
 
+MAX_LINE_BYTES = 1 << 20  # a row of every field of one GPU is under 4 KiB
 SYNTHETIC_PERIOD_S = 1.0  # sample spacing assumed for a log without a timestamp column
 _ID_COLUMNS = ("index", "uuid", "pci.bus_id")
 _APP_GPU_COLUMNS = ("gpu_uuid", "gpu_bus_id", "gpu_serial", "gpu_name")
@@ -378,6 +380,28 @@ class ReplayClock(Clock):
 # ---------------------------------------------------------------- backend
 
 
+def read_log_text(path: str) -> str:
+    """A log's text, bounded: only a regular file (its size bounds it; /dev/zero or a FIFO has
+    no end), each line at most MAX_LINE_BYTES. Errors are one BackendError line."""
+    try:
+        # O_NONBLOCK: opening a FIFO with no writer must not hang before fstat can refuse it.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise BackendError(f"cannot read log {path}: {exc.strerror or exc}") from None
+    with open(fd, "rb") as raw:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise BackendError(f"cannot read log {path}: not a regular file (a device or a pipe "
+                               "has no end to replay to)")
+        os.set_blocking(fd, True)
+        lines = []
+        for number, line in enumerate(iter(lambda: raw.readline(MAX_LINE_BYTES + 1), b""), 1):
+            if len(line) > MAX_LINE_BYTES:
+                raise LogFormatError(f"{path}:{number}: a line longer than "
+                                     f"{MAX_LINE_BYTES >> 20} MiB is not a log row")
+            lines.append(line)
+    return b"".join(lines).decode("utf-8", "surrogateescape")
+
+
 class ReplayBackend(Backend):
     name = "replay"
     capabilities = frozenset({CAP_PROCESSES})
@@ -394,13 +418,8 @@ class ReplayBackend(Backend):
         self.clock: Clock = REAL_CLOCK  # the player's clock once open()
 
     def open(self) -> None:
-        try:
-            with open(self.path, encoding="utf-8", errors="surrogateescape", newline="") as fh:
-                text = fh.read()
-        except OSError as exc:
-            raise BackendError(f"cannot read log {self.path}: {exc.strerror or exc}") from None
         where = self.path
-        log = parse_log(text, where)
+        log = parse_log(read_log_text(self.path), where)
         try:
             mtime = os.stat(self.path).st_mtime
         except OSError:

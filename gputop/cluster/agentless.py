@@ -15,16 +15,16 @@ from typing import Any
 from gputop import clock_events
 from gputop.cluster import states
 from gputop.cluster.lines import Oversize
-from gputop.cluster.protocol import Problem, printable
+from gputop.cluster.protocol import Problem
 from gputop.model import Device, Hint, Snapshot
 from gputop.query import fields as query_fields
+from gputop.untrusted import parse_float, parse_int, printable
 
 MAX_GPUS = 1024
 _DEVICE_FIELDS = frozenset(f.name for f in fields(Device))
 _MASK_FIELD = "clocks_event_reasons.active"
 
 ColumnParser = Callable[[str], Any]
-_INF = float("inf")
 
 
 def canonical(field: str) -> str:
@@ -50,8 +50,6 @@ def column_parser(name: str) -> tuple[str, ColumnParser] | None:
 
     def parse(text: str) -> Any:
         value = query_fields.parse_value(field, text)
-        if isinstance(value, float) and (value != value or value in (_INF, -_INF)):
-            return None
         return printable(value, 256) if isinstance(value, str) else value
 
     return field.attr, parse
@@ -66,16 +64,9 @@ def parse_value(text: str, kind: str) -> Any:
     if kind == "str":
         return printable(text, 256)
     if kind == "mask":
-        try:
-            return int(text, 16)
-        except ValueError:
-            return None
-    number = text.split(" ", 1)[0]
-    try:
-        value = float(number)
-    except ValueError:
-        return None
-    if value != value or value in (_INF, -_INF):
+        return parse_int(text, 16)
+    value = parse_float(text.split(" ", 1)[0])
+    if value is None:
         return None
     if kind == "int":
         return int(value) if value.is_integer() else None

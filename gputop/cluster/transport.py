@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import selectors
+import signal
 import subprocess
 import threading
 import time
@@ -260,7 +261,8 @@ class Cluster:
             return
         session.killed = True
         try:
-            session.proc.kill()
+            # The session's process group: ssh and whatever it started (a ProxyCommand).
+            os.killpg(session.proc.pid, signal.SIGKILL)
         except OSError:
             pass
 

@@ -143,12 +143,11 @@ class _Advise:
 
     # -- output
     def _emit(self, text_lines: list[str]) -> None:
-        import json
-
+        from gputop import jsonout
         from gputop.output import write_stdout
 
         if self.args.json:
-            write_stdout(json.dumps(self.doc, separators=(",", ":")) + "\n")
+            write_stdout(jsonout.dumps(self.doc, separators=(",", ":")) + "\n")
         else:
             write_stdout("\n".join(text_lines) + "\n")
 

@@ -1,8 +1,13 @@
 """`gputop agent`: stream this node's snapshots as NDJSON for the cluster view.
 
-The first line is a hello (gputop version, schema, backend, host); then one ``gputop/1`` snapshot
-per interval, each flushed on its own line. The agent runs until its stdin reaches EOF (the ssh
-session that started it went away) or its stdout closes (EPIPE), and then exits quietly.
+The first line is a hello (gputop version, schema, the backend asked for, host), written before
+the backend opens: a first `npu-smi` read can take seconds, and the viewer must know at once that
+the agent runs. Until the first snapshot, an empty line every second keeps the stream alive (the
+viewer skips empty lines). Then one ``gputop/1`` snapshot per interval, each flushed on its own
+line. The agent runs until its stdin reaches EOF (the ssh session that started it went away) or
+its stdout closes (EPIPE), and then exits quietly; SIGTERM, SIGHUP and Ctrl-C end it too (exit
+128 + signal), the backend's child processes killed first, also during that first slow read. A
+stdout that fails otherwise (a full disk: ENOSPC) is one line on stderr and exit 1.
 
 It must start fast on a remote node: nothing heavy is imported at module level, and Textual never.
 """
@@ -10,13 +15,16 @@ It must start fast on a remote node: nothing heavy is imported at module level, 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import threading
 from typing import Any, BinaryIO
 
+from gputop import jsonout
+
 HELLO = "gputop"
+KEEPALIVE_S = 1.0
+_GONE = (BrokenPipeError, ConnectionResetError)  # the reader went away: not an error
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,17 +47,19 @@ def hello_document(backend: str, host: str) -> dict[str, Any]:
 
 def encode_line(doc: dict[str, Any]) -> bytes:
     # ensure_ascii keeps every line plain ASCII whatever a process name holds.
-    return json.dumps(doc, separators=(",", ":")).encode("ascii") + b"\n"
+    return jsonout.dumps(doc, separators=(",", ":")).encode("ascii") + b"\n"
 
 
 class _Writer:
-    """Writes whole lines to stdout; remembers that the reader went away instead of raising."""
+    """Writes whole lines to stdout; remembers that the reader went away (or that stdout failed,
+    in ``error``) instead of raising."""
 
     def __init__(self, out: BinaryIO, done: threading.Event) -> None:
         self.out = out
         self.done = done
         self.lock = threading.Lock()
         self.count = 0
+        self.error: OSError | None = None
 
     def write(self, line: bytes) -> bool:
         with self.lock:
@@ -58,11 +68,23 @@ class _Writer:
             try:
                 self.out.write(line)
                 self.out.flush()
-            except (BrokenPipeError, ConnectionResetError, ValueError, OSError):
+            except _GONE + (ValueError,):
+                self.done.set()
+                return False
+            except OSError as exc:
+                self.error = exc
                 self.done.set()
                 return False
             self.count += 1
             return True
+
+
+class _Stopped(BaseException):
+    """Raised in the main thread by a stop signal while the backend is still opening."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 def _watch_stdin(fd: int, done: threading.Event) -> None:
@@ -78,32 +100,77 @@ def _watch_stdin(fd: int, done: threading.Event) -> None:
     done.set()
 
 
+def _keep_alive(writer: _Writer, started: threading.Event) -> None:
+    while not started.wait(KEEPALIVE_S):
+        if not writer.write(b"\n"):
+            return
+
+
 def run(args: argparse.Namespace) -> int:
+    from gputop import stop_signals
+    from gputop.backends.base import hostname
+    done = threading.Event()
+    writer = _Writer(sys.stdout.buffer, done)
+    opening = threading.Event()
+    opening.set()
+    signalled: list[int] = []
+
+    def on_signal(signum: int, frame: object) -> None:
+        signalled.append(signum)
+        done.set()
+        if opening.is_set():
+            opening.clear()
+            raise _Stopped(signum)  # out of the slow read: its finally kills the child
+
+    previous = stop_signals.catch(on_signal)
+    try:
+        if not writer.write(encode_line(hello_document(args.backend, hostname()))):
+            return _exit(writer)
+        if not args.ignore_stdin:
+            threading.Thread(target=_watch_stdin, args=(sys.stdin.fileno(), done),
+                             name="gputop-agent-stdin", daemon=True).start()
+        started = threading.Event()
+        threading.Thread(target=_keep_alive, args=(writer, started), name="gputop-agent-alive",
+                         daemon=True).start()
+        try:
+            _stream(args, writer, done, opening, started)
+        except _Stopped:
+            pass
+    finally:
+        stop_signals.release(previous)
+    if signalled:
+        _exit(writer)
+        return 128 + signalled[0]
+    return _exit(writer)
+
+
+def _stream(args: argparse.Namespace, writer: _Writer, done: threading.Event,
+            opening: threading.Event, started: threading.Event) -> None:
     from gputop.analysis.pipeline import default_analyzer
     from gputop.backends import open_backend
-    from gputop.errors import UsageError
     from gputop.model import snapshot_to_json
     from gputop.options import backend_options
     from gputop.sampler import Sampler
     from gputop.selection import select_devices
 
-    if args.count < 0:
-        raise UsageError(f"--count must not be negative: {args.count}")
-    out = sys.stdout.buffer
-    done = threading.Event()
-    writer = _Writer(out, done)
     backend = open_backend(args.backend, backend_options(args))
     try:
         info = backend.info()
         devices = select_devices(args.ids, info.devices)
-        if not writer.write(encode_line(hello_document(backend.name, info.host))):
-            return _quiet_exit()
+        if not opening.is_set():
+            return  # a signal came as the backend finished opening
+        opening.clear()
         sampler = Sampler(backend, interval=args.interval, devices=devices,
                           analyze=default_analyzer())
 
         def emit(snap) -> None:
-            if writer.write(encode_line(snapshot_to_json(snap))) and args.count and \
-                    writer.count > args.count:
+            try:
+                line = encode_line(snapshot_to_json(snap))
+            except ValueError as exc:  # a non-finite number: never sent as "NaN"
+                print(f"gputop agent: snapshot not sent: {exc}", file=sys.stderr, flush=True)
+                return
+            started.set()
+            if writer.write(line) and args.count and writer.count > args.count:
                 done.set()
 
         def failed(exc: BaseException) -> None:
@@ -112,23 +179,25 @@ def run(args: argparse.Namespace) -> int:
             print(f"gputop agent: sampling failed: {exc}", file=sys.stderr, flush=True)
 
         sampler.subscribe(emit, failed)
-        if not args.ignore_stdin:
-            threading.Thread(target=_watch_stdin, args=(sys.stdin.fileno(), done),
-                             name="gputop-agent-stdin", daemon=True).start()
         sampler.start()
         try:
             done.wait()
         finally:
             sampler.stop()
     finally:
+        opening.clear()
         backend.close()
-    return _quiet_exit() if done.is_set() else 0
 
 
-def _quiet_exit() -> int:
-    # stdout may be a closed pipe: swap it for /dev/null so the interpreter's final flush is quiet.
+def _exit(writer: _Writer) -> int:
+    # stdout may be a closed pipe or a full disk: swap it for /dev/null so the interpreter's
+    # final flush is quiet.
     try:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115
     except OSError:
         pass
+    if writer.error is not None:
+        print(f"gputop agent: cannot write to stdout: {writer.error.strerror or writer.error}",
+              file=sys.stderr, flush=True)
+        return 1
     return 0

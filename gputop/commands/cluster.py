@@ -88,27 +88,43 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_once(args: argparse.Namespace, specs) -> int:
-    import json
     import time
 
+    from gputop import jsonout, stop_signals
     from gputop.cluster import states
 
     cluster = make_cluster(args, specs, once=True)
     timeout = args.timeout if args.timeout is not None else args.connect_timeout + 20.0
-    cluster.start()
+    signalled: list[int] = []
+
+    def on_signal(signum: int, frame: object) -> None:
+        signalled.append(signum)
+        raise _Stopped  # out of the wait; the finally below ends every ssh session
+
+    previous = stop_signals.catch(on_signal)
     try:
+        cluster.start()
         cluster.wait(cluster.settled, timeout)
+    except _Stopped:
+        pass
     finally:
         cluster.stop()
+        stop_signals.release(previous)
+    if signalled:
+        return 128 + signalled[0]
     now = time.monotonic()
     statuses = cluster.statuses()
     from gputop.output import write_stdout
 
     if args.json:
-        write_stdout(json.dumps(once_document(statuses, now), separators=(",", ":")) + "\n")
+        write_stdout(jsonout.dumps(once_document(statuses, now), separators=(",", ":")) + "\n")
     else:
         write_stdout(render_table(statuses, now))
     return 0 if all(s.state == states.OK for s in statuses) else 1
+
+
+class _Stopped(BaseException):
+    """A stop signal (SIGTERM, SIGHUP, Ctrl-C) while --once waits."""
 
 
 def once_document(statuses, now: float) -> dict:

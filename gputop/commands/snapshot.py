@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from gputop import bounds
+from gputop import bounds, jsonout
 from gputop.model import Snapshot, snapshot_to_json
 
 
@@ -24,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
 
     snap = take_snapshot(args, window=args.window)
     if args.json:
-        write_stdout(json.dumps(snapshot_to_json(snap), separators=(",", ":")) + "\n")
+        write_stdout(jsonout.dumps(snapshot_to_json(snap), separators=(",", ":")) + "\n")
     else:
         from gputop.textview import render_text, use_color
 

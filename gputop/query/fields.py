@@ -17,6 +17,7 @@ from typing import Any
 
 from gputop.clock_events import REASONS
 from gputop.model import Device, Snapshot
+from gputop.untrusted import parse_float, parse_int
 
 NA = "[N/A]"
 DEPRECATED = "[Requested functionality has been deprecated]"
@@ -574,11 +575,13 @@ def parse_value(field: Field, raw: str) -> Any:
         if kind in ("enabled", "active", "yesno"):
             return {"Enabled": True, "Disabled": False, "Active": True, "Not Active": False,
                     "Yes": True, "No": False}.get(text)
-        if kind.startswith("hex"):
-            return int(text, 16)
-        if kind == "f2":
-            return float(text)
-        value = float(text)
-        return int(value) if value.is_integer() else value
     except ValueError:
         return None
+    # Numbers go through the untrusted-input layer: "nan", "inf", "1e400" or a 4000-digit mask
+    # in a log is not a reading (None), never a value the model or the JSON output can't hold.
+    if kind.startswith("hex"):
+        return parse_int(text, 16)
+    value = parse_float(text)
+    if value is None or kind == "f2":
+        return value
+    return int(value) if value.is_integer() else value

@@ -2,7 +2,9 @@
 
 Modes: garbage (a hello, then lines that are not JSON), huge (a hello, one 100 MB line, then valid
 snapshots), hang (one sample, then silence), schema (a hello for a schema this viewer does not speak), noise (shell noise before a
-valid agent stream), badtypes (snapshots whose values have the wrong types).
+valid agent stream), badtypes (snapshots whose values have the wrong types), and numbers no
+device reports: overflow ("power_draw_w": 1e400, which Python reads as infinity), bignum (a
+400-digit integer), nullsat ("saturation": null where an object belongs).
 """
 
 from __future__ import annotations
@@ -71,8 +73,24 @@ def main(mode: str) -> None:
             doc["devices"][0]["utilization_gpu_pct"] = "[31mred"
             line(doc)
             time.sleep(0.3)
+    elif mode in LIES:
+        hello()
+        backend = SimBackend(BackendOptions(scenario="idle"))
+        backend.open()
+        key, text = LIES[mode]
+        while True:
+            doc = snapshot_to_json(backend.sample())
+            doc["devices"][1][key] = "@LIE@"
+            sys.stdout.write(json.dumps(doc, separators=(",", ":")).replace('"@LIE@"', text)
+                             + "\n")
+            sys.stdout.flush()
+            time.sleep(0.3)
     else:
         raise SystemExit(f"unknown mode {mode}")
+
+
+LIES = {"overflow": ("power_draw_w", "1e400"), "bignum": ("memory_used_mib", "9" * 400),
+        "nullsat": ("saturation", "null")}
 
 
 if __name__ == "__main__":

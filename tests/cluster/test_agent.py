@@ -73,3 +73,12 @@ def test_agent_and_cluster_once_never_import_textual():
         r = subprocess.run([sys.executable, "-c", PROBE.format(argv=argv)], capture_output=True,
                            text=True, timeout=60, cwd=ROOT, stdin=subprocess.DEVNULL)
         assert "HEAVY=-" in r.stderr, (argv, r.stderr)
+
+
+def test_a_full_stdout_is_one_line_and_exit_1():
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run([*AGENT, "--interval", "0.05", "--count", "2", "--ignore-stdin"],
+                              stdout=full, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                              timeout=30, cwd=ROOT)
+    assert proc.returncode == 1
+    assert proc.stderr == b"gputop agent: cannot write to stdout: No space left on device\n"

@@ -221,3 +221,58 @@ def test_cli_usage_errors_are_one_line():
         proc = run_cli(*args)
         assert proc.returncode == 2, (args, proc.stderr)
         assert what in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+
+
+def _refuse_constant(name: str):
+    raise AssertionError(f"{name} is not JSON")
+
+
+def test_nodes_lying_with_numbers_are_protocol_errors_and_the_others_go_on(lab: Lab,
+                                                                           tmp_path: Path):
+    """1e400, a 400-digit integer and "saturation": null over real ssh: each liar is
+    protocol-error naming the key, the honest node stays ok, `--once --json` is strict JSON and
+    `--once` prints its table (both crashed: OverflowError, AttributeError, Infinity)."""
+    names = ["liar-overflow", "liar-bignum", "liar-nullsat", "node-b"]
+    hosts = toml_hosts(tmp_path / "hosts.toml", [(n, lab.command(n)) for n in names])
+    common = ("cluster", "--hosts", str(hosts), "--ssh-config", str(lab.ssh_config), "--once",
+              "--connect-timeout", "5")
+    proc = run_cli(*common, "--json")
+    assert proc.returncode == 1 and proc.stderr == "", proc.stderr
+    nodes = {n["host"]: n for n in json.loads(proc.stdout, parse_constant=_refuse_constant)["nodes"]}
+    assert nodes["node-b"]["state"] == "ok"
+    for name, key in (("liar-overflow", "devices[1].power_draw_w"),
+                      ("liar-bignum", "devices[1].memory_used_mib"),
+                      ("liar-nullsat", "devices[1].saturation is null")):
+        assert nodes[name]["state"] == "protocol-error", nodes[name]
+        assert key in nodes[name]["reason"] and nodes[name]["snapshot"] is None
+    proc = run_cli(*common)
+    assert proc.returncode == 1 and proc.stderr == "", proc.stderr
+    assert proc.stdout.count("protocol-error") == 3 and "1/4 nodes ok" in proc.stdout
+
+
+def test_sigterm_during_once_leaves_no_ssh_behind(lab: Lab, tmp_path: Path):
+    import signal
+
+    import psutil
+
+    hosts = toml_hosts(tmp_path / "hosts.toml", [("blackhole", None)])
+    proc = subprocess.Popen([sys.executable, "-m", "gputop", "cluster", "--hosts", str(hosts),
+                             "--ssh-config", str(lab.ssh_config), "--once",
+                             "--connect-timeout", "60"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 15
+        children = []
+        while not children and time.monotonic() < deadline:
+            children = [c for c in psutil.Process(proc.pid).children() if c.name() == "ssh"]
+            time.sleep(0.05)
+        assert children, "ssh did not start"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 128 + signal.SIGTERM
+        gone, alive = psutil.wait_procs(children, timeout=3)
+        for p in alive:
+            p.kill()
+        assert not alive, "ssh was left running"
+    finally:
+        proc.kill()
+        proc.wait()

@@ -2,7 +2,8 @@
 
 It is written into tmp_path and put first on PATH, so the backend's real subprocess path runs.
 Rules map npu-smi's arguments (fnmatch patterns over the joined argv) to what it should do:
-print a fixture file, sleep first, exit with a status, or print given text.
+print a fixture file, sleep first, exit with a status, print given text, or print the file
+forever (a tool gone wild). Each run appends its PID to pids.log (for the no-orphan tests).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ with open(os.path.join(here, "fake-npu-smi.json"), encoding="utf-8") as fh:
 argv = " ".join(sys.argv[1:])
 with open(os.path.join(here, "calls.log"), "a", encoding="utf-8") as fh:
     fh.write(argv + "\\n")
+with open(os.path.join(here, "pids.log"), "a", encoding="utf-8") as fh:
+    fh.write(str(os.getpid()) + "\\n")
 for pattern, act in rules:
     if fnmatch.fnmatchcase(argv, pattern):
         break
@@ -34,7 +37,10 @@ else:
 time.sleep(act.get("delay", 0))
 if "file" in act:
     with open(act["file"], "rb") as fh:
-        sys.stdout.buffer.write(fh.read())
+        data = fh.read()
+    sys.stdout.buffer.write(data)
+    while act.get("forever"):
+        sys.stdout.buffer.write(data)
 sys.stdout.write(act.get("stdout", ""))
 sys.stderr.write(act.get("stderr", ""))
 sys.stdout.flush()
@@ -51,7 +57,8 @@ class FakeNpuSmi:
         self.set([])
 
     def set(self, rules: list[tuple[str, dict]]) -> None:
-        """Rules: (pattern, action); action keys: file (fixture name), delay, rc, stdout, stderr."""
+        """Rules: (pattern, action); action keys: file (fixture name), delay, rc, stdout, stderr,
+        forever (print the file again and again)."""
         out = []
         for pattern, act in rules:
             act = dict(act)
@@ -61,6 +68,10 @@ class FakeNpuSmi:
         tmp = self.folder / "fake-npu-smi.json.tmp"
         tmp.write_text(json.dumps(out), encoding="utf-8")
         os.replace(tmp, self.folder / "fake-npu-smi.json")  # never half a file to the fake
+
+    def pids(self) -> list[int]:
+        log = self.folder / "pids.log"
+        return [int(p) for p in log.read_text().split()] if log.exists() else []
 
     def calls(self) -> list[str]:
         log = self.folder / "calls.log"

@@ -5,14 +5,19 @@ No other exception may escape a parser, and a parse error always names a real li
 
 from __future__ import annotations
 
+import re
+import time
 from collections.abc import Callable
+from dataclasses import fields
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from npu_smi_helpers import FIXTURES
 
 from gputop.backends.npu_smi import parse as P
 from gputop.backends.npu_smi.mapping import health_hints, table_devices
+from gputop.untrusted import number_ok
 
 PARSERS: dict[str, Callable[[str], object]] = {
     "info_": P.parse_table,
@@ -61,6 +66,10 @@ def check(parse: Callable[[str], object], text: str) -> None:
     if isinstance(result, P.NpuTable):
         # Whatever parses also maps to the model without error.
         devices = table_devices(result)
+        for dev in devices:  # and holds only numbers the model may hold
+            for f in fields(dev):
+                value = getattr(dev, f.name)
+                assert type(value) not in (int, float) or number_ok(value), (f.name, value)
         health_hints(devices, {d.index: c.health for d, c in zip(devices, result.chips,
                                                                     strict=True)})
 
@@ -123,3 +132,41 @@ def test_random_unicode_gives_only_typed_errors(parse: Callable[[str], object], 
 @given(st.sampled_from(SAMPLES), st.sampled_from(ALL_PARSERS))
 def test_every_sample_through_every_parser(sample: tuple[str, str], parse) -> None:
     check(parse, sample[1])
+
+
+# ------------------------------------------------------------------ very long lines, big numbers
+
+LONG = 40_000
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sample=st.sampled_from(SAMPLES), where=st.integers(0, 200), fill=TOKEN)
+def test_a_40k_character_line_parses_in_well_under_a_second(sample, where, fill) -> None:
+    """Every parser is linear: one line of a real sample (the header included) stretched to
+    40 k characters is parsed or refused in well under a second (parse_watch took 23 s)."""
+    name, text = sample
+    lines = text.splitlines()
+    k = where % len(lines)
+    lines[k] = lines[k] + fill * (LONG // max(1, len(fill)))
+    started = time.perf_counter()
+    check(parser_for(name), "\n".join(lines))
+    assert time.perf_counter() - started < 0.5
+
+
+@pytest.mark.parametrize("head", ["NpuID(Idx) " + "x" * LONG, "NpuID(Idx) " + "(" * LONG,
+                                  "NpuID(Idx) " + "Metric(%) " * (LONG // 10)],
+                         ids=["letters", "parentheses", "many-columns"])
+def test_parse_watch_long_headers(head) -> None:
+    started = time.perf_counter()
+    check(P.parse_watch, head + "\n0 1\n")
+    assert time.perf_counter() - started < 0.5
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sample=st.sampled_from(SAMPLES),
+       number=st.sampled_from(["9" * 400, "-" + "9" * 40, "1e400", "nan", "inf", "-0",
+                               "9" * 4400, "0x" + "f" * 4000]))
+def test_huge_and_non_finite_numbers_are_typed_errors_or_model_numbers(sample, number) -> None:
+    """Every number of a real sample replaced by a huge, negative or non-finite one."""
+    name, text = sample
+    check(parser_for(name), re.sub(r"\b\d+\b", number, text, count=3))

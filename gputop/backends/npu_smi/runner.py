@@ -1,18 +1,29 @@
-"""Running npu-smi: a subprocess per query, always with a timeout, failures as typed errors."""
+"""Running npu-smi: a subprocess per query, always with a timeout, failures as typed errors.
+
+Its output is untrusted and read in a bounded stream: past ``MAX_OUTPUT_BYTES`` the query's whole
+process group is killed and the run fails with :class:`NpuSmiOutputTooLarge`, so a tool that
+never stops printing costs a few MiB, not gigabytes. Every query runs in its own process group,
+which is killed on every way out of :meth:`Runner.run`: success aside, a timeout, too much
+output, ``close()`` from another thread, or an exception (a signal handler's included).
+"""
 
 from __future__ import annotations
 
 import os
+import selectors
 import shutil
 import signal
 import subprocess
 import threading
+import time
 
 from gputop.backends.base import BackendError, BackendUnavailable
 
 DEFAULT_TIMEOUT_S = 15.0  # a full `npu-smi info` on 8 NPUs can take several seconds
 TIMEOUT_ENV = "GPUTOP_NPU_SMI_TIMEOUT"
 MAX_OUTPUT_BYTES = 4 << 20  # far above any real table; a runaway tool must not eat memory
+MAX_STDERR_BYTES = 64 << 10  # kept for the error message; the rest is read and dropped
+READ_CHUNK = 64 << 10
 
 
 class NpuSmiError(BackendError):
@@ -25,6 +36,10 @@ class NpuSmiNotFound(BackendUnavailable):
 
 class NpuSmiTimeout(NpuSmiError):
     pass
+
+
+class NpuSmiOutputTooLarge(NpuSmiError):
+    """npu-smi printed more than any real output holds: it was stopped."""
 
 
 class NpuSmiExitError(NpuSmiError):
@@ -101,12 +116,21 @@ class Runner:
         with self._lock:
             self._active.add(proc)
         try:
-            out, err = proc.communicate(timeout=timeout)
+            out, err = _read_bounded(proc, time.monotonic() + timeout)
         except subprocess.TimeoutExpired:
             _kill(proc)
             raise NpuSmiTimeout(f"`{what}` did not answer within {timeout:g} s") from None
-        except ValueError:  # close() shut the pipes under us
+        except _TooMuch:
+            _kill(proc)
+            raise NpuSmiOutputTooLarge(
+                f"`{what}` printed more than {MAX_OUTPUT_BYTES >> 20} MiB, more than any real "
+                "output: stopped it") from None
+        except (ValueError, OSError):  # close() shut the pipes under us
+            _kill(proc)
             raise NpuSmiError("the npu-smi backend is closed") from None
+        except BaseException:  # a signal handler's exception, an interrupt: no orphan
+            _kill(proc)
+            raise
         finally:
             with self._lock:
                 self._active.discard(proc)
@@ -117,9 +141,43 @@ class Runner:
             raise NpuSmiExitError(
                 f"`{what}` exited with status {proc.returncode}: {detail}", proc.returncode
             )
-        if len(out) > MAX_OUTPUT_BYTES:
-            raise NpuSmiError(f"`{what}` printed {len(out)} bytes, more than any real output")
         return out.decode("utf-8", "replace")
+
+
+class _TooMuch(Exception):
+    pass
+
+
+def _read_bounded(proc: subprocess.Popen[bytes], deadline: float) -> tuple[bytes, bytes]:
+    """stdout and stderr until both close and the process exits, by ``deadline``
+    (TimeoutExpired), holding at most MAX_OUTPUT_BYTES of stdout (_TooMuch past it) and the
+    first MAX_STDERR_BYTES of stderr."""
+    assert proc.stdout is not None and proc.stderr is not None
+    out, err = bytearray(), bytearray()
+    bufs = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
+    with selectors.DefaultSelector() as sel:
+        for fd in bufs:
+            sel.register(fd, selectors.EVENT_READ)
+        while sel.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise subprocess.TimeoutExpired(proc.args, 0)
+            for key, _ in sel.select(left):
+                chunk = os.read(key.fd, READ_CHUNK)
+                if not chunk:
+                    sel.unregister(key.fd)
+                    continue
+                buf = bufs[key.fd]
+                if buf is out:
+                    out += chunk
+                    if len(out) > MAX_OUTPUT_BYTES:
+                        raise _TooMuch
+                elif len(err) < MAX_STDERR_BYTES:
+                    err += chunk[:MAX_STDERR_BYTES - len(err)]
+    proc.wait(max(0.0, deadline - time.monotonic()))
+    proc.stdout.close()
+    proc.stderr.close()
+    return bytes(out), bytes(err)
 
 
 def _kill(proc: subprocess.Popen[bytes], reap: bool = True) -> None:
@@ -132,8 +190,9 @@ def _kill(proc: subprocess.Popen[bytes], reap: bool = True) -> None:
     try:
         # A process stuck in the driver (uninterruptible sleep) may not die at once: give up on
         # it after a moment rather than hang the caller; its pipes are closed either way.
-        proc.communicate(timeout=1.0)
+        proc.wait(timeout=1.0)
     except subprocess.TimeoutExpired:
-        for pipe in (proc.stdout, proc.stderr):
-            if pipe is not None:
-                pipe.close()
+        pass
+    for pipe in (proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from gputop import clock_events
+from gputop import clock_events, jsonout
 from gputop.backends.base import (
     CAP_ENERGY,
     CAP_POWER_LIMIT,
@@ -230,7 +230,7 @@ class SimBackend(Backend):
         folder = os.path.dirname(os.path.abspath(path))
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".gputop-sim-")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1, sort_keys=True)
+            jsonout.dump(data, fh, indent=1, sort_keys=True)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)  # atomic: a reader never sees half a file

@@ -1,0 +1,33 @@
+"""Run `gputop ARGS` under a fresh parent that reports the peak RSS of its children.
+
+The parent's only child is gputop, so RUSAGE_CHILDREN's ru_maxrss is gputop's own peak (or that
+of a child of its, which rolls up when gputop reaps it). An address-space limit of 2 GiB is a belt:
+without the bounds under test, gputop would take gigabytes; it stops there instead.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LIMIT_AS = 2 << 30
+_PARENT = f"""
+import resource, subprocess, sys
+limit = lambda: resource.setrlimit(resource.RLIMIT_AS, ({LIMIT_AS}, {LIMIT_AS}))
+proc = subprocess.run(sys.argv[1:], capture_output=True, text=True, preexec_fn=limit)
+sys.stdout.write(proc.stderr)
+print(proc.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+
+
+def peak_run(*args: str, env: dict[str, str] | None = None) -> tuple[int, int, str]:
+    """(exit status, peak RSS in KiB, stderr) of `gputop ARGS`."""
+    proc = subprocess.run([sys.executable, "-c", _PARENT, sys.executable, "-m", "gputop", *args],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          env={**os.environ, **(env or {})})
+    *stderr, last = proc.stdout.splitlines()
+    code, peak = map(int, last.split())
+    return code, peak, "\n".join(stderr)
