@@ -11,24 +11,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gputop.cluster.ssh_options import shown, validate_ssh_args
 from gputop.errors import UsageError
 
 MAX_HOST_LEN = 255
 MAX_HOSTS = 4096
+MAX_COMMAND_LEN = 8192
 
 # An ssh destination: [user@]host, an alias, an IPv4/IPv6 address ([::1] or fe80::1%eth0), or an
 # ssh:// URI. No whitespace, quotes, shell syntax or control characters: no host name has them.
 _HOST_RE = re.compile(r"^(ssh://)?[A-Za-z0-9_\[][A-Za-z0-9_.@:%\[\]+-]*$")
-# ssh options in a hosts file: option syntax (-p, -oKey=value, -J jump) without spaces or shell
-# syntax. Paths may hold '/' and '~'; ',' separates jump hosts.
-_ARG_RE = re.compile(r"^[A-Za-z0-9_.@:%=,/~+\[\]-]+$")
-# ssh flags that take a value in the next argument (from ssh(1)'s synopsis).
-_FLAGS_WITH_VALUE = frozenset("BbcDEeFIiJLlmOoPpQRSWw")
-# Options that make the *local* ssh run commands: a hosts file is data, not a script.
-_LOCAL_COMMAND_OPTIONS = ("proxycommand", "localcommand", "permitlocalcommand",
-                          "knownhostscommand", "remotecommand")
-
-
 @dataclass(frozen=True)
 class HostSpec:
     """One node: the ssh destination (or alias) and what to run there."""
@@ -42,40 +34,13 @@ def validate_host(name: object, where: str = "host") -> str:
     """Return ``name`` if it is a plausible ssh destination; raise UsageError otherwise."""
     if not isinstance(name, str) or not name:
         raise UsageError(f"{where}: empty or non-text host name")
-    shown = name if name.isprintable() and len(name) <= 80 else repr(name[:80])
     if name.startswith("-"):
-        raise UsageError(f"{where}: refusing host name {shown!r}: it starts with '-' "
+        raise UsageError(f"{where}: refusing host name {shown(name)}: it starts with '-' "
                          "(ssh would read it as an option)")
-    if len(name) > MAX_HOST_LEN or not _HOST_RE.match(name):
-        raise UsageError(f"{where}: refusing host name {shown!r}: it holds characters no host "
-                         "name has")
+    if len(name) > MAX_HOST_LEN or not _HOST_RE.fullmatch(name):
+        raise UsageError(f"{where}: refusing host name {shown(name)}: it holds characters no "
+                         "host name has")
     return name
-
-
-def validate_ssh_args(args: object, where: str = "ssh_args") -> tuple[str, ...]:
-    """``ssh_args`` must be a list of options (and their values), nothing that runs commands."""
-    if not isinstance(args, (list, tuple)) or not all(isinstance(a, str) for a in args):
-        raise UsageError(f"{where}: must be a list of strings")
-    expect_value = False
-    for arg in args:
-        shown = arg if arg.isprintable() and len(arg) <= 80 else repr(arg[:80])
-        if not arg or len(arg) > 1024 or not _ARG_RE.match(arg):
-            raise UsageError(f"{where}: refusing {shown!r}: it holds characters an ssh option "
-                             "does not need (spaces, quotes or shell syntax)")
-        if expect_value:
-            expect_value = False
-        elif arg.startswith("-") and len(arg) >= 2 and arg != "--":
-            flag = arg[1]
-            expect_value = flag in _FLAGS_WITH_VALUE and len(arg) == 2
-        else:
-            raise UsageError(f"{where}: refusing {shown!r}: only ssh options belong here "
-                             "(the destination is the host's name)")
-        if any(opt in arg.lower() for opt in _LOCAL_COMMAND_OPTIONS):
-            raise UsageError(f"{where}: refusing {shown!r}: options that run local commands "
-                             "belong in your ssh config, not in a hosts file")
-    if expect_value:
-        raise UsageError(f"{where}: {args[-1]!r} needs a value")
-    return tuple(args)
 
 
 def hosts_from_names(names: Iterable[str]) -> list[HostSpec]:
@@ -110,7 +75,7 @@ def load_hosts_file(path: str | Path) -> list[HostSpec]:
             raise UsageError(f"{where}: not a table")
         unknown = set(table) - {"name", "remote_command", "ssh_args"}
         if unknown:
-            raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+            raise UsageError(f"{where}: unknown key(s) {', '.join(shown(k) for k in sorted(unknown))}")
         name = validate_host(table.get("name"), where)
         command = table.get("remote_command")
         if command is not None:
@@ -122,11 +87,16 @@ def load_hosts_file(path: str | Path) -> list[HostSpec]:
 
 def validate_remote_command(command: object, where: str = "remote command") -> str:
     """A user-written remote command runs in the remote shell, as with `ssh HOST CMD`; it must be
-    a non-empty single-line string (a newline would end the command early on some shells)."""
+    a non-empty single line of printable text (a newline would end the command early on some
+    shells; a NUL cannot be passed to ssh at all; other control characters hide what runs)."""
     if not isinstance(command, str) or not command.strip():
         raise UsageError(f"{where}: must be a non-empty string")
     if any(c in command for c in "\n\r\0"):
         raise UsageError(f"{where}: must be a single line")
+    if len(command) > MAX_COMMAND_LEN:
+        raise UsageError(f"{where}: {len(command)} characters; at most {MAX_COMMAND_LEN}")
+    if not command.replace("\t", " ").isprintable():
+        raise UsageError(f"{where}: refusing {shown(command)}: it holds control characters")
     return command
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from gputop.cluster.hosts import HostSpec, validate_host, validate_ssh_args
+from gputop.cluster.hosts import HostSpec, validate_host
+from gputop.cluster.ssh_options import validate_ssh_args
 
 SSH = "ssh"
 DEFAULT_CONNECT_TIMEOUT_S = 10
@@ -94,7 +95,6 @@ def ssh_argv(
     alive_interval: int = SERVER_ALIVE_INTERVAL_S,
     alive_count: int = SERVER_ALIVE_COUNT_MAX,
     ssh: str = SSH,
-    extra: Sequence[str] = (),
 ) -> list[str]:
     """The argv of one long-lived ssh session. Host keys are checked as the user's config says:
     this never weakens StrictHostKeyChecking."""
@@ -108,7 +108,6 @@ def ssh_argv(
             "-o", f"ServerAliveCountMax={alive_count}"]
     if ssh_config is not None:
         argv += ["-F", ssh_config]
-    argv += list(extra)
     argv += list(spec.ssh_args)
     argv += ["--", spec.name, command]
     return argv

@@ -53,7 +53,6 @@ class Cluster:
         *,
         ssh_config: str | None = None,
         ssh: str = remote.SSH,
-        ssh_extra: Sequence[str] = (),
         max_opening: int = DEFAULT_MAX_OPENING,
         max_line: int = DEFAULT_MAX_LINE,
         on_change: Callable[[], None] | None = None,
@@ -62,7 +61,6 @@ class Cluster:
         self.policy = policy or Policy()
         self.ssh_config = ssh_config
         self.ssh = ssh
-        self.ssh_extra = tuple(ssh_extra)
         self.max_opening = max(1, max_opening)
         self.max_line = max_line
         self.on_change = on_change
@@ -193,8 +191,7 @@ class Cluster:
 
     def _spawn(self, node: Node, now: float) -> None:
         argv = remote.ssh_argv(node.spec, node.command(), ssh_config=self.ssh_config,
-                               connect_timeout=self.policy.connect_timeout, ssh=self.ssh,
-                               extra=self.ssh_extra)
+                               connect_timeout=self.policy.connect_timeout, ssh=self.ssh)
         node.session_started(now)
         try:
             # A new session: the terminal's Ctrl-C reaches the viewer, never the ssh clients.

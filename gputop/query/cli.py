@@ -142,7 +142,7 @@ def run_query(args: argparse.Namespace, query: str, fields, header: bool, units:
         sink = FileSink(args.filename) if args.filename else StreamSink(sys.stdout)
         try:
             if header:
-                sink.write(header_line(fields))
+                sink.write_header(header_line(fields))
             logger = QueryLogger(backend, query, fields, units, devices, len(info.devices), sink)
             if getattr(backend, "player", None) is not None:
                 logger.replay(interval)

@@ -36,7 +36,8 @@ class Recorder:
 
     ``fields``: nvidia-smi field names or aliases, or a comma-separated string. Raises
     GputopError for an unknown field or a path that cannot be written; :meth:`write` raises
-    LogWriteError (a GputopError) if the disk fills, after which the recorder is closed.
+    LogWriteError (a GputopError) if the disk fills, after which the recorder is closed and the
+    file ends with its last whole sample (the error says how many rows it holds).
     """
 
     def __init__(self, path: str, fields: Sequence[str] | str = DEFAULT_FIELDS,
@@ -52,17 +53,20 @@ class Recorder:
         self.started = time.time()
         self._sink: FileSink | None = FileSink(path)
         if header:
-            self._write(header_line(self.fields))
+            self._write(header_line(self.fields), header=True)
 
     @property
     def closed(self) -> bool:
         return self._sink is None
 
-    def _write(self, text: str) -> None:
+    def _write(self, text: str, header: bool = False) -> None:
         if self._sink is None:
             raise LogWriteError(f"recording to {self.path} is closed")
         try:
-            self._sink.write(text)
+            if header:
+                self._sink.write_header(text)
+            else:
+                self._sink.write(text)
         except LogWriteError:
             self.close()
             raise

@@ -63,6 +63,7 @@ class Lab:
     known_hosts: Path
     changed_known_hosts: Path
     blackhole: socket.socket
+    identity: Path  # the client key every server authorizes
 
     def command(self, alias: str) -> str | None:
         return AGENT_ALIASES[alias]
@@ -133,7 +134,7 @@ def build_lab(tmp: Path) -> Lab:
             alias.port = npu_port
         aliases.append(alias)
     config = write_ssh_config(tmp / "ssh_config", aliases)
-    return Lab(tmp, main, killable, config, known, changed, hole)
+    return Lab(tmp, main, killable, config, known, changed, hole, client)
 
 
 def close_lab(lab: Lab) -> None:

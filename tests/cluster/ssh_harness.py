@@ -160,7 +160,7 @@ def write_ssh_config(path: Path, aliases: list[Alias]) -> Path:
             f"Host {a.name}",
             "  HostName 127.0.0.1",
             f"  Port {a.port or a.server.port}",
-            f"  User {os.environ.get('USER') or _user()}",
+            f"  User {login_name()}",
             f"  IdentityFile {a.identity}",
             "  IdentitiesOnly yes",
             f"  UserKnownHostsFile {a.known_hosts}",
@@ -173,10 +173,26 @@ def write_ssh_config(path: Path, aliases: list[Alias]) -> Path:
     return path
 
 
-def _user() -> str:
+def write_bare_ssh_config(path: Path, known_hosts: Path) -> Path:
+    """A client config that checks host keys against ``known_hosts`` and says nothing else: the
+    port, key and login name must come from the command line (a hosts file's ``ssh_args``)."""
+    path.write_text("\n".join([
+        "Host *",
+        f"  UserKnownHostsFile {known_hosts}",
+        "  GlobalKnownHostsFile /dev/null",
+        "  StrictHostKeyChecking yes",
+        "  IdentitiesOnly yes",
+        "  ControlMaster no",
+        "  LogLevel ERROR",
+        "",
+    ]))
+    return path
+
+
+def login_name() -> str:
     import pwd
 
-    return pwd.getpwuid(os.getuid()).pw_name
+    return os.environ.get("USER") or pwd.getpwuid(os.getuid()).pw_name
 
 
 def agent_command(scenario: str, interval: float = 1.0, seed: int = 0,
@@ -194,16 +210,18 @@ def python_command(script: Path, *args: str) -> str:
             + " ".join(shlex.quote(a) for a in argv))
 
 
-def toml_hosts(path: Path, hosts: list[tuple[str, str | None]]) -> Path:
-    """A hosts file: (name, remote_command or None)."""
+def toml_hosts(path: Path, hosts: list[tuple]) -> Path:
+    """A hosts file: (name, remote_command or None[, ssh_args])."""
     import json
 
     out = []
-    for name, command in hosts:
+    for name, command, *ssh_args in hosts:
         out.append("[[host]]")
         out.append(f"name = {json.dumps(name)}")
         if command is not None:
             out.append(f"remote_command = {json.dumps(command)}")
+        if ssh_args:
+            out.append(f"ssh_args = {json.dumps(ssh_args[0])}")
         out.append("")
     path.write_text("\n".join(out))
     return path

@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 
 from cluster_lab import INTERVAL, Lab, lab_fixture  # noqa: F401 - the `lab` fixture
-from ssh_harness import toml_hosts
+from ssh_harness import login_name, toml_hosts, write_bare_ssh_config
 
 from gputop.cluster import states
 from gputop.cluster.hosts import HostSpec
@@ -198,6 +198,69 @@ def test_injection_host_name_creates_nothing(lab: Lab, tmp_path: Path):
     argv[argv.index("--") + 1] = evil
     subprocess.run(argv, capture_output=True, timeout=20, stdin=subprocess.DEVNULL)
     assert not marker.exists()
+
+
+def _direct_args(lab: Lab) -> list[str]:
+    """What reaches the lab's sshd with the bare config: port, key and login from ssh_args."""
+    return ["-p", str(lab.main.port), "-i", str(lab.identity), "-l", login_name()]
+
+
+def test_hosts_file_ssh_args_that_run_or_write_something_are_refused(lab: Lab, tmp_path: Path):
+    bare = write_bare_ssh_config(tmp_path / "bare_config", lab.known_hosts)
+    marker = tmp_path / "marker"
+    evil_config = tmp_path / "evil_config"
+    evil_config.write_text(f"Host *\n  ProxyCommand touch {marker}\n")
+    log = tmp_path / "ssh.log"
+    known = tmp_path / "new_known_hosts"
+    cases = [
+        ([f"-F{evil_config}"], f"-F{evil_config}"),
+        (["-F", str(evil_config)], "'-F'"),
+        ([f"-E{log}"], f"-E{log}"),
+        ([f"-oProxyCommand=touch {marker}"], "-oProxyCommand"),
+        (["-o", f"LocalCommand=touch {marker}", "-o", "PermitLocalCommand=yes"],
+         "-o LocalCommand"),
+        ([f"-oKnownHostsCommand=/usr/bin/touch {marker}"], "-oKnownHostsCommand"),
+        (["-o", "StrictHostKeyChecking=accept-new", "-o", f"UserKnownHostsFile={known}"],
+         "StrictHostKeyChecking=accept-new"),
+        ([f"-oUserKnownHostsFile={known}"], "-oUserKnownHostsFile"),
+    ]
+    for evil, named in cases:
+        hosts = toml_hosts(tmp_path / "hosts.toml",
+                           [("127.0.0.1", lab.command("node-b"), _direct_args(lab) + evil)])
+        proc = run_cli("cluster", "--hosts", str(hosts), "--ssh-config", str(bare), "--once",
+                       "--json", "--connect-timeout", "3", "--timeout", "15")
+        assert proc.returncode == 2, (evil, proc.stdout, proc.stderr)
+        assert proc.stdout == "" and proc.stderr.count("\n") == 1, proc.stderr
+        assert proc.stderr.startswith(f"gputop: {hosts}: host #1 (127.0.0.1) ssh_args: refusing")
+        assert named in proc.stderr, proc.stderr
+        for path in (marker, log, known):
+            assert not path.exists(), (evil, path)
+
+
+def test_hosts_file_allowed_ssh_args_reach_the_server(lab: Lab, tmp_path: Path):
+    bare = write_bare_ssh_config(tmp_path / "bare_config", lab.known_hosts)
+    port, key, user = str(lab.main.port), str(lab.identity), login_name()
+    hosts = toml_hosts(tmp_path / "hosts.toml", [
+        ("127.0.0.1", lab.command("node-b"), _direct_args(lab) + ["-o", "ConnectTimeout=5"]),
+        (f"{user}@127.0.0.1", lab.command("node-b"),
+         [f"-p{port}", f"-i{key}", "-oConnectTimeout=5", "-o", "ServerAliveInterval 5",
+          "-4", "-C", "-o", "StrictHostKeyChecking=yes", "-o IdentitiesOnly=yes"]),
+        ("ssh://127.0.0.1", lab.command("node-b"),
+         ["-o", f"Port={port}", "-o", f"IdentityFile={key}", "-o", f"user={user}"]),
+    ])
+    proc = run_cli("cluster", "--hosts", str(hosts), "--ssh-config", str(bare), "--once",
+                   "--json", "--connect-timeout", "5")
+    assert proc.returncode == 0, proc.stderr
+    nodes = json.loads(proc.stdout)["nodes"]
+    assert [(n["host"], n["state"], n["mode"]) for n in nodes] == [
+        ("127.0.0.1", "ok", "agent"), (f"{user}@127.0.0.1", "ok", "agent"),
+        ("ssh://127.0.0.1", "ok", "agent")]
+    # Without them the bare config reaches nothing: the options did the work.
+    hosts = toml_hosts(tmp_path / "hosts.toml", [("127.0.0.1", lab.command("node-b"))])
+    proc = run_cli("cluster", "--hosts", str(hosts), "--ssh-config", str(bare), "--once",
+                   "--json", "--connect-timeout", "3")
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout)["nodes"][0]["state"] == "unreachable"
 
 
 def test_cli_hosts_on_the_command_line_with_remote_command_and_text_output(lab: Lab):
