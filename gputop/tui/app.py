@@ -24,10 +24,12 @@ from textual.screen import Screen
 from textual.theme import Theme
 from textual.widgets import Footer, Input
 
+from gputop import budget
 from gputop.backends.base import Backend
 from gputop.errors import UsageError
 from gputop.model import Snapshot
 from gputop.sampler import Sampler
+from gputop.tui.dashboard import WANTS as DASHBOARD_WANTS
 from gputop.tui.dashboard import DashboardView
 from gputop.tui.header import Header
 from gputop.tui.processes import COLUMNS, ProcessTable, ProcRow
@@ -41,9 +43,10 @@ SIGNAL_ACTIONS = {"signal"}
 
 
 class SampleReady(Message):
-    def __init__(self, snapshot: Snapshot) -> None:
+    def __init__(self, snapshot: Snapshot, wants=None) -> None:
         super().__init__()
         self.snapshot = snapshot
+        self.wants = wants  # what the tick read (gputop.budget; None: everything)
 
 
 class SampleFailed(Message):
@@ -173,6 +176,7 @@ class GputopApp(App[int]):
             analyze = default_analyzer()
         self.sampler = sampler or Sampler(backend, interval=interval, devices=devices,
                                           analyze=analyze)
+        self.sampler.want("dashboard", DASHBOARD_WANTS)
         self.snapshot: Snapshot | None = None
         self.recorder = None
         self.record_fields = record_fields  # None: the recorder's default set
@@ -260,7 +264,7 @@ class GputopApp(App[int]):
 
     # ------------------------------------------------------------------ samples
     def _sample_from_thread(self, snap: Snapshot) -> None:
-        self.post_message(SampleReady(snap))
+        self.post_message(SampleReady(snap, self.sampler.latest_wants))
 
     def _error_from_thread(self, exc: BaseException) -> None:
         self.post_message(SampleFailed(exc))
@@ -269,16 +273,17 @@ class GputopApp(App[int]):
         if self._exit_renderables or not self.is_running or not self.screen_stack:
             return
         try:
-            self.show_snapshot(message.snapshot)
+            self.show_snapshot(message.snapshot, message.wants)
         except NoMatches:  # a sample that arrives while the app shuts down
             pass
 
-    def show_snapshot(self, snap: Snapshot) -> None:
-        """Put one snapshot on screen (the sampler's messages and tests come through here)."""
+    def show_snapshot(self, snap: Snapshot, wants=None) -> None:
+        """Put one snapshot on screen (the sampler's messages and tests come through here).
+        ``wants``: what its tick read; a recording takes only samples holding all its fields."""
         self.snapshot = snap
         self.last_sample_mono = time.monotonic()
         self.dashboard.update(snap, now=snap.time)
-        if self.recorder is not None:
+        if self.recorder is not None and budget.covers(wants, self.recorder.wants):
             try:
                 # nvidia-smi's `count` is the node's GPUs, also when -i picked fewer
                 self.recorder.write(snap, len(self.backend.info().devices))
@@ -506,6 +511,7 @@ class GputopApp(App[int]):
             self.notify(f"cannot record to {path}: {exc}", severity="error")
             return
         self.record_path, self.record_samples = path, 0
+        self.sampler.want("recording", self.recorder.wants)
         self.header.set(recording=self._recording_text())
         self.notify(f"recording to {path}", timeout=3)
 
@@ -520,6 +526,7 @@ class GputopApp(App[int]):
         if not quiet:
             self.notify(f"recorded {self.record_samples} samples to {self.record_path}", timeout=4)
         self.recorder = None
+        self.sampler.unwant("recording")
         if self.is_running:
             self.header.set(recording=None)
 

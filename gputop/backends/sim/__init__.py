@@ -13,7 +13,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from gputop import clock_events
+from gputop import budget, clock_events
 from gputop.backends.base import (
     CAP_ENERGY,
     CAP_POWER_LIMIT,
@@ -29,6 +29,7 @@ from gputop.backends.base import (
 from gputop.backends.sim import physics
 from gputop.backends.sim.clock import SimClock
 from gputop.backends.sim.scenario import Job, Scenario, load
+from gputop.budget import EVERYTHING, Wants
 from gputop.model import Device, DeviceInfo, NodeInfo, Process, Saturation, Snapshot
 
 DRIVER_VERSION = "580.95.05"
@@ -282,13 +283,15 @@ class SimBackend(Backend):
             th.time = t
 
     # ------------------------------------------------------------------ sampling
-    def sample(self, devices: Sequence[int] | None = None, *, detail: bool = True) -> Snapshot:
+    def sample(self, devices: Sequence[int] | None = None, *,
+               wants: Wants | None = EVERYTHING) -> Snapshot:
         info = self.info()
         t = self.clock.monotonic()
         with self._lock:
             self._read_state()
             self._advance(t)
             wanted = range(len(info.devices)) if devices is None else devices
+            detail = budget.wanted(wants, "processes") or budget.wanted(wants, "saturation")
             devs = tuple(self._device(info.devices[i], t, detail) for i in wanted)
         return Snapshot(
             host=info.host,
