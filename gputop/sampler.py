@@ -169,10 +169,17 @@ class Sampler:
         return self.latest
 
     # -- background thread
-    def start(self) -> None:
+    def start(self, first: Snapshot | None = None) -> None:
+        """Sample on a background thread; ``first``: a sample the consumer already took just
+        now (the dashboard's first frame), kept as this schedule's tick 0 instead of reading
+        the device again."""
         if self._thread is not None:
             return
-        self._thread = threading.Thread(target=self._run, name="gputop-sampler", daemon=True)
+        if first is not None:
+            self.history.append(first)
+            self.latest = first
+        self._thread = threading.Thread(target=self._run, args=(first is not None,),
+                                        name="gputop-sampler", daemon=True)
         self._thread.start()
 
     def stop(self, timeout: float = 2.0) -> None:
@@ -182,13 +189,15 @@ class Sampler:
             self._thread.join(timeout)
             self._thread = None
 
-    def _run(self) -> None:
+    def _run(self, first_taken: bool = False) -> None:
         clock = self.backend.clock
         start = clock.monotonic()
         interval = self.interval
         k = 0
         while not self._stop.is_set():
-            if not self._paused.is_set():
+            if first_taken:
+                first_taken = False
+            elif not self._paused.is_set():
                 self.tick()
             now = clock.monotonic()
             if self.interval != interval:  # re-anchor the schedule on an interval change

@@ -12,23 +12,12 @@ import math
 from textual.app import ComposeResult
 from textual.widget import Widget
 
-from gputop import budget
 from gputop.model import Snapshot
 from gputop.tui.gpu import CARD_HEIGHT, CARD_MIN_WIDTH, HALF_LINE_MIN, GpuCard, GpuPanel
 from gputop.tui.plot import HistoryPlot
 from gputop.tui.processes import ProcessTable
+from gputop.tui.wants import DASHBOARD as WANTS  # noqa: F401 - what it reads
 
-# What the dashboard reads from each tick (gputop.budget): its cards, history plot, process table
-# and hints. Nothing else is asked of the device; other screens add what they show while open.
-WANTS = {
-    **budget.wants("utilization_gpu_pct", "memory_used_mib", "power_draw_w", "power_limit_w",
-                   "clock_sm_mhz", "clock_event_reasons", "processes"),
-    # Slow by nature (thermal mass, fan ramps): a reading a few seconds old says the same.
-    **budget.wants("temperature_c", "fan_pct", "pstate", every=5.0),
-    # GPM, for the underfilled / memory-bound hints over a 60 s window; the saturation panel
-    # asks for it on every tick while it is open.
-    **budget.wants("saturation", every=5.0),
-}
 TABLE_MIN_ROWS = 8  # header + 7 processes: below this the process table is not worth showing
 PLOT_HEIGHT = 12
 

@@ -842,3 +842,21 @@ async def test_a_real_log_replays_in_the_dashboard_with_pause_step_seek_and_spee
         assert app.header.state.replay.startswith("⏸ 0:")  # paused, and where
         assert app.header.state.replay.endswith(" x2")
         assert "▶" not in "\n".join(visible_lines(app))[:120]
+
+
+async def test_the_dashboard_reads_its_own_wants_and_open_screens_add_theirs():
+    from gputop.tui.wants import DASHBOARD
+
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.sampler.wants == DASHBOARD
+        await pilot.press("s")
+        await settle(pilot)
+        assert app.sampler.wants["saturation"] == 0.0  # GPM on every tick while it is open
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.sampler.wants == DASHBOARD
+        await pilot.press("a")
+        await settle(pilot)
+        assert app.sampler.wants is None  # the advisor reads power and energy: everything
