@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 import threading
 from collections.abc import Sequence
@@ -444,12 +445,15 @@ class SimBackend(Backend):
                     command += f" --local_rank={rank}"
                 if n > 1:
                     command += f" --worker={k}"
+                # one string per process for the whole run, not one per sample: the history
+                # holds 600 samples (a minute at -interval 0.1), each with every process
+                command = sys.intern(command)
                 cpu = 0.0 if job.idle else job.cpu_pct * self._noise(i, t, 40 + k, 0.1)
                 procs.append(
                     Process(
                         pid=pid,
                         user=job.user,
-                        name=os.path.basename(command.split()[0]),
+                        name=sys.intern(os.path.basename(command.split()[0])),
                         command=command,
                         gpu_memory_mib=round(memory),
                         sm_pct=0.0 if job.idle else round(100 * busy / n),
