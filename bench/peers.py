@@ -38,8 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import cfake  # noqa: E402
-
-CLK_TCK = os.sysconf("SC_CLK_TCK")
+from tui import CLK_TCK, cpu_ticks  # noqa: E402 - bench/tui.py, beside this script
 
 
 def tools(python: str, peers_bin: Path, interval: str) -> dict[str, tuple[list[str], str, str]]:
@@ -63,12 +62,6 @@ def peers_venv(given: str | None, work: Path) -> Path:
     subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "nvitop", "gpustat"], check=True,
                    stderr=subprocess.DEVNULL)
     return venv / "bin"
-
-
-def cpu_ticks(pid: int) -> int:
-    with open(f"/proc/{pid}/stat") as fh:
-        fields = fh.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
 
 
 def rss_mb(pid: int) -> float:
