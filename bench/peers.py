@@ -16,7 +16,7 @@ Figures are min / median / max over --repeats, and the ratio of gputop's median 
 peer's median measured in the same run. NVML costs ~1 µs on the fake; on a real driver add
 calls/s x the per-call cost (``--delay-us`` models that: FAKENVML_CALL_DELAY_US).
 
-    python bench/peers.py                       # the full run (~9 min on 2 cores)
+    python bench/peers.py                       # the full run (~8 min on 2 cores)
     python bench/peers.py --quick               # 8x32 only, 1 repeat of 4 s: a smoke test
     python bench/peers.py --configs 8x32,8x256 --repeats 5 --seconds 20
 """
@@ -125,6 +125,28 @@ def measure(tmux: Tmux, command: list[str], quit_key: str, row: str, env: dict[s
             "calls": calls / lifetime if calls else float("nan"), "first": first}
 
 
+def one_shots(python: str, peers_bin: Path, env: dict[str, str], runs: int, work: Path) -> None:
+    """A whole one-shot process each: wall time and NVML calls (``snapshot --json`` reads every
+    field, as a script would want; ``nvitop -1`` and ``gpustat --json`` print less)."""
+    commands = {"gputop snapshot --json": [python, "-m", "gputop", "snapshot", "--json",
+                                           "--backend", "nvml"],
+                "nvitop -1": [str(peers_bin / "nvitop"), "-1"],
+                "gpustat --json": [str(peers_bin / "gpustat"), "--json"]}
+    walls: dict[str, list[float]] = {n: [] for n in commands}
+    calls: dict[str, int] = {}
+    for _ in range(runs):
+        for name, command in commands.items():
+            trace = work / f"trace-{time.monotonic_ns()}"
+            start = time.perf_counter()
+            subprocess.run(command, env=dict(os.environ, **env, FAKENVML_TRACE=str(trace)),
+                           cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+            walls[name].append(time.perf_counter() - start)
+            calls[name] = sum(cfake.read_trace(trace).values())
+    print("  one-shot        " + "".join(f"{n:>26}" for n in commands))
+    print("  wall s          " + "".join(f"{spread(w):>26}" for w in walls.values()))
+    print("  NVML calls      " + "".join(f"{calls[n]:>26}" for n in commands))
+
+
 def spread(values: list[float]) -> str:
     return f"{min(values):.2f} / {statistics.median(values):.2f} / {max(values):.2f}"
 
@@ -149,12 +171,14 @@ def main() -> int:
     ap.add_argument("--configs", default="8x32,8x256,16x128,8x32@30",
                     help="GPUSxPROCESSES, comma separated; @US adds FAKENVML_CALL_DELAY_US")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--seconds", type=float, default=10.0, help="CPU measuring window")
+    ap.add_argument("--seconds", type=float, default=8.0, help="CPU measuring window")
     ap.add_argument("--warmup", type=float, default=3.0, help="seconds after launch first")
     ap.add_argument("--size", default="120x40")
     ap.add_argument("--interval", default="1")
     ap.add_argument("--peers-venv", help="a venv that has nvitop and gpustat (else a fresh one)")
     ap.add_argument("--quick", action="store_true", help="8x32, 1 repeat, 4 s")
+    ap.add_argument("--no-one-shot", action="store_true",
+                    help="skip snapshot --json / nvitop -1 / gpustat --json")
     args = ap.parse_args()
     if args.quick:
         args.configs, args.repeats, args.seconds, args.warmup = "8x32", 1, 4.0, 2.0
@@ -191,9 +215,11 @@ def main() -> int:
                         for name, (command, key, row) in commands.items():
                             results[name].append(measure(tmux, command, key, row, env, size,
                                                          args.warmup, args.seconds, work))
-                title = f"{gpus} GPUs x {procs} processes" + (
-                    f", FAKENVML_CALL_DELAY_US={delay}" if delay else "")
-                report(title, results)
+                    title = f"{gpus} GPUs x {procs} processes" + (
+                        f", FAKENVML_CALL_DELAY_US={delay}" if delay else "")
+                    report(title, results)
+                    if not args.no_one_shot:
+                        one_shots(sys.executable, bin_, env, args.repeats, work)
                 sys.stdout.flush()
         finally:
             tmux.kill_server()
