@@ -80,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         run = getattr(args, "_run", None)
         if run is None:
-            from gputop.tui.app import run_dashboard
+            from gputop.tui.launch import run_dashboard
 
             return run_dashboard(args)
         return run(args)

@@ -7,10 +7,12 @@ bunched, so a slow backend lowers the rate instead of bursting afterwards.
 
 from __future__ import annotations
 
+import inspect
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 
+from gputop import budget
 from gputop.backends.base import Backend
 from gputop.model import Hint, Snapshot
 
@@ -88,6 +90,24 @@ class Sampler:
         self._thread: threading.Thread | None = None
         self._paused = threading.Event()
         self._wake = threading.Event()
+        self._wants: dict[str, budget.Wants | None] = {}
+        # A backend whose sample() takes no budget (a test double) reads everything.
+        self._budgeted = "wants" in inspect.signature(backend.sample).parameters
+        self.wants: budget.Wants | None = budget.EVERYTHING
+        self.latest_wants: budget.Wants | None = budget.EVERYTHING
+
+    # -- the call budget
+    def want(self, consumer: str, wants: budget.Wants | None) -> None:
+        """``consumer`` reads these attributes (gputop.budget) from each tick from now on,
+        replacing what it declared before. While no consumer has declared anything, every
+        tick reads everything."""
+        self._wants[consumer] = wants
+        self.wants = budget.merge(self._wants.values())
+
+    def unwant(self, consumer: str) -> None:
+        """``consumer`` stopped reading (a screen closed, a recording ended)."""
+        self._wants.pop(consumer, None)
+        self.wants = budget.merge(self._wants.values())
 
     # -- consumers
     def subscribe(self, listener: Listener, on_error: ErrorListener | None = None) -> None:
@@ -115,7 +135,9 @@ class Sampler:
     # -- one tick, on whatever thread calls it
     def tick(self) -> Snapshot | None:
         try:
-            snap = self.backend.sample(self.devices)
+            wants = self.wants if self._budgeted else budget.EVERYTHING
+            snap = (self.backend.sample(self.devices) if wants is budget.EVERYTHING
+                    else self.backend.sample(self.devices, wants=wants))
         except Exception as exc:  # a backend failure must never kill the sampler
             self.last_error = exc
             for on_error in self._error_listeners:
@@ -127,6 +149,7 @@ class Sampler:
             # A backend's own hints (npu-smi's health) come first, the analyses' after them.
             snap = snap.with_hints(tuple(snap.hints) + tuple(self.analyze(self.history.snapshots())))
         self.latest = snap
+        self.latest_wants = wants  # what that tick read: a listener may check it covers its own
         for listener in self._listeners:
             listener(snap)
         return snap
@@ -146,10 +169,17 @@ class Sampler:
         return self.latest
 
     # -- background thread
-    def start(self) -> None:
+    def start(self, first: Snapshot | None = None) -> None:
+        """Sample on a background thread; ``first``: a sample the consumer already took just
+        now (the dashboard's first frame), kept as this schedule's tick 0 instead of reading
+        the device again."""
         if self._thread is not None:
             return
-        self._thread = threading.Thread(target=self._run, name="gputop-sampler", daemon=True)
+        if first is not None:
+            self.history.append(first)
+            self.latest = first
+        self._thread = threading.Thread(target=self._run, args=(first is not None,),
+                                        name="gputop-sampler", daemon=True)
         self._thread.start()
 
     def stop(self, timeout: float = 2.0) -> None:
@@ -159,13 +189,15 @@ class Sampler:
             self._thread.join(timeout)
             self._thread = None
 
-    def _run(self) -> None:
+    def _run(self, first_taken: bool = False) -> None:
         clock = self.backend.clock
         start = clock.monotonic()
         interval = self.interval
         k = 0
         while not self._stop.is_set():
-            if not self._paused.is_set():
+            if first_taken:
+                first_taken = False
+            elif not self._paused.is_set():
                 self.tick()
             now = clock.monotonic()
             if self.interval != interval:  # re-anchor the schedule on an interval change

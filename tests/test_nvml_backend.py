@@ -23,7 +23,7 @@ from fake_pynvml import (
     node,
 )
 
-from gputop import clock_events
+from gputop import budget, clock_events
 from gputop.backends.base import (
     BackendError,
     BackendOptions,
@@ -166,13 +166,15 @@ def test_a_subset_of_devices_is_sampled_alone(h100_node) -> None:
 
 # ---------------------------------------------------------------------------- least work
 
-def test_without_detail_no_process_or_gpm_call_is_made_and_the_counters_are_the_same(h100_node) -> None:
+def test_a_lean_sample_makes_no_process_or_gpm_call_and_the_counters_are_the_same(h100_node) -> None:
     backend, nv, clock = h100_node
     full = backend.sample()
     asked = {fn: nv.count(fn) for fn in ("nvmlDeviceGetComputeRunningProcesses_v3",
-                                         "nvmlDeviceGetProcessUtilization", "nvmlGpmSampleGet")}
-    lean = backend.sample(detail=False)
+                                         "nvmlDeviceGetProcessUtilization", "nvmlGpmSampleGet",
+                                         "nvmlDeviceGetEncoderUtilization")}
+    lean = backend.sample(wants=budget.wants("memory_used_mib", "power_draw_w"))
     assert {fn: nv.count(fn) for fn in asked} == asked
+    assert all(d.utilization_encoder_pct is None for d in lean.devices)  # not asked: None
     assert all(d.processes == () for d in lean.devices)
     assert all(d.saturation.sm_active_pct is None for d in lean.devices)
     assert [d.memory_used_mib for d in lean.devices] == [d.memory_used_mib for d in full.devices]

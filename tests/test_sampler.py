@@ -121,3 +121,43 @@ def test_history_snapshot_list_is_a_copy():
     copy = h.snapshots()
     h.append(Snapshot(host="h", time=2.0, backend="x"))
     assert len(copy) == 1 and h.maxlen == 3
+
+
+def test_a_first_sample_handed_to_start_is_tick_zero_and_not_read_again():
+    sampler = Sampler(SlowBackend(0.0), interval=10.0)
+    first = Snapshot(host="h", time=1.0, backend="slow")
+    sampler.start(first)
+    time.sleep(0.3)
+    sampler.stop()
+    assert sampler.backend.calls == 0  # the next read is due one interval later
+    assert sampler.history.snapshots() == [first] and sampler.latest is first
+    plain = Sampler(SlowBackend(0.0), interval=10.0)
+    plain.start()
+    time.sleep(0.3)
+    plain.stop()
+    assert plain.backend.calls == 1
+
+
+class BudgetedBackend(SlowBackend):
+    def __init__(self) -> None:
+        super().__init__(0.0)
+        self.asked: list = []
+
+    def sample(self, devices=None, *, wants=None) -> Snapshot:
+        self.asked.append(wants)
+        return super().sample(devices)
+
+
+def test_the_sampler_reads_what_its_consumers_want_together():
+    sampler = Sampler(BudgetedBackend(), interval=1.0)
+    sampler.tick()
+    sampler.want("dashboard", {"power_draw_w": 5.0})
+    sampler.want("panel", {"power_draw_w": 0.0, "saturation": 0.0})
+    sampler.tick()
+    sampler.unwant("panel")
+    sampler.tick()
+    sampler.want("advisor", None)
+    sampler.tick()
+    assert sampler.backend.asked == [None, {"power_draw_w": 0.0, "saturation": 0.0},
+                                     {"power_draw_w": 5.0}, None]
+    assert sampler.latest_wants is None

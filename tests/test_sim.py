@@ -54,13 +54,13 @@ def test_same_seed_and_speed_give_the_same_document():
     assert c["devices"][0]["uuid"] != a["devices"][0]["uuid"]
 
 
-def test_a_sample_without_detail_has_the_same_counters_and_no_processes_or_saturation():
+def test_a_sample_wanting_no_processes_or_saturation_has_the_same_counters_and_neither():
     from dataclasses import replace
 
     from gputop.model import Saturation
 
     full, lean = sim(), sim()
-    a, b = full.sample(), lean.sample(detail=False)
+    a, b = full.sample(), lean.sample(wants={"power_draw_w": 0.0})
     assert all(d.processes == () and d.saturation == Saturation() for d in b.devices)
     assert any(d.processes for d in a.devices)
     assert [replace(d, processes=(), saturation=Saturation()) for d in a.devices] == list(b.devices)

@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gputop.budget import EVERYTHING, Wants
 from gputop.errors import GputopError
 from gputop.model import NodeInfo, Snapshot
 
@@ -111,13 +112,14 @@ class Backend(ABC):
         """Static node and device facts (read once in open())."""
 
     @abstractmethod
-    def sample(self, devices: Sequence[int] | None = None, *, detail: bool = True) -> Snapshot:
+    def sample(self, devices: Sequence[int] | None = None, *,
+               wants: Wants | None = EVERYTHING) -> Snapshot:
         """One snapshot of the given device indices (all when None).
 
-        ``detail=False``: the caller reads neither the process lists nor the SM-level saturation
-        (nvidia-smi's --query-gpu reads neither), so a backend may leave them empty instead of
-        paying for them; they are the costliest part of a sample, and `-lms 10` logging samples
-        a hundred times a second.
+        ``wants`` (gputop.budget) says which attributes the consumers read and how fresh: a
+        backend may leave the others None (empty for ``processes``) instead of paying for them.
+        Process lists and GPM are the costliest part of a sample, and `-lms 10` logging samples
+        a hundred times a second; on a real driver every call is an ioctl.
         """
 
     def set_power_limit(self, device: int, watts: float) -> None:

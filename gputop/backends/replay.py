@@ -29,6 +29,7 @@ from gputop.backends.base import (
     BackendUnavailable,
     Clock,
 )
+from gputop.budget import EVERYTHING, Wants
 from gputop.model import Device, DeviceInfo, NodeInfo, Process, Snapshot
 from gputop.query.fields import parse_timestamp, parse_value
 from gputop.query.logfile import Log, LogFormatError, Row, parse_log
@@ -478,7 +479,8 @@ class ReplayBackend(Backend):
         return Snapshot(host=snap.host, time=snap.time, backend=snap.backend, devices=chosen,
                         driver_version=snap.driver_version, cuda_version=snap.cuda_version)
 
-    def sample(self, devices: Sequence[int] | None = None, *, detail: bool = True) -> Snapshot:
+    def sample(self, devices: Sequence[int] | None = None, *,
+               wants: Wants | None = EVERYTHING) -> Snapshot:
         if self.player is None:
             raise BackendError("replay backend not open")
         if not self._samples:

@@ -173,8 +173,10 @@ class QueryLogger:
         self.devices = devices
         self.count = count
         self.sink = sink
-        # --query-gpu prints device counters only: don't pay for process lists and GPM.
-        self.detail = query != "gpu"
+        # Read only what the fields print: --query-gpu pays for no process list and no GPM.
+        from gputop.query.fields import query_wants
+
+        self.wants = query_wants(query, fields)
         self.rows = 0
         self.skipped = 0
         self.stop_signal: int | None = None
@@ -191,7 +193,7 @@ class QueryLogger:
             self.rows += text.count("\n")
 
     def once(self) -> None:
-        self._emit(self.backend.sample(self.devices, detail=self.detail))
+        self._emit(self.backend.sample(self.devices, wants=self.wants))
 
     def replay(self, interval: float | None) -> None:
         """A replayed log: every recorded sample once, or one per ``interval`` of log time."""
@@ -286,7 +288,7 @@ class QueryLogger:
         from gputop.backends.base import BackendError
 
         try:
-            snap = self.backend.sample(self.devices, detail=self.detail)
+            snap = self.backend.sample(self.devices, wants=self.wants)
         except BackendError as exc:
             # One failed read must not end a long log: say so once, keep the schedule.
             message = str(exc)

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gputop import budget
 from gputop.clock_events import REASONS
 from gputop.model import Device, Snapshot
 from gputop.untrusted import parse_float, parse_int
@@ -585,3 +586,20 @@ def parse_value(field: Field, raw: str) -> Any:
     if value is None or kind == "f2":
         return value
     return int(value) if value.is_integer() else value
+
+
+def query_wants(query: str, fields: Sequence[Field]) -> dict[str, float]:
+    """What a query reads from each sample (gputop.budget): the model attributes its fields
+    print, fresh on every row, and nothing else (no process list for --query-gpu, as
+    nvidia-smi)."""
+    if query != "gpu":  # the apps queries print processes and their GPU's serial
+        return budget.wants("processes", "serial")
+    attrs: list[str] = []
+    for f in fields:
+        if f.attr is not None:
+            attrs.append(f.attr)
+        if f.name == "memory.free":  # NVML's own figure, else total - used - reserved
+            attrs += ["memory_used_mib", "memory_reserved_mib"]
+        elif f.name.startswith("clocks_event_reasons.") and f.attr is None:
+            attrs.append("clock_event_mask")  # the active mask and each reason's bit of it
+    return budget.wants(*attrs)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from gputop.errors import GputopError
 from gputop.model import Snapshot
 from gputop.query.csvfmt import gpu_lines, header_line
-from gputop.query.fields import Field, InvalidField, parse_field_list
+from gputop.query.fields import Field, InvalidField, parse_field_list, query_wants
 from gputop.query.sink import FileSink, LogWriteError
 
 # What a person wants back from a training run: identity, load, memory, power, clocks, throttling.
@@ -54,6 +54,11 @@ class Recorder:
         self._sink: FileSink | None = FileSink(path)
         if header:
             self._write(header_line(self.fields), header=True)
+
+    @property
+    def wants(self) -> dict[str, float]:
+        """What the rows print (gputop.budget): the dashboard asks for it while recording."""
+        return query_wants("gpu", self.fields)
 
     @property
     def closed(self) -> bool:

@@ -23,6 +23,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, ProgressBar, Static
 
+from gputop import budget
 from gputop.advisor import journal, passive, render
 from gputop.advisor.recommend import SweepConfig, make_plan
 from gputop.advisor.safety import missing_privilege
@@ -138,6 +139,8 @@ class AdvisorScreen(Screen):
             self.sampler = Sampler(self.backend, self.config.interval_s, self.devices)
             self.sampler.start()
             self._own_sampler = True
+        # power, limits and the energy counter on every tick while the advisor is open
+        self.sampler.want("advisor", budget.EVERYTHING)
         names = sorted({d.name or "?" for d in self.backend.info().devices})
         sim = " — SIMULATED" if self.backend.name == "sim" else ""
         self.query_one("#adv-title", Static).update(
@@ -160,8 +163,10 @@ class AdvisorScreen(Screen):
 
     def on_unmount(self) -> None:
         self._stop_and_restore()
-        if self._own_sampler and self.sampler is not None:
-            self.sampler.stop()
+        if self.sampler is not None:
+            self.sampler.unwant("advisor")
+            if self._own_sampler:
+                self.sampler.stop()
 
     # ------------------------------------------------------------------ passive
     def refresh_passive(self) -> None:

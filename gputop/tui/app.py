@@ -24,10 +24,12 @@ from textual.screen import Screen
 from textual.theme import Theme
 from textual.widgets import Footer, Input
 
+from gputop import budget
 from gputop.backends.base import Backend
 from gputop.errors import UsageError
 from gputop.model import Snapshot
 from gputop.sampler import Sampler
+from gputop.tui.dashboard import WANTS as DASHBOARD_WANTS
 from gputop.tui.dashboard import DashboardView
 from gputop.tui.header import Header
 from gputop.tui.processes import COLUMNS, ProcessTable, ProcRow
@@ -41,9 +43,10 @@ SIGNAL_ACTIONS = {"signal"}
 
 
 class SampleReady(Message):
-    def __init__(self, snapshot: Snapshot) -> None:
+    def __init__(self, snapshot: Snapshot, wants=None) -> None:
         super().__init__()
         self.snapshot = snapshot
+        self.wants = wants  # what the tick read (gputop.budget; None: everything)
 
 
 class SampleFailed(Message):
@@ -160,6 +163,7 @@ class GputopApp(App[int]):
         sampler: Sampler | None = None,
         record_fields: str | None = None,
         record_dir: str = ".",
+        first: Snapshot | None = None,
     ) -> None:
         no_color = os.environ.get("NO_COLOR") is not None  # Textual removes it from the env
         super().__init__()
@@ -173,7 +177,9 @@ class GputopApp(App[int]):
             analyze = default_analyzer()
         self.sampler = sampler or Sampler(backend, interval=interval, devices=devices,
                                           analyze=analyze)
+        self.sampler.want("dashboard", DASHBOARD_WANTS)
         self.snapshot: Snapshot | None = None
+        self._first = first  # taken before Textual started, shown at mount
         self.recorder = None
         self.record_fields = record_fields  # None: the recorder's default set
         self.record_dir = record_dir
@@ -221,9 +227,11 @@ class GputopApp(App[int]):
             self.notify(f"No accelerator found ({self.backend.fallback_reason}): showing the "
                         "simulator.", title="SIMULATED", severity="warning", timeout=12)
         self._warn_of_limits_left_changed()
+        if self._first is not None:
+            self.show_snapshot(self._first)
         self.sampler.subscribe(self._sample_from_thread, self._error_from_thread)
         if self.autostart:
-            self.sampler.start()
+            self.sampler.start(self._first)
         self.set_interval(1.0, self._tick_clock)
         self.call_after_refresh(self._first_frame)
 
@@ -260,7 +268,7 @@ class GputopApp(App[int]):
 
     # ------------------------------------------------------------------ samples
     def _sample_from_thread(self, snap: Snapshot) -> None:
-        self.post_message(SampleReady(snap))
+        self.post_message(SampleReady(snap, self.sampler.latest_wants))
 
     def _error_from_thread(self, exc: BaseException) -> None:
         self.post_message(SampleFailed(exc))
@@ -269,16 +277,17 @@ class GputopApp(App[int]):
         if self._exit_renderables or not self.is_running or not self.screen_stack:
             return
         try:
-            self.show_snapshot(message.snapshot)
+            self.show_snapshot(message.snapshot, message.wants)
         except NoMatches:  # a sample that arrives while the app shuts down
             pass
 
-    def show_snapshot(self, snap: Snapshot) -> None:
-        """Put one snapshot on screen (the sampler's messages and tests come through here)."""
+    def show_snapshot(self, snap: Snapshot, wants=None) -> None:
+        """Put one snapshot on screen (the sampler's messages and tests come through here).
+        ``wants``: what its tick read; a recording takes only samples holding all its fields."""
         self.snapshot = snap
         self.last_sample_mono = time.monotonic()
         self.dashboard.update(snap, now=snap.time)
-        if self.recorder is not None:
+        if self.recorder is not None and budget.covers(wants, self.recorder.wants):
             try:
                 # nvidia-smi's `count` is the node's GPUs, also when -i picked fewer
                 self.recorder.write(snap, len(self.backend.info().devices))
@@ -506,6 +515,7 @@ class GputopApp(App[int]):
             self.notify(f"cannot record to {path}: {exc}", severity="error")
             return
         self.record_path, self.record_samples = path, 0
+        self.sampler.want("recording", self.recorder.wants)
         self.header.set(recording=self._recording_text())
         self.notify(f"recording to {path}", timeout=3)
 
@@ -520,6 +530,7 @@ class GputopApp(App[int]):
         if not quiet:
             self.notify(f"recorded {self.record_samples} samples to {self.record_path}", timeout=4)
         self.recorder = None
+        self.sampler.unwant("recording")
         if self.is_running:
             self.header.set(recording=None)
 
@@ -653,71 +664,25 @@ def _mmss(seconds: float | None) -> str:
     return f"{m}:{s:02d}"
 
 
-SLOW_OPEN_NOTICE_S = 0.5
-
-
-def open_backend_telling_why(opener, notice_after: float = SLOW_OPEN_NOTICE_S,
-                             stream=None):
-    """Open a backend; if it takes a while (npu-smi's first answer can take seconds), say so on
-    the terminal instead of leaving it blank as if gputop had hung."""
-    import sys
-    import threading
-
-    stream = stream or sys.stderr
-    result: dict = {}
-
-    def target() -> None:
-        try:
-            result["backend"] = opener()
-        except BaseException as exc:  # handed to the caller's thread below
-            result["error"] = exc
-
-    thread = threading.Thread(target=target, name="gputop-open", daemon=True)
-    thread.start()
-    thread.join(notice_after)
-    if thread.is_alive():
-        print("gputop: waiting for the first reading from the device tool…", file=stream,
-              flush=True)
-        thread.join()
-    if "error" in result:
-        raise result["error"]
-    return result["backend"]
-
-
-def checked_record_fields(text: str | None) -> str | None:
-    """``--record-fields``, checked before the dashboard opens rather than at the first `r`."""
-    if text is None:
-        return None
-    from gputop.query.fields import InvalidField, parse_field_list
-
-    try:
-        parse_field_list(text)
-    except InvalidField as exc:
-        raise UsageError(f"--record-fields: {exc}") from None
-    return text
-
-
-def run_dashboard(args: argparse.Namespace) -> int:
-    from gputop.backends import open_backend
-    from gputop.options import backend_options
-    from gputop.selection import select_devices
-
+def run_app(args: argparse.Namespace, backend: Backend, devices, first: Snapshot | None) -> int:
+    """The dashboard on an open backend (gputop.tui.launch opened it and drew the first frame)."""
     themes, warnings = all_themes()
     names = [t.name for t in themes]
     if args.theme is not None and args.theme not in names:
         raise UsageError(f"unknown theme {args.theme!r} (available: {', '.join(names)})")
-    record_fields = checked_record_fields(args.record_fields)
-    if not os.path.isdir(args.record_dir):
-        raise UsageError(f"--record-dir {args.record_dir!r} is not a folder")
-    # The dashboard alone may fall back to the simulator: it says so, loudly, on the screen.
-    backend = open_backend_telling_why(
-        lambda: open_backend(args.backend, backend_options(args), simulate_if_absent=True))
-    try:
-        devices = select_devices(args.ids, backend.info().devices)
-        app = GputopApp(backend, interval=args.interval, devices=devices, theme=args.theme,
-                        readonly=args.readonly, themes=themes, theme_warnings=warnings,
-                        record_fields=record_fields, record_dir=args.record_dir)
-        app.run()
-        return app.return_code or 0
-    finally:
-        backend.close()
+    app = GputopApp(backend, interval=args.interval, devices=devices, theme=args.theme,
+                    readonly=args.readonly, themes=themes, theme_warnings=warnings,
+                    record_fields=args.record_fields, record_dir=args.record_dir, first=first)
+    app.run()
+    return app.return_code or 0
+
+
+# Textual-free parts, kept importable from here.
+from gputop.tui.launch import (  # noqa: E402
+    checked_record_fields,
+    open_backend_telling_why,
+    run_dashboard,
+)
+
+__all__ = ["GputopApp", "checked_record_fields", "open_backend_telling_why", "run_app",
+           "run_dashboard"]

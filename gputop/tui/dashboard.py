@@ -16,6 +16,7 @@ from gputop.model import Snapshot
 from gputop.tui.gpu import CARD_HEIGHT, CARD_MIN_WIDTH, HALF_LINE_MIN, GpuCard, GpuPanel
 from gputop.tui.plot import HistoryPlot
 from gputop.tui.processes import ProcessTable
+from gputop.tui.wants import DASHBOARD as WANTS  # noqa: F401 - what it reads
 
 TABLE_MIN_ROWS = 8  # header + 7 processes: below this the process table is not worth showing
 PLOT_HEIGHT = 12

@@ -198,6 +198,16 @@ class SaturationScreen(Screen[None]):
         with VerticalScroll():
             yield SaturationPanel(id="saturation")
 
+    def on_mount(self) -> None:
+        sampler = getattr(self.app, "sampler", None)
+        if sampler is not None:  # GPM on every tick while the panel is open
+            sampler.want("saturation-panel", {"saturation": 0.0})
+
+    def on_unmount(self) -> None:
+        sampler = getattr(self.app, "sampler", None)
+        if sampler is not None:
+            sampler.unwant("saturation-panel")
+
     def update(self, snapshot) -> None:
         from gputop.tui.saturation import SaturationPanel
 

@@ -214,12 +214,12 @@ class _SlowBackend:
         self.clock = ManualClock(epoch=0.0)
         self.costs = list(costs)
         self.device = Device(index=0)
-        self.details: set[bool] = set()
+        self.asked: list = []
 
-    def sample(self, devices=None, *, detail=True):
+    def sample(self, devices=None, *, wants=None):
         from gputop.model import Snapshot
 
-        self.details.add(detail)
+        self.asked.append(wants)
         t = self.clock.t  # the reading is taken when the tick starts
         self.clock.t += self.costs.pop(0) if self.costs else 0.007
         return Snapshot(host="h", time=t, backend="fake", devices=(self.device,))
@@ -242,7 +242,8 @@ def test_sampling_work_does_not_shift_the_schedule():
     # overran instead of bunching them, and the grid carries on where it was.
     assert times == [0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.08, 0.09, 0.10, 0.11]
     assert logger.skipped == 2
-    assert backend.details == {False}  # --query-gpu reads no process list or GPM
+    # --query-gpu reads no process list or GPM: only what its fields print
+    assert all("processes" not in w and "saturation" not in w for w in backend.asked)
 
 
 def test_compute_apps_asks_the_backend_for_process_lists():
@@ -250,7 +251,7 @@ def test_compute_apps_asks_the_backend_for_process_lists():
     logger = query_cli.QueryLogger(backend, "compute-apps", parse_field_list("pid", "compute-apps"),
                                    True, None, 1, io.StringIO())
     logger.once()
-    assert backend.details == {True}
+    assert all("processes" in w for w in backend.asked)
 
 
 def _raw_time_field():
@@ -279,7 +280,7 @@ class _WhoTicks:
         self.device = Device(index=0)
         self.ticks: list[tuple[float, str]] = []
 
-    def sample(self, devices=None, *, detail=True):
+    def sample(self, devices=None, *, wants=None):
         from gputop.model import Snapshot
 
         self.ticks.append((time.monotonic(), threading.current_thread().name))

@@ -18,6 +18,7 @@ from gputop.model import Device, DeviceInfo, NodeInfo, Process, Snapshot
 from gputop.tui.app import GputopApp, run_dashboard
 from gputop.tui.demo import advance, demo_backend
 from gputop.tui.processes import ProcessTable
+from gputop.tui.wants import DASHBOARD as DASHBOARD_WANTS
 
 
 def make_app(scenario: str = "training", **kwargs) -> GputopApp:
@@ -842,3 +843,37 @@ async def test_a_real_log_replays_in_the_dashboard_with_pause_step_seek_and_spee
         assert app.header.state.replay.startswith("⏸ 0:")  # paused, and where
         assert app.header.state.replay.endswith(" x2")
         assert "▶" not in "\n".join(visible_lines(app))[:120]
+
+
+async def test_the_dashboard_reads_its_own_wants_and_open_screens_add_theirs():
+    from gputop.tui.wants import DASHBOARD
+
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.sampler.wants == DASHBOARD
+        await pilot.press("s")
+        await settle(pilot)
+        assert app.sampler.wants["saturation"] == 0.0  # GPM on every tick while it is open
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.sampler.wants == DASHBOARD
+        await pilot.press("a")
+        await settle(pilot)
+        assert app.sampler.wants is None  # the advisor reads power and energy: everything
+
+
+async def test_a_recording_asks_for_its_fields_and_skips_samples_read_without_them(tmp_path):
+    app = make_app(record_fields="index,power.draw,temperature.memory", record_dir=str(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("r")
+        await settle(pilot)
+        assert app.sampler.wants["temperature_memory_c"] == 0.0  # asked while recording
+        snap = app.backend.sample()
+        app.show_snapshot(snap, wants=DASHBOARD_WANTS)  # a tick read before the recording
+        app.show_snapshot(snap, wants=app.sampler.wants)
+        await pilot.press("r")
+        await settle(pilot)
+        assert "temperature_memory_c" not in app.sampler.wants
+    [log] = tmp_path.glob("gputop-*.csv")
+    assert len(log.read_text().splitlines()) == 1 + 8  # the header and one sample, not two

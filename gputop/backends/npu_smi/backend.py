@@ -35,6 +35,7 @@ from gputop.backends.npu_smi.mapping import (
     table_devices,
 )
 from gputop.backends.npu_smi.runner import Runner, find_npu_smi, timeout_from_env
+from gputop.budget import EVERYTHING, Wants
 from gputop.model import Device, DeviceInfo, NodeInfo, Snapshot
 
 REFRESH_S = 1.0  # how often the table is re-read (back to back when npu-smi is slower)
@@ -151,7 +152,8 @@ class NpuSmiBackend(Backend):
         return self._info
 
     # ------------------------------------------------------------------ sampling (never blocks)
-    def sample(self, devices: Sequence[int] | None = None, *, detail: bool = True) -> Snapshot:
+    def sample(self, devices: Sequence[int] | None = None, *,
+               wants: Wants | None = EVERYTHING) -> Snapshot:
         info = self.info()
         now = self.clock.monotonic()
         with self._lock:

@@ -34,11 +34,14 @@ from gputop.backends.base import (
     hostname,
 )
 from gputop.backends.hostproc import HostProcesses
+from gputop.backends.nvml import procs, reads
 from gputop.backends.nvml.gpm import NO_SATURATION, DeviceGpm, is_supported
+from gputop.backends.nvml.procs import ProcessBuffers
+from gputop.backends.nvml.reads import SLOW_REFRESH_S  # noqa: F401 - tests tune it here
+from gputop.budget import EVERYTHING, Wants
 from gputop.model import Device, DeviceInfo, NodeInfo, Process, Saturation, Snapshot
 
 MIB = 1024 * 1024
-SLOW_REFRESH_S = 10.0
 RETRY_FIRST_S = 2.0
 RETRY_MAX_S = 60.0
 SM_SAMPLE_TTL_S = 3.0  # a per-process SM% older than this is no longer shown
@@ -80,9 +83,34 @@ ECC_COUNTERS = {
     "ecc_errors_uncorrected_aggregate": ("NVML_MEMORY_ERROR_TYPE_UNCORRECTED",
                                          "NVML_AGGREGATE_ECC"),
 }
-NO_STATIC: dict[str, Any] = {"pci_device_id": None, "pci_sub_device_id": None,
-                             "compute_capability": None, "clock_graphics_max_mhz": None,
-                             "clock_event_supported_mask": None}
+
+def _first(pair: Any) -> Any:
+    return pair[0]
+
+
+# read -> (pynvml wrapper, names of its constant arguments, what the model keeps of its answer):
+# the reads of READS that are one call filling one attribute.
+ONE_CALL: dict[str, tuple[str, tuple[str, ...], Callable[[Any], Any] | None]] = {
+    "encoder": ("nvmlDeviceGetEncoderUtilization", (), _first),  # [%, sampling period µs]
+    "decoder": ("nvmlDeviceGetDecoderUtilization", (), _first),
+    "fan": ("nvmlDeviceGetFanSpeed", (), None),
+    "power": ("nvmlDeviceGetPowerUsage", (), lambda mw: mw / 1000.0),
+    "energy": ("nvmlDeviceGetTotalEnergyConsumption", (), lambda mj: mj / 1000.0),
+    "clock_sm": ("nvmlDeviceGetClockInfo", ("NVML_CLOCK_SM",), None),
+    "clock_mem": ("nvmlDeviceGetClockInfo", ("NVML_CLOCK_MEM",), None),
+    "clock_graphics": ("nvmlDeviceGetClockInfo", ("NVML_CLOCK_GRAPHICS",), None),
+    "clock_video": ("nvmlDeviceGetClockInfo", ("NVML_CLOCK_VIDEO",), None),
+    "pstate": ("nvmlDeviceGetPerformanceState", (),
+               lambda p: f"P{p}" if 0 <= p <= 15 else None),
+    "pcie_gen": ("nvmlDeviceGetCurrPcieLinkGeneration", (), None),
+    "pcie_width": ("nvmlDeviceGetCurrPcieLinkWidth", (), None),
+    "limit": ("nvmlDeviceGetEnforcedPowerLimit", (), lambda mw: mw / 1000.0),
+    "persistence": ("nvmlDeviceGetPersistenceMode", (), bool),
+    "compute_mode": ("nvmlDeviceGetComputeMode", (), COMPUTE_MODES.get),
+    "serial": ("nvmlDeviceGetSerial", (), lambda v: _text(v)),
+    "vbios": ("nvmlDeviceGetVbiosVersion", (), lambda v: _text(v)),
+    "clock_graphics_max": ("nvmlDeviceGetMaxClockInfo", ("NVML_CLOCK_GRAPHICS",), None),
+}
 PROCESS_FUNCTIONS = {
     "C": ("nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2",
           "nvmlDeviceGetComputeRunningProcesses"),
@@ -98,8 +126,8 @@ class _Absent(Exception):
 class _Gpu:
     """Mutable per-device state."""
 
-    __slots__ = ("info", "handle", "status", "reason", "skip", "static", "slow", "slow_at",
-                 "retry_at", "backoff", "util_seen", "sm", "gpm", "memory_v2")
+    __slots__ = ("info", "handle", "status", "reason", "skip", "pci_ids", "values", "read_at",
+                 "retry_at", "backoff", "util_seen", "sm", "gpm", "memory_v2", "procs")
 
     def __init__(self, info: DeviceInfo, handle: Any) -> None:
         self.info = info
@@ -107,15 +135,16 @@ class _Gpu:
         self.status = "ok"
         self.reason: str | None = None
         self.skip: set[str] = set()  # fields this device does not give: never asked again
-        self.static: dict[str, Any] = dict(NO_STATIC)  # facts read once, beyond DeviceInfo
-        self.slow: dict[str, Any] = {}
-        self.slow_at = float("-inf")
+        self.pci_ids: tuple[int | None, int | None] = (None, None)  # device, subsystem
+        self.values: dict[str, Any] = {}  # Device attribute -> its last reading
+        self.read_at: dict[str, float] = {}  # read (gputop.backends.nvml.reads) -> when made
         self.retry_at = 0.0
         self.backoff = RETRY_FIRST_S
         self.util_seen = 0  # lastSeenTimeStamp of nvmlDeviceGetProcessUtilization (µs)
         self.sm: dict[int, tuple[float, int]] = {}  # pid -> (SM %, sample time µs)
         self.gpm: DeviceGpm | None = None
         self.memory_v2 = True
+        self.procs = ProcessBuffers()
 
 
 class NvmlBackend(Backend):
@@ -136,6 +165,7 @@ class NvmlBackend(Backend):
         self._absent: tuple[int, ...] = ()
         self._transient: tuple[int, ...] = ()
         self._lost_code = -1
+        self._direct = False  # our own buffers for process lists (procs.py)
 
     # ------------------------------------------------------------------ lifecycle
     def open(self) -> None:
@@ -157,6 +187,7 @@ class NvmlBackend(Backend):
             raise BackendUnavailable(f"NVML: cannot load the library ({exc})",
                                      LIBRARY_NOT_FOUND_EXIT) from None
         self._open = True
+        self._direct = procs.direct(nv)
         # pynvml's sampling wrappers raise NVMLError(NVML_SUCCESS) when the driver had nothing
         # to size a buffer for: no samples, like NOT_FOUND.
         self._transient = (nv.NVML_ERROR_NOT_FOUND, nv.NVML_ERROR_NO_DATA, nv.NVML_SUCCESS)
@@ -209,9 +240,9 @@ class NvmlBackend(Backend):
             return gpu
         gpu = _Gpu(DeviceInfo(index=index, vendor="nvidia"), handle)
         try:
-            gpu.info, gpu.static = self._static(index, handle)
-            self._refresh_slow(gpu, self.clock.monotonic())
+            gpu.info, gpu.pci_ids = self._static(index, handle)
             if is_supported(nv, handle):
+                self._read_now(gpu, "mig", self.clock.monotonic())
                 gpu.gpm = DeviceGpm(nv, handle, self.clock.sleep)
                 self._prime_gpm(gpu)
         except nv.NVMLError as exc:
@@ -223,15 +254,15 @@ class NvmlBackend(Backend):
         gpm = gpu.gpm
         assert gpm is not None
         try:
-            gpm.prime(self.clock.monotonic(), bool(gpu.slow.get("mig_mode")))
+            gpm.prime(self.clock.monotonic(), bool(gpu.values.get("mig_mode")))
         except self.nv.NVMLError as exc:
             if exc.value == self._lost_code:
                 raise
             gpm.close()
             gpu.gpm = None
 
-    def _static(self, index: int, handle: Any) -> tuple[DeviceInfo, dict[str, Any]]:
-        """What every consumer needs (DeviceInfo), and the facts only query mode prints."""
+    def _static(self, index: int, handle: Any) -> tuple[DeviceInfo, tuple[Any, Any]]:
+        """What every consumer needs (DeviceInfo), and the PCI ids from the same struct."""
         nv = self.nv
         get = self._optional
         limits = get(nv.nvmlDeviceGetPowerManagementLimitConstraints, handle)
@@ -251,24 +282,7 @@ class NvmlBackend(Backend):
             clock_sm_max_mhz=get(nv.nvmlDeviceGetMaxClockInfo, handle, nv.NVML_CLOCK_SM),
             clock_mem_max_mhz=get(nv.nvmlDeviceGetMaxClockInfo, handle, nv.NVML_CLOCK_MEM),
         )
-        return info, self._static_extra(handle, pci)
-
-    def _static_extra(self, handle: Any, pci: Any) -> dict[str, Any]:
-        """PCI ids (from the struct _static read), compute capability, graphics clock maximum,
-        the event reasons this GPU can report: asked once, None where NVML has no answer."""
-        nv = self.nv
-        get = self._optional_wrapper
-        cc = get("nvmlDeviceGetCudaComputeCapability", handle)
-        supported = get("nvmlDeviceGetSupportedClocksEventReasons", handle,
-                        older="nvmlDeviceGetSupportedClocksThrottleReasons")
-        return {
-            "pci_device_id": pci.pciDeviceId if pci is not None else None,
-            "pci_sub_device_id": pci.pciSubSystemId if pci is not None else None,
-            "compute_capability": f"{cc[0]}.{cc[1]}" if cc is not None else None,
-            "clock_graphics_max_mhz": get("nvmlDeviceGetMaxClockInfo", handle,
-                                          nv.NVML_CLOCK_GRAPHICS),
-            "clock_event_supported_mask": supported,
-        }
+        return info, (pci.pciDeviceId, pci.pciSubSystemId) if pci is not None else (None, None)
 
     def close(self) -> None:
         for gpu in self._gpus:
@@ -297,14 +311,6 @@ class NvmlBackend(Backend):
                 return None
             raise
 
-    def _optional_wrapper(self, name: str, *args: Any, older: str | None = None) -> Any:
-        """_optional on the wrapper called ``name`` (else ``older``, its name in bindings before
-        it was renamed); None where the installed binding has neither."""
-        fn = getattr(self.nv, name, None)
-        if fn is None and older is not None:
-            fn = getattr(self.nv, older, None)
-        return None if fn is None else self._optional(fn, *args)
-
     def _field(self, gpu: _Gpu, key: str, fn: Callable[..., Any], *args: Any) -> Any:
         """Like _optional, and a field found absent is never asked for again on this device."""
         if key in gpu.skip:
@@ -321,43 +327,12 @@ class NvmlBackend(Backend):
             gpu.skip.add(key)
             return None
 
-    def _refresh_slow(self, gpu: _Gpu, now: float) -> None:
-        nv, h, f = self.nv, gpu.handle, self._field
-        old = gpu.slow
-        ecc = f(gpu, "ecc", nv.nvmlDeviceGetEccMode, h)
-        mig = f(gpu, "mig", nv.nvmlDeviceGetMigMode, h)
-        persistence = f(gpu, "persistence", nv.nvmlDeviceGetPersistenceMode, h)
-        mode = f(gpu, "compute_mode", nv.nvmlDeviceGetComputeMode, h)
-        limit = _watts(f(gpu, "limit", nv.nvmlDeviceGetEnforcedPowerLimit, h))
-        gpu.slow = {
-            "power_limit_w": limit,
-            "ecc_mode": bool(ecc[0]) if ecc is not None else None,
-            "ecc_mode_pending": bool(ecc[1]) if ecc is not None else None,
-            "mig_mode": bool(mig[0]) if mig is not None else None,
-            "mig_mode_pending": bool(mig[1]) if mig is not None else None,
-            "persistence_mode": bool(persistence) if persistence is not None else None,
-            "compute_mode": COMPUTE_MODES.get(mode) if mode is not None else None,
-            "pcie_gen_max": f(gpu, "pcie_gen_max", nv.nvmlDeviceGetMaxPcieLinkGeneration, h),
-            "pcie_width_max": f(gpu, "pcie_width_max", nv.nvmlDeviceGetMaxPcieLinkWidth, h),
-        }
-        # Counters exist only while ECC is on (NVML: "Requires ECC Mode to be enabled"); with it
-        # off they are not asked, so that turning ECC on (and resetting) finds them again.
-        ecc_on = ecc is None or bool(ecc[0])
-        for attr, (error_type, counter_type) in ECC_COUNTERS.items():
-            gpu.slow[attr] = f(gpu, attr, nv.nvmlDeviceGetTotalEccErrors, h,
-                               getattr(nv, error_type), getattr(nv, counter_type)) \
-                if ecc_on else None
-        # static: read with the first refresh only
-        gpu.slow["serial"] = old["serial"] if "serial" in old else _text(
-            f(gpu, "serial", nv.nvmlDeviceGetSerial, h))
-        gpu.slow["vbios_version"] = old["vbios_version"] if "vbios_version" in old else _text(
-            f(gpu, "vbios", nv.nvmlDeviceGetVbiosVersion, h))
-        gpu.slow_at = now
-
     # ------------------------------------------------------------------ sampling
-    def sample(self, devices: Sequence[int] | None = None, *, detail: bool = True) -> Snapshot:
+    def sample(self, devices: Sequence[int] | None = None, *,
+               wants: Wants | None = EVERYTHING) -> Snapshot:
         info = self.info()
         clock = self.clock
+        due = reads.periods(wants)
         with self._lock:
             now = clock.monotonic()
             wanted = range(len(self._gpus)) if devices is None else devices
@@ -368,7 +343,7 @@ class NvmlBackend(Backend):
                 gpu = self._gpus[i]
                 if gpu.status == "ok":
                     try:
-                        dev = self._device(gpu, now, detail)
+                        dev = self._device(gpu, now, due)
                     except self.nv.NVMLError as exc:
                         self._mark(gpu, exc)
                         dev = self._down(gpu)
@@ -376,44 +351,30 @@ class NvmlBackend(Backend):
                     dev = self._down(gpu)
                 out.append(dev)
                 live.extend(p.pid for p in dev.processes)
-            if detail:  # without it no pid was looked up, and the cache must outlive this sample
+            if "processes" in due:  # else no pid was looked up: the cache must outlive this
                 self.host.prune(live)
         return Snapshot(host=info.host, time=clock.wall(), backend=self.name, devices=tuple(out),
                         driver_version=info.driver_version, cuda_version=info.cuda_version)
 
-    def _device(self, gpu: _Gpu, now: float, detail: bool = True) -> Device:
-        nv, h, f = self.nv, gpu.handle, self._field
-        if now - gpu.slow_at >= SLOW_REFRESH_S:
-            self._refresh_slow(gpu, now)
-        slow = gpu.slow
+    def _device(self, gpu: _Gpu, now: float, due: dict[str, float]) -> Device:
+        values = gpu.values
+        for read in reads.fresh(due, gpu.read_at, now):
+            self._read_now(gpu, read, now)
+        shown = {attr: values.get(attr)
+                 for read in due if read in reads.READS for attr in reads.READS[read][0]}
         info = gpu.info
-        used = reserved = None
-        memory = None
-        if gpu.memory_v2:
-            memory = f(gpu, "memory_v2", nv.nvmlDeviceGetMemoryInfo, h, nv.nvmlMemory_v2)
-            if memory is None:
-                gpu.memory_v2 = False  # driver older than the v2 struct: v1 from now on
-            else:
-                used, reserved = memory.used / MIB, memory.reserved / MIB
-        if memory is None:
-            memory = f(gpu, "memory", nv.nvmlDeviceGetMemoryInfo, h)
-            if memory is not None:
-                used = memory.used / MIB  # v1 counts the driver's reservation as used
-        # NVML's own free figure, as nvidia-smi prints it: the real H100 capture's memory.free
-        # is 1 MiB more than total - reserved - used
-        free = memory.free / MIB if memory is not None else None
-        util = f(gpu, "util", nv.nvmlDeviceGetUtilizationRates, h)
-        encoder = f(gpu, "encoder", nv.nvmlDeviceGetEncoderUtilization, h)  # [%, period µs]
-        decoder = f(gpu, "decoder", nv.nvmlDeviceGetDecoderUtilization, h)
-        mem_temp = None
-        if "memory_temp" not in gpu.skip:
-            mem_temp = self._memory_temperature(gpu)
-        pstate = f(gpu, "pstate", nv.nvmlDeviceGetPerformanceState, h)
-        mask = self._event_mask(gpu)
-        power = f(gpu, "power", nv.nvmlDeviceGetPowerUsage, h)
-        energy = f(gpu, "energy", nv.nvmlDeviceGetTotalEnergyConsumption, h)
-        saturation = self._saturation(gpu, slow.get("mig_mode")) if detail else NO_SATURATION
-        static = gpu.static
+        saturation: Saturation = NO_SATURATION
+        processes: tuple[Process, ...] = ()
+        if "saturation" in due:
+            if reads.due(due["saturation"], gpu.read_at.get("saturation"), now):
+                values["saturation"] = self._saturation(gpu, values.get("mig_mode"))
+                gpu.read_at["saturation"] = now
+            saturation = values["saturation"]
+        if "processes" in due:
+            if reads.due(due["processes"], gpu.read_at.get("processes"), now):
+                values["processes"] = self._processes(gpu)
+                gpu.read_at["processes"] = now
+            processes = values["processes"]
         return Device(
             index=info.index,
             uuid=info.uuid,
@@ -421,57 +382,117 @@ class NvmlBackend(Backend):
             vendor="nvidia",
             pci_bus_id=info.pci_bus_id,
             memory_total_mib=info.memory_total_mib,
-            memory_used_mib=used,
-            memory_reserved_mib=reserved,
-            utilization_gpu_pct=util.gpu if util is not None else None,
-            utilization_memory_pct=util.memory if util is not None else None,
-            temperature_c=f(gpu, "temp", self._temperature, h, nv.NVML_TEMPERATURE_GPU),
-            temperature_memory_c=mem_temp,
-            fan_pct=f(gpu, "fan", nv.nvmlDeviceGetFanSpeed, h),
-            power_draw_w=power / 1000.0 if power is not None else None,
-            power_limit_w=slow["power_limit_w"],
             power_limit_default_w=info.power_limit_default_w,
             power_limit_min_w=info.power_limit_min_w,
             power_limit_max_w=info.power_limit_max_w,
-            energy_j=energy / 1000.0 if energy is not None else None,
-            clock_sm_mhz=f(gpu, "clock_sm", nv.nvmlDeviceGetClockInfo, h, nv.NVML_CLOCK_SM),
-            clock_mem_mhz=f(gpu, "clock_mem", nv.nvmlDeviceGetClockInfo, h, nv.NVML_CLOCK_MEM),
             clock_sm_max_mhz=info.clock_sm_max_mhz,
             clock_mem_max_mhz=info.clock_mem_max_mhz,
-            pstate=f"P{pstate}" if pstate is not None and 0 <= pstate <= 15 else None,
-            clock_event_reasons=clock_events.decode(mask) if mask is not None else None,
-            clock_event_mask=mask,
-            pcie_gen=f(gpu, "pcie_gen", nv.nvmlDeviceGetCurrPcieLinkGeneration, h),
-            pcie_gen_max=slow["pcie_gen_max"],
-            pcie_width=f(gpu, "pcie_width", nv.nvmlDeviceGetCurrPcieLinkWidth, h),
-            pcie_width_max=slow["pcie_width_max"],
-            ecc_mode=slow["ecc_mode"],
-            persistence_mode=slow["persistence_mode"],
-            mig_mode=slow["mig_mode"],
-            compute_mode=slow["compute_mode"],
-            serial=slow["serial"],
-            vbios_version=slow["vbios_version"],
-            pci_device_id=static["pci_device_id"],
-            pci_sub_device_id=static["pci_sub_device_id"],
-            compute_capability=static["compute_capability"],
-            memory_free_mib=free,
-            utilization_encoder_pct=encoder[0] if encoder is not None else None,
-            utilization_decoder_pct=decoder[0] if decoder is not None else None,
-            clock_graphics_mhz=f(gpu, "clock_graphics", nv.nvmlDeviceGetClockInfo, h,
-                                 nv.NVML_CLOCK_GRAPHICS),
-            clock_video_mhz=f(gpu, "clock_video", nv.nvmlDeviceGetClockInfo, h,
-                              nv.NVML_CLOCK_VIDEO),
-            clock_graphics_max_mhz=static["clock_graphics_max_mhz"],
-            clock_event_supported_mask=static["clock_event_supported_mask"],
-            ecc_mode_pending=slow["ecc_mode_pending"],
-            mig_mode_pending=slow["mig_mode_pending"],
-            ecc_errors_corrected_volatile=slow["ecc_errors_corrected_volatile"],
-            ecc_errors_uncorrected_volatile=slow["ecc_errors_uncorrected_volatile"],
-            ecc_errors_corrected_aggregate=slow["ecc_errors_corrected_aggregate"],
-            ecc_errors_uncorrected_aggregate=slow["ecc_errors_uncorrected_aggregate"],
+            pci_device_id=gpu.pci_ids[0],
+            pci_sub_device_id=gpu.pci_ids[1],
             saturation=saturation,
-            processes=self._processes(gpu) if detail else (),
+            processes=processes,
+            **shown,
         )
+
+    def _read(self, gpu: _Gpu, read: str) -> dict[str, Any]:
+        """One read of READS: the values of its attributes (None where the GPU has none)."""
+        simple = ONE_CALL.get(read)
+        if simple is not None:
+            name, constants, convert = simple
+            value = self._call(gpu, read, name, *(getattr(self.nv, c) for c in constants))
+            if value is not None and convert is not None:
+                value = convert(value)
+            return {reads.READS[read][0][0]: value}
+        return getattr(self, "_read_" + read)(gpu)
+
+    def _call(self, gpu: _Gpu, key: str, name: str, *args: Any, older: str | None = None) -> Any:
+        """_field on the wrapper called ``name`` (else ``older``, its name in bindings before it
+        was renamed); a binding with neither gives None, and is not asked again."""
+        fn = getattr(self.nv, name, None)
+        if fn is None and older is not None:
+            fn = getattr(self.nv, older, None)
+        if fn is None:
+            gpu.skip.add(key)
+            return None
+        return self._field(gpu, key, fn, gpu.handle, *args)
+
+    def _read_now(self, gpu: _Gpu, read: str, now: float) -> None:
+        gpu.values.update(self._read(gpu, read))
+        gpu.read_at[read] = now
+
+    def _read_memory(self, gpu: _Gpu) -> dict[str, Any]:
+        nv, h = self.nv, gpu.handle
+        used = reserved = memory = None
+        if gpu.memory_v2:
+            memory = self._field(gpu, "memory_v2", nv.nvmlDeviceGetMemoryInfo, h, nv.nvmlMemory_v2)
+            if memory is None:
+                gpu.memory_v2 = False  # driver older than the v2 struct: v1 from now on
+            else:
+                used, reserved = memory.used / MIB, memory.reserved / MIB
+        if memory is None:
+            memory = self._field(gpu, "memory", nv.nvmlDeviceGetMemoryInfo, h)
+            if memory is not None:
+                used = memory.used / MIB  # v1 counts the driver's reservation as used
+        # NVML's own free figure, as nvidia-smi prints it: the real H100 capture's memory.free
+        # is 1 MiB more than total - reserved - used
+        free = memory.free / MIB if memory is not None else None
+        return {"memory_used_mib": used, "memory_reserved_mib": reserved, "memory_free_mib": free}
+
+    def _read_util(self, gpu: _Gpu) -> dict[str, Any]:
+        util = self._field(gpu, "util", self.nv.nvmlDeviceGetUtilizationRates, gpu.handle)
+        return {"utilization_gpu_pct": util.gpu if util is not None else None,
+                "utilization_memory_pct": util.memory if util is not None else None}
+
+    def _read_temp(self, gpu: _Gpu) -> dict[str, Any]:
+        return {"temperature_c": self._field(gpu, "temp", self._temperature, gpu.handle,
+                                             self.nv.NVML_TEMPERATURE_GPU)}
+
+    def _read_memory_temp(self, gpu: _Gpu) -> dict[str, Any]:
+        return {"temperature_memory_c": self._memory_temperature(gpu)}
+
+    def _read_events(self, gpu: _Gpu) -> dict[str, Any]:
+        mask = self._call(gpu, "events", "nvmlDeviceGetCurrentClocksEventReasons",
+                          older="nvmlDeviceGetCurrentClocksThrottleReasons")
+        return {"clock_event_mask": mask,
+                "clock_event_reasons": clock_events.decode(mask) if mask is not None else None}
+
+    def _read_supported_events(self, gpu: _Gpu) -> dict[str, Any]:
+        return {"clock_event_supported_mask": self._call(
+            gpu, "supported_events", "nvmlDeviceGetSupportedClocksEventReasons",
+            older="nvmlDeviceGetSupportedClocksThrottleReasons")}
+
+    def _read_compute_capability(self, gpu: _Gpu) -> dict[str, Any]:
+        cc = self._call(gpu, "compute_capability", "nvmlDeviceGetCudaComputeCapability")
+        return {"compute_capability": f"{cc[0]}.{cc[1]}" if cc is not None else None}
+
+    def _read_ecc(self, gpu: _Gpu) -> dict[str, Any]:
+        ecc = self._field(gpu, "ecc", self.nv.nvmlDeviceGetEccMode, gpu.handle)
+        return {"ecc_mode": bool(ecc[0]) if ecc is not None else None,
+                "ecc_mode_pending": bool(ecc[1]) if ecc is not None else None}
+
+    def _read_ecc_counters(self, gpu: _Gpu) -> dict[str, Any]:
+        # Counters exist only while ECC is on (NVML: "Requires ECC Mode to be enabled"); with it
+        # off they are not asked, so that turning ECC on (and resetting) finds them again.
+        nv = self.nv
+        ecc_on = gpu.values.get("ecc_mode") is not False
+        out = {}
+        for attr, (error_type, counter_type) in ECC_COUNTERS.items():
+            out[attr] = self._field(gpu, attr, nv.nvmlDeviceGetTotalEccErrors, gpu.handle,
+                                    getattr(nv, error_type), getattr(nv, counter_type)) \
+                if ecc_on else None
+        return out
+
+    def _read_mig(self, gpu: _Gpu) -> dict[str, Any]:
+        mig = self._field(gpu, "mig", self.nv.nvmlDeviceGetMigMode, gpu.handle)
+        return {"mig_mode": bool(mig[0]) if mig is not None else None,
+                "mig_mode_pending": bool(mig[1]) if mig is not None else None}
+
+    def _read_pcie_max(self, gpu: _Gpu) -> dict[str, Any]:
+        nv, h = self.nv, gpu.handle
+        return {"pcie_gen_max": self._field(gpu, "pcie_gen_max",
+                                            nv.nvmlDeviceGetMaxPcieLinkGeneration, h),
+                "pcie_width_max": self._field(gpu, "pcie_width_max",
+                                              nv.nvmlDeviceGetMaxPcieLinkWidth, h)}
 
     @property
     def _temperature(self) -> Callable[[Any, int], int]:
@@ -493,13 +514,6 @@ class NvmlBackend(Backend):
             return None
         return v.value.uiVal
 
-    def _event_mask(self, gpu: _Gpu) -> int | None:
-        nv = self.nv
-        fn = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None)
-        if fn is None:  # bindings before 12.535 call them "throttle reasons"
-            fn = nv.nvmlDeviceGetCurrentClocksThrottleReasons
-        return self._field(gpu, "events", fn, gpu.handle)
-
     def _saturation(self, gpu: _Gpu, mig: bool | None) -> Saturation:
         gpm = gpu.gpm
         if gpm is None:
@@ -517,21 +531,21 @@ class NvmlBackend(Backend):
             return NO_SATURATION
 
     # ------------------------------------------------------------------ processes
-    def _running(self, gpu: _Gpu, kind: str) -> list:
-        """Compute ("C") or graphics ("G") processes via the newest wrapper that works here:
-        _v3, else _v2, else the unsuffixed one (driver 535.98 changed the struct)."""
+    def _running(self, gpu: _Gpu, kind: str) -> list[tuple[int, Any]]:
+        """(pid, used bytes) of the compute ("C") or graphics ("G") processes via the newest
+        function that works here: _v3, else _v2, else the unsuffixed one (driver 535.98 changed
+        the struct)."""
         nv = self.nv
         chosen = self._proc_fn.get(kind, "")
         if chosen:
-            return self._field(gpu, "procs" + kind, getattr(nv, chosen), gpu.handle) or []
+            return self._field(gpu, "procs" + kind, self._list_reader(chosen), gpu) or []
         if chosen is None:
             return []
         for name in PROCESS_FUNCTIONS[kind]:
-            fn = getattr(nv, name, None)
-            if fn is None:
+            if getattr(nv, name, None) is None:
                 continue
             try:
-                procs = fn(gpu.handle)
+                procs = self._list_reader(name)(gpu)
             except nv.NVMLError as exc:
                 if exc.value in (nv.NVML_ERROR_FUNCTION_NOT_FOUND,
                                  nv.NVML_ERROR_ARGUMENT_VERSION_MISMATCH):
@@ -547,16 +561,24 @@ class NvmlBackend(Backend):
         self._proc_fn[kind] = None
         return []
 
+    def _list_reader(self, name: str) -> Callable[[_Gpu], list[tuple[int, Any]]]:
+        """One call per tick through our own buffer where the binding allows (procs.py), else
+        pynvml's wrapper (two calls)."""
+        nv = self.nv
+        if self._direct and name in procs.DIRECT_LISTS:
+            return lambda gpu: procs.running(nv, name, gpu.handle, gpu.procs)
+        fn = getattr(nv, name)
+        return lambda gpu: [(p.pid, p.usedGpuMemory) for p in fn(gpu.handle)]
+
     def _processes(self, gpu: _Gpu) -> tuple[Process, ...]:
         merged: dict[int, list] = {}
         for kind in ("C", "G"):
             if "procs" + kind in gpu.skip:
                 continue
-            for p in self._running(gpu, kind):
-                used = p.usedGpuMemory
-                entry = merged.get(p.pid)
+            for pid, used in self._running(gpu, kind):
+                entry = merged.get(pid)
                 if entry is None:
-                    merged[p.pid] = [used, kind]
+                    merged[pid] = [used, kind]
                 else:
                     if used is not None and (entry[0] is None or used > entry[0]):
                         entry[0] = used
@@ -590,13 +612,16 @@ class NvmlBackend(Backend):
         cache = gpu.sm
         if "proc_util" not in gpu.skip:
             # NOT_FOUND: no sample since lastSeenTimeStamp, which is not an error
-            samples = self._field(gpu, "proc_util", nv.nvmlDeviceGetProcessUtilization,
-                                  gpu.handle, gpu.util_seen)
-            for s in samples or ():
-                ts = s.timeStamp
-                old = cache.get(s.pid)
+            if self._direct:
+                samples = self._field(gpu, "proc_util", procs.utilization, nv, gpu.handle,
+                                      gpu.util_seen, gpu.procs)
+            else:
+                samples = self._field(gpu, "proc_util", _utilization, nv, gpu.handle,
+                                      gpu.util_seen)
+            for pid, ts, sm in samples or ():
+                old = cache.get(pid)
                 if old is None or ts >= old[1]:
-                    cache[s.pid] = (float(s.smUtil), ts)
+                    cache[pid] = (float(sm), ts)
                 if ts > gpu.util_seen:
                     gpu.util_seen = ts
         if not cache:
@@ -664,9 +689,11 @@ class NvmlBackend(Backend):
                 gpu.handle = self._handle(gpu)
                 if was_down:
                     if gpu.info.uuid is None:
-                        gpu.info, gpu.static = self._static(gpu.info.index, gpu.handle)
-                    self._refresh_slow(gpu, now)
+                        gpu.info, gpu.pci_ids = self._static(gpu.info.index, gpu.handle)
+                    gpu.read_at.clear()  # everything is read afresh on this tick
                 if is_supported(nv, gpu.handle):
+                    if "mig" not in gpu.read_at:
+                        self._read_now(gpu, "mig", now)
                     gpu.gpm = DeviceGpm(nv, gpu.handle, self.clock.sleep)
                     self._prime_gpm(gpu)
             except nv.NVMLError as exc:
@@ -714,7 +741,12 @@ class NvmlBackend(Backend):
                         f"NVML refused a power limit of {watts:g} W for GPU {device}") from None
                 self._mark(gpu, exc)
                 raise BackendError(f"GPU {device}: setting the power limit failed: {exc}") from None
-            gpu.slow_at = float("-inf")  # read the new enforced limit on the next tick
+            gpu.read_at.pop("limit", None)  # read the new enforced limit on the next tick
+
+
+def _utilization(nv: Any, handle: Any, since: int) -> list[tuple[int, int, int]]:
+    return [(s.pid, s.timeStamp, s.smUtil)
+            for s in nv.nvmlDeviceGetProcessUtilization(handle, since)]
 
 
 def _require_library() -> None:

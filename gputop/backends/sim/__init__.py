@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 import tempfile
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from gputop import clock_events, jsonout
+from gputop import budget, clock_events, jsonout
 from gputop.backends.base import (
     CAP_ENERGY,
     CAP_POWER_LIMIT,
@@ -31,6 +32,7 @@ from gputop.backends.sim import physics
 from gputop.backends.sim.clock import SimClock
 from gputop.backends.sim.scenario import Job, Scenario, load
 from gputop.bounds import as_written, json_type
+from gputop.budget import EVERYTHING, Wants
 from gputop.model import Device, DeviceInfo, NodeInfo, Process, Saturation, Snapshot
 
 DRIVER_VERSION = "580.95.05"
@@ -313,13 +315,15 @@ class SimBackend(Backend):
             th.time = t
 
     # ------------------------------------------------------------------ sampling
-    def sample(self, devices: Sequence[int] | None = None, *, detail: bool = True) -> Snapshot:
+    def sample(self, devices: Sequence[int] | None = None, *,
+               wants: Wants | None = EVERYTHING) -> Snapshot:
         info = self.info()
         t = self.clock.monotonic()
         with self._lock:
             self._read_state()
             self._advance(t)
             wanted = range(len(info.devices)) if devices is None else devices
+            detail = budget.wanted(wants, "processes") or budget.wanted(wants, "saturation")
             devs = tuple(self._device(info.devices[i], t, detail) for i in wanted)
         return Snapshot(
             host=info.host,
@@ -472,12 +476,15 @@ class SimBackend(Backend):
                     command += f" --local_rank={rank}"
                 if n > 1:
                     command += f" --worker={k}"
+                # one string per process for the whole run, not one per sample: the history
+                # holds 600 samples (a minute at -interval 0.1), each with every process
+                command = sys.intern(command)
                 cpu = 0.0 if job.idle else job.cpu_pct * self._noise(i, t, 40 + k, 0.1)
                 procs.append(
                     Process(
                         pid=pid,
                         user=job.user,
-                        name=os.path.basename(command.split()[0]),
+                        name=sys.intern(os.path.basename(command.split()[0])),
                         command=command,
                         gpu_memory_mib=round(memory),
                         sm_pct=0.0 if job.idle else round(100 * busy / n),

@@ -1,0 +1,230 @@
+"""gputop beside nvitop and gpustat, all three on the C fake of libnvidia-ml loaded by the real
+nvidia-ml-py binding: live CPU, RSS, NVML calls/s and time to the first GPU row.
+
+What it does (every process it starts is killed by PID; tmux runs on its own -L socket):
+
+- builds ../shared/tools/fakenvml/fakenvml.c into a temporary folder (tests/cfake.py; set
+  FAKENVML_DIR if the folder is elsewhere) and starts real ``sleep`` processes placed on the
+  fake GPUs (gpustat and nvitop drop PIDs that do not exist);
+- installs nvitop and gpustat into a temporary venv with pip (or uses --peers-venv);
+- for each configuration, runs the tools interleaved (gputop, gpustat, nvitop, gputop, ...) in
+  tmux panes of --size: first frame = launch to the first GPU row on the pane; CPU = utime+stime
+  over --seconds after --warmup; RSS at the end; NVML calls/s = calls over the whole life
+  (FAKENVML_TRACE, written at a normal exit: each tool is quit with its own key) / lifetime.
+
+Figures are min / median / max over --repeats, and the ratio of gputop's median to the best
+peer's median measured in the same run. NVML costs ~1 µs on the fake; on a real driver add
+calls/s x the per-call cost (``--delay-us`` models that: FAKENVML_CALL_DELAY_US).
+
+    python bench/peers.py                       # the full run (~8 min on 2 cores)
+    python bench/peers.py --quick               # 8x32 only, 1 repeat of 4 s: a smoke test
+    python bench/peers.py --configs 8x32,8x256 --repeats 5 --seconds 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+import cfake  # noqa: E402
+from tui import CLK_TCK, cpu_ticks  # noqa: E402 - bench/tui.py, beside this script
+
+
+def tools(python: str, peers_bin: Path, interval: str) -> dict[str, tuple[list[str], str, str]]:
+    """name -> (command, key that quits it normally, text that only a GPU row shows)."""
+    return {
+        "gputop": ([python, "-m", "gputop", "--backend", "nvml", "--interval", interval], "q",
+                   "H100"),
+        f"gpustat -i {interval}": ([str(peers_bin / "gpustat"), "-i", interval], "C-c", "H100"),
+        # at 120 columns nvitop leaves the name out of its GPU rows: their memory column
+        f"nvitop --interval {interval}": ([str(peers_bin / "nvitop"), "--interval", interval],
+                                          "q", "GiB / "),
+    }
+
+
+def peers_venv(given: str | None, work: Path) -> Path:
+    if given:
+        return Path(given) / "bin"
+    venv = work / "peers-venv"
+    print("installing nvitop and gpustat into a temporary venv ...", file=sys.stderr)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "nvitop", "gpustat"], check=True,
+                   stderr=subprocess.DEVNULL)
+    return venv / "bin"
+
+
+def rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+class Tmux:
+    def __init__(self) -> None:
+        self.socket = f"gputop-peers-{os.getpid()}"
+
+    def __call__(self, *args: str, check: bool = True) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, *args], check=check,
+                              capture_output=True, text=True).stdout
+
+    def kill_server(self) -> None:
+        self("kill-server", check=False)
+
+
+def measure(tmux: Tmux, command: list[str], quit_key: str, row: str, env: dict[str, str],
+            size: tuple[int, int], warmup: float, seconds: float, work: Path) -> dict:
+    trace = work / f"trace-{time.monotonic_ns()}"
+    pidfile = work / f"pid-{time.monotonic_ns()}"
+    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    shell = (f"echo $$ > {shlex.quote(str(pidfile))}; exec env {exports} "
+             f"FAKENVML_TRACE={shlex.quote(str(trace))} {shlex.join(command)}")
+    session = f"s{time.monotonic_ns()}"
+    start = time.monotonic()
+    tmux("new-session", "-d", "-s", session, "-x", str(size[0]), "-y", str(size[1]),
+         "-c", str(ROOT), shell)
+    first = float("nan")
+    pid = None
+    try:
+        deadline = start + 30
+        while time.monotonic() < deadline:
+            if row in tmux("capture-pane", "-p", "-t", session, check=False):
+                first = time.monotonic() - start
+                break
+            time.sleep(0.005)
+        pid = int(pidfile.read_text())
+        time.sleep(max(0.0, warmup - (time.monotonic() - start)))
+        t0, c0 = time.monotonic(), cpu_ticks(pid)
+        time.sleep(seconds)
+        t1, c1 = time.monotonic(), cpu_ticks(pid)
+        rss = rss_mb(pid)
+        tmux("send-keys", "-t", session, quit_key)
+        for _ in range(100):  # a normal exit writes the trace
+            if not os.path.exists(f"/proc/{pid}"):
+                break
+            time.sleep(0.05)
+        lifetime = time.monotonic() - start
+    finally:
+        if pid is not None and os.path.exists(f"/proc/{pid}"):
+            os.kill(pid, 9)
+        tmux("kill-session", "-t", session, check=False)
+    calls = sum(cfake.read_trace(trace).values())
+    return {"cpu": 100.0 * (c1 - c0) / CLK_TCK / (t1 - t0), "rss": rss,
+            "calls": calls / lifetime if calls else float("nan"), "first": first}
+
+
+def one_shots(python: str, peers_bin: Path, env: dict[str, str], runs: int, work: Path) -> None:
+    """A whole one-shot process each: wall time and NVML calls (``snapshot --json`` reads every
+    field, as a script would want; ``nvitop -1`` and ``gpustat --json`` print less)."""
+    commands = {"gputop snapshot --json": [python, "-m", "gputop", "snapshot", "--json",
+                                           "--backend", "nvml"],
+                "nvitop -1": [str(peers_bin / "nvitop"), "-1"],
+                "gpustat --json": [str(peers_bin / "gpustat"), "--json"]}
+    walls: dict[str, list[float]] = {n: [] for n in commands}
+    calls: dict[str, int] = {}
+    for _ in range(runs):
+        for name, command in commands.items():
+            trace = work / f"trace-{time.monotonic_ns()}"
+            start = time.perf_counter()
+            subprocess.run(command, env=dict(os.environ, **env, FAKENVML_TRACE=str(trace)),
+                           cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+            walls[name].append(time.perf_counter() - start)
+            calls[name] = sum(cfake.read_trace(trace).values())
+    print("  one-shot        " + "".join(f"{n:>26}" for n in commands))
+    print("  wall s          " + "".join(f"{spread(w):>26}" for w in walls.values()))
+    print("  NVML calls      " + "".join(f"{calls[n]:>26}" for n in commands))
+
+
+def spread(values: list[float]) -> str:
+    return f"{min(values):.2f} / {statistics.median(values):.2f} / {max(values):.2f}"
+
+
+def report(title: str, results: dict[str, list[dict]]) -> None:
+    print(f"\n{title}")
+    names = list(results)
+    print(f"  {'figure':<16}" + "".join(f"{n:>26}" for n in names) + f"{'gputop / best peer':>20}")
+    for key, label in (("cpu", "CPU % of 1 core"), ("rss", "RSS MB"), ("calls", "NVML calls/s"),
+                       ("first", "first frame s")):
+        med = {n: statistics.median(r[key] for r in results[n]) for n in names}
+        peers = [med[n] for n in names[1:]]
+        best = min(peers)
+        ratio = med[names[0]] / best if best > 0 else float("nan")
+        print(f"  {label:<16}" + "".join(f"{spread([r[key] for r in results[n]]):>26}"
+                                          for n in names) + f"{ratio:>19.2f}x")
+    print("  (cells: min / median / max; ratio: of the medians)")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--configs", default="8x32,8x256,16x128,8x32@30",
+                    help="GPUSxPROCESSES, comma separated; @US adds FAKENVML_CALL_DELAY_US")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=8.0, help="CPU measuring window")
+    ap.add_argument("--warmup", type=float, default=3.0, help="seconds after launch first")
+    ap.add_argument("--size", default="120x40")
+    ap.add_argument("--interval", default="1")
+    ap.add_argument("--peers-venv", help="a venv that has nvitop and gpustat (else a fresh one)")
+    ap.add_argument("--quick", action="store_true", help="8x32, 1 repeat, 4 s")
+    ap.add_argument("--no-one-shot", action="store_true",
+                    help="skip snapshot --json / nvitop -1 / gpustat --json")
+    args = ap.parse_args()
+    if args.quick:
+        args.configs, args.repeats, args.seconds, args.warmup = "8x32", 1, 4.0, 2.0
+    for tool in ("tmux",):
+        if shutil.which(tool) is None:
+            print(f"bench/peers.py needs {tool}", file=sys.stderr)
+            return 2
+    why = cfake.available()
+    if why is not None:
+        print(f"bench/peers.py: {why}", file=sys.stderr)
+        return 2
+    size = tuple(int(x) for x in args.size.lower().split("x"))
+    tmux = Tmux()
+    with tempfile.TemporaryDirectory(prefix="gputop-peers-") as tmp:
+        work = Path(tmp)
+        lib = cfake.build(work / "lib")
+        bin_ = peers_venv(args.peers_venv, work)
+        commands = tools(sys.executable, bin_, args.interval)
+        print(f"gputop vs peers on the C fake of libnvidia-ml, {args.size}, interval "
+              f"{args.interval} s, {args.repeats} repeats interleaved, {args.seconds:g} s CPU "
+              f"window after {args.warmup:g} s; {time.strftime('%Y-%m-%d %H:%M:%S %Z')}, "
+              f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")
+        try:
+            for config in args.configs.split(","):
+                shape, _, delay = config.partition("@")
+                gpus, procs = (int(x) for x in shape.split("x"))
+                extra_env = {"FAKENVML_CALL_DELAY_US": delay} if delay else {}
+                with cfake.Node(lib, gpus=gpus, procs_per_gpu=max(1, procs // gpus)) as node:
+                    env = {k: v for k, v in node.env(**extra_env).items()
+                           if k in ("LD_LIBRARY_PATH", "FAKENVML_CONFIG",
+                                    "FAKENVML_CALL_DELAY_US")}
+                    results: dict[str, list[dict]] = {n: [] for n in commands}
+                    for _ in range(args.repeats):
+                        for name, (command, key, row) in commands.items():
+                            results[name].append(measure(tmux, command, key, row, env, size,
+                                                         args.warmup, args.seconds, work))
+                    title = f"{gpus} GPUs x {procs} processes" + (
+                        f", FAKENVML_CALL_DELAY_US={delay}" if delay else "")
+                    report(title, results)
+                    if not args.no_one_shot:
+                        one_shots(sys.executable, bin_, env, args.repeats, work)
+                sys.stdout.flush()
+        finally:
+            tmux.kill_server()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

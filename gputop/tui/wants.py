@@ -1,0 +1,17 @@
+"""What the dashboard reads from each tick (gputop.budget), importable without Textual."""
+
+from __future__ import annotations
+
+from gputop import budget
+
+# What the dashboard reads from each tick (gputop.budget): its cards, history plot, process table
+# and hints. Nothing else is asked of the device; other screens add what they show while open.
+DASHBOARD = {
+    **budget.wants("utilization_gpu_pct", "memory_used_mib", "power_draw_w", "power_limit_w",
+                   "clock_sm_mhz", "clock_event_reasons", "processes"),
+    # Slow by nature (thermal mass, fan ramps): a reading a few seconds old says the same.
+    **budget.wants("temperature_c", "fan_pct", "pstate", every=5.0),
+    # GPM, for the underfilled / memory-bound hints over a 60 s window; the saturation panel
+    # asks for it on every tick while it is open.
+    **budget.wants("saturation", every=5.0),
+}
