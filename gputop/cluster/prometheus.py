@@ -22,7 +22,9 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections import Counter
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from gputop.cluster import states
@@ -41,11 +43,31 @@ BACKOFF_MAX_S = 60.0
 # Scrape intervals of 15-30 s are common: a node is stale after three missed ones.
 DEFAULT_STALE_AFTER_S = 90.0
 
-OWN_QUERIES = ("gputop_info", "gputop_snapshot_timestamp_seconds", "gputop_device_status",
-               "gputop_memory_total_bytes", "gputop_power_limit_watts", "gputop_hint",
-               "gputop_process_gpu_memory_bytes", "gputop_process_sm_ratio",
-               "gputop_clock_event_active", "gputop_saturation_source")
-_DEVICE_QUERIES = tuple(m.name for m in dcgm.METRICS if m.attr is not None)
+# One instant query per metric, for all nodes together. Most keep only the labels the view
+# needs (``max by``): at 1000 nodes × 8 GPUs each answer is 8000 series, and the full label set
+# would be most of its bytes. The device identity (UUID, model, bus id, host name) comes whole
+# from the two queries that name every device: dcgm-exporter's memory used, gputop's status.
+_BY_GPU = "max by (instance, gpu) ({m})"
+QUERIES: tuple[tuple[str, str], ...] = (
+    ("up", "{m}"),
+    ("timestamp(up)", "timestamp({m})"),
+    ("gputop_device_status", "{m} == 1"),
+    ("DCGM_FI_DEV_FB_USED", "{m}"),
+    ("gputop_info", "{m}"),
+    ("gputop_snapshot_timestamp_seconds", "max by (instance) ({m})"),
+    *((m.name, _BY_GPU) for m in dcgm.METRICS
+      if m.attr is not None and m.name != "DCGM_FI_DEV_FB_USED"),
+    ("gputop_memory_total_bytes", _BY_GPU),
+    ("gputop_power_limit_watts", _BY_GPU),
+    # The reasons that hold, plus one 0 per GPU that reports reasons at all (none held: []).
+    ("gputop_clock_event_active",
+     "max by (instance, gpu, reason) ({m}) == 1 or max by (instance, gpu) ({m}) * 0"),
+    ("gputop_saturation_source", "max by (instance, gpu, source) ({m})"),
+    ("gputop_hint", "{m}"),
+    ("gputop_process_gpu_memory_bytes", "max by (instance, gpu, pid, user, name) ({m})"),
+    ("gputop_process_sm_ratio", "max by (instance, gpu, pid, user, name) ({m})"),
+)
+PARALLEL_QUERIES = 4
 _BOOL_ATTRS = {"remapped_rows_failed"}
 _SELECTOR = re.compile(r'^\{\s*(?:[A-Za-z_][A-Za-z0-9_]*\s*(?:=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"'
                        r'\s*,?\s*)*\}$')
@@ -150,7 +172,7 @@ def build_nodes(answers: dict[str, list[dict]], now: float, stale_after: float) 
         node = nodes.get(s["labels"].get("instance", ""))
         if node is not None:
             node.scraped = s["value"]
-    for name in _DEVICE_QUERIES + OWN_QUERIES:
+    for name, _ in QUERIES[2:]:
         for s in answers.get(name, ()):
             _absorb(nodes, name, s)
     out = []
@@ -288,6 +310,8 @@ class PrometheusCluster:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._done = False
+        # Queries go out together: each is one round trip that Prometheus answers on its own.
+        self._pool = ThreadPoolExecutor(PARALLEL_QUERIES, thread_name_prefix="gputop-promql")
 
     # ------------------------------------------------------------------ consumer side
     def start(self) -> None:
@@ -302,6 +326,7 @@ class PrometheusCluster:
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
     def __enter__(self) -> PrometheusCluster:
         self.start()
@@ -341,10 +366,8 @@ class PrometheusCluster:
         """One round of queries; True when Prometheus answered all of them."""
         started = self.clock()
         try:
-            answers = {"up": self._ask("up"),
-                       "timestamp(up)": self._ask("up", wrap="timestamp({})")}
-            for name in _DEVICE_QUERIES + OWN_QUERIES:
-                answers[name] = self._ask(name)
+            answers = dict(zip((name for name, _ in QUERIES),
+                               self._pool.map(self._ask, QUERIES)))
         except PrometheusError as exc:
             self.failures += 1
             with self._changed:
@@ -359,9 +382,9 @@ class PrometheusCluster:
             self.problem = None
             self.version += 1
             statuses: dict[str, NodeStatus] = {}
-            hosts = [host for _, host, *_ in nodes]
+            hosts = Counter(host for _, host, *_ in nodes)
             for key, host, state, reason, snap, age in nodes:
-                if hosts.count(host) > 1:
+                if hosts[host] > 1:
                     host = f"{host} ({key})"  # two targets report one host name
                 received = None if age is None else now - age
                 statuses[key] = NodeStatus(host=host, state=state, mode=self._mode(snap),
@@ -374,8 +397,10 @@ class PrometheusCluster:
             self._changed.notify_all()
         return True
 
-    def _ask(self, name: str, wrap: str = "{}") -> list[dict]:
-        return self._query(self.url, wrap.format(name + self.selector), self.timeout)
+    def _ask(self, query: tuple[str, str]) -> list[dict]:
+        name, template = query
+        metric = name if name != "timestamp(up)" else "up"
+        return self._query(self.url, template.format(m=metric + self.selector), self.timeout)
 
     @staticmethod
     def _mode(snap: Snapshot | None) -> str:

@@ -99,7 +99,7 @@ class Scripted:
             return [{"labels": {"instance": "a"}, "value": 100.0}]
         if promql.startswith("up"):
             return [{"labels": {"instance": "a"}, "value": 1.0}]
-        if promql.startswith("DCGM_FI_DEV_GPU_UTIL"):
+        if "DCGM_FI_DEV_GPU_UTIL" in promql:
             return [{"labels": {"instance": "a", "gpu": "0", "Hostname": "node-a"},
                      "value": 7.0}]
         return []
