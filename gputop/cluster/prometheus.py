@@ -328,13 +328,6 @@ class PrometheusCluster:
             self._thread = None
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def __enter__(self) -> PrometheusCluster:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
     def statuses(self) -> list[NodeStatus]:
         with self._lock:
             return [self._statuses[k] for k in self._order]

@@ -235,3 +235,16 @@ def test_promtool_finds_only_the_names_dcgm_exporter_chose():
         assert problem in allowed, line
         if problem != allowed[0]:
             assert name in dcgm.BY_NAME, line
+
+
+def test_the_exporter_and_the_prometheus_transport_never_import_textual():
+    probe = ("import sys\n"
+             "from gputop.commands import exporter\n"
+             "from gputop.exporter import collect, server, webconfig\n"
+             "from gputop.cluster import prometheus\n"
+             "from gputop.cli import build_parser\n"
+             "build_parser()\n"
+             "print(sorted(m for m in ('textual', 'plotext', 'rich') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True,
+                         timeout=60)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
