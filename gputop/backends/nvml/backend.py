@@ -325,6 +325,13 @@ class NvmlBackend(Backend):
             gpu.slow[attr] = f(gpu, attr, nv.nvmlDeviceGetTotalEccErrors, h,
                                getattr(nv, error_type), getattr(nv, counter_type)) \
                 if ecc_on else None
+        # Health counters dashboards alert on; they change rarely, so the slow refresh reads them.
+        gpu.slow["pcie_replay_count"] = f(gpu, "pcie_replay",
+                                          nv.nvmlDeviceGetPcieReplayCounter, h)
+        rows = f(gpu, "remapped_rows", nv.nvmlDeviceGetRemappedRows, h)
+        gpu.slow["remapped_rows_correctable"] = rows[0] if rows is not None else None
+        gpu.slow["remapped_rows_uncorrectable"] = rows[1] if rows is not None else None
+        gpu.slow["remapped_rows_failed"] = bool(rows[3]) if rows is not None else None
         # static: read with the first refresh only
         gpu.slow["serial"] = old["serial"] if "serial" in old else _text(
             f(gpu, "serial", nv.nvmlDeviceGetSerial, h))
@@ -429,6 +436,10 @@ class NvmlBackend(Backend):
             compute_mode=slow["compute_mode"],
             serial=slow["serial"],
             vbios_version=slow["vbios_version"],
+            pcie_replay_count=slow["pcie_replay_count"],
+            remapped_rows_correctable=slow["remapped_rows_correctable"],
+            remapped_rows_uncorrectable=slow["remapped_rows_uncorrectable"],
+            remapped_rows_failed=slow["remapped_rows_failed"],
             pci_device_id=static["pci_device_id"],
             pci_sub_device_id=static["pci_sub_device_id"],
             compute_capability=static["compute_capability"],
