@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "cluster": ("gputop.commands.cluster", "watch many nodes over SSH"),
     "advise": ("gputop.commands.advise", "power-limit advisor: slowdown versus watts saved"),
     "replay": ("gputop.commands.replay", "open a CSV log in the dashboard"),
+    "exporter": ("gputop.commands.exporter", "serve metrics to Prometheus (dcgm-exporter names)"),
 }
 
 QUERY_FLAGS = (

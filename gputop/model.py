@@ -33,6 +33,7 @@ class Saturation:
     """How busy the SMs and links really are; ``source`` says who measured it."""
 
     source: str | None = None  # "gpm" | "sim" | None (nothing measured)
+    gr_engine_active_pct: float | None = None  # any graphics/compute engine busy (GPM)
     sm_active_pct: float | None = None
     sm_occupancy_pct: float | None = None
     tensor_active_pct: float | None = None
@@ -122,6 +123,12 @@ class Device:
     ecc_errors_uncorrected_volatile: int | None = None
     ecc_errors_corrected_aggregate: int | None = None
     ecc_errors_uncorrected_aggregate: int | None = None
+    # Health counters dashboards alert on (dcgm-exporter's defaults).
+    pcie_replay_count: int | None = None  # PCIe retries since boot
+    xid_last: int | None = None  # the last Xid error the driver reported (0: none yet)
+    remapped_rows_correctable: int | None = None
+    remapped_rows_uncorrectable: int | None = None
+    remapped_rows_failed: bool | None = None
     saturation: Saturation = field(default_factory=Saturation)
     processes: tuple[Process, ...] = ()
     # Simulator only: {"work_rate": ground-truth throughput relative to the unthrottled job}.

@@ -138,6 +138,9 @@ class FakeGpu:
     util_decoder: int | None = 0  # None: no NVDEC -> NotSupported
     clock_video: int | None = 1545  # None: NotSupported
     supported_event_mask: int = 0x1FF
+    pcie_replay: int | None = 0  # None: NotSupported
+    # (correctable, uncorrectable, pending, failure occurred); None: NotSupported (pre-Ampere)
+    remapped_rows: tuple[int, int, int, int] | None = (0, 0, 0, 0)
     gpm: bool = True
     # metric id -> value (float, NaN allowed) or an NVML error code int wrapped as ("err", code)
     gpm_metrics: dict[int, float | tuple[str, int]] = field(default_factory=dict)
@@ -154,6 +157,7 @@ def _uuid(i: int, salt: str) -> str:
 def default_gpm_metrics(sm: float = 83.0) -> dict[int, float]:
     r = _real
     return {
+        r.NVML_GPM_METRIC_GRAPHICS_UTIL: 97.0,
         r.NVML_GPM_METRIC_SM_UTIL: sm,
         r.NVML_GPM_METRIC_SM_OCCUPANCY: 40.1,
         r.NVML_GPM_METRIC_ANY_TENSOR_UTIL: 55.0,
@@ -519,6 +523,18 @@ class FakeNvml:
         if gpu.fan is None:
             raise NVMLError(_real.NVML_ERROR_NOT_SUPPORTED)
         return gpu.fan
+
+    def nvmlDeviceGetPcieReplayCounter(self, handle: FakeHandle) -> int:
+        gpu = self._dev("nvmlDeviceGetPcieReplayCounter", handle)
+        if gpu.pcie_replay is None:
+            raise NVMLError(_real.NVML_ERROR_NOT_SUPPORTED)
+        return gpu.pcie_replay
+
+    def nvmlDeviceGetRemappedRows(self, device: FakeHandle) -> tuple[int, int, int, int]:
+        gpu = self._dev("nvmlDeviceGetRemappedRows", device)
+        if gpu.remapped_rows is None:
+            raise NVMLError(_real.NVML_ERROR_NOT_SUPPORTED)
+        return gpu.remapped_rows
 
     def nvmlDeviceGetPowerUsage(self, handle: FakeHandle) -> int:
         return self._dev("nvmlDeviceGetPowerUsage", handle).power_mw

@@ -667,6 +667,7 @@ def test_gpm_on_h100_fills_saturation_and_none_on_a100() -> None:
     sat = hopper.saturation
     assert sat.source == "gpm"
     assert (sat.sm_active_pct, sat.sm_occupancy_pct, sat.tensor_active_pct) == (83.0, 40.1, 55.0)
+    assert sat.gr_engine_active_pct == 97.0
     assert (sat.dram_bw_pct, sat.fp16_pct, sat.fp32_pct, sat.fp64_pct) == (31.0, 4.5, 12.25, 0.5)
     assert (sat.pcie_tx_mibps, sat.pcie_rx_mibps) == (1234.5, 2345.5)
     assert (sat.nvlink_tx_mibps, sat.nvlink_rx_mibps) == (98765.0, 87654.0)
@@ -850,3 +851,20 @@ def test_cli_auto_fails_on_nvml_with_a_version_mismatch(monkeypatch, capsys) -> 
     assert main(["snapshot", "--backend", "nvml"]) == 255
     assert "gputop: NVML: Driver/library version mismatch" in capsys.readouterr().err
 
+
+
+def test_pcie_replays_and_remapped_rows_map_from_nvml_and_absent_stays_none() -> None:
+    gpu = h100(0)
+    gpu.pcie_replay = 3
+    gpu.remapped_rows = (2, 1, 0, 1)
+    old = h100(1)
+    old.pcie_replay = old.remapped_rows = None  # NotSupported (remapping needs Ampere or newer)
+    backend, nv, clock = make([gpu, old])
+    with backend:
+        dev, prev = backend.sample().devices
+        clock.advance(1)
+        backend.sample()
+    assert (dev.pcie_replay_count, dev.remapped_rows_correctable,
+            dev.remapped_rows_uncorrectable, dev.remapped_rows_failed) == (3, 2, 1, True)
+    assert (prev.pcie_replay_count, prev.remapped_rows_correctable,
+            prev.remapped_rows_uncorrectable, prev.remapped_rows_failed) == (None,) * 4

@@ -15,13 +15,14 @@ NO_GPUTOP = "no-gputop"
 INCOMPATIBLE = "incompatible"
 PROTOCOL_ERROR = "protocol-error"  # the remote sent garbage or an oversized line
 FAILED = "failed"  # the remote command ran and failed (e.g. the agent found no backend)
+DOWN = "down"  # Prometheus: its last scrape of the node failed (up == 0)
 
 STATES = (CONNECTING, OK, STALE, UNREACHABLE, AUTH_FAILED, HOST_KEY_REJECTED, NO_GPUTOP,
-          INCOMPATIBLE, PROTOCOL_ERROR, FAILED)
+          INCOMPATIBLE, PROTOCOL_ERROR, FAILED, DOWN)
 # States that retrying soon will not fix: retried at the longest backoff only.
 STUBBORN = frozenset({AUTH_FAILED, HOST_KEY_REJECTED, NO_GPUTOP, INCOMPATIBLE})
 # Sort order for the nodes table: trouble first.
-SEVERITY = {HOST_KEY_REJECTED: 0, AUTH_FAILED: 1, UNREACHABLE: 2, INCOMPATIBLE: 3,
+SEVERITY = {DOWN: 2, HOST_KEY_REJECTED: 0, AUTH_FAILED: 1, UNREACHABLE: 2, INCOMPATIBLE: 3,
             PROTOCOL_ERROR: 4, FAILED: 5, NO_GPUTOP: 6, STALE: 7, CONNECTING: 8, OK: 9}
 
 SSH_ERROR_EXIT = 255  # ssh's own failures; anything else is the remote command's status

@@ -46,6 +46,10 @@ class _Session:
 class Cluster:
     """Watches many nodes. ``start()``, then read ``statuses()``; ``stop()`` ends every session."""
 
+    # A trouble of the transport as a whole, shown as one line (the Prometheus transport's
+    # server being unreachable); each SSH session's trouble is its own node's reason.
+    problem: str | None = None
+
     def __init__(
         self,
         specs: Sequence[HostSpec],

@@ -36,6 +36,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=bounds.ONCE_TIMEOUT.arg_type, default=None, metavar="SEC",
                         help="with --once: give up waiting after SEC (default: connect timeout"
                              " + 20)")
+    parser.add_argument("--prometheus", metavar="URL",
+                        help="read the nodes from this Prometheus server's HTTP API instead of "
+                             "SSH (every scrape target of dcgm-exporter or gputop exporter)")
+    parser.add_argument("--selector", metavar="MATCHERS",
+                        help='with --prometheus: label matchers such as {job="gpus"}')
     parser.add_argument("--theme", default=argparse.SUPPRESS, help="dashboard theme")
 
 
@@ -79,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.json and not args.once:
         raise UsageError("--json needs --once (the live view is the terminal UI)")
+    if args.prometheus is not None or args.selector is not None:
+        return run_prometheus(args)
     specs = load_specs(args)
     if args.once:
         return run_once(args, specs)
@@ -88,18 +95,44 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_once(args: argparse.Namespace, specs) -> int:
+    timeout = args.timeout if args.timeout is not None else args.connect_timeout + 20.0
+    return _print_once(args, make_cluster(args, specs, once=True), timeout)
+
+
+def make_prometheus_cluster(args: argparse.Namespace, *, once: bool):
+    from gputop.cluster.prometheus import PrometheusCluster, check_selector, check_url
+    from gputop.errors import UsageError
+
+    if args.prometheus is None:
+        raise UsageError("--selector needs --prometheus URL")
+    if args.hosts or args.hosts_file:
+        raise UsageError("--prometheus reads the nodes from Prometheus: name no hosts")
+    return PrometheusCluster(check_url(args.prometheus), check_selector(args.selector),
+                             interval=args.interval, once=once)
+
+
+def run_prometheus(args: argparse.Namespace) -> int:
+    if not args.once:
+        from gputop.tui.cluster import run_cluster
+
+        return run_cluster(args, make_prometheus_cluster(args, once=False))
+    return _print_once(args, make_prometheus_cluster(args, once=True),
+                       args.timeout if args.timeout is not None else 30.0)
+
+
+def _print_once(args: argparse.Namespace, cluster, timeout: float) -> int:
+    import sys
     import time
 
     from gputop import jsonout, stop_signals
     from gputop.cluster import states
+    from gputop.output import write_stdout
 
-    cluster = make_cluster(args, specs, once=True)
-    timeout = args.timeout if args.timeout is not None else args.connect_timeout + 20.0
     signalled: list[int] = []
 
     def on_signal(signum: int, frame: object) -> None:
         signalled.append(signum)
-        raise _Stopped  # out of the wait; the finally below ends every ssh session
+        raise _Stopped  # out of the wait; the finally below ends every session
 
     previous = stop_signals.catch(on_signal)
     try:
@@ -114,13 +147,14 @@ def run_once(args: argparse.Namespace, specs) -> int:
         return 128 + signalled[0]
     now = time.monotonic()
     statuses = cluster.statuses()
-    from gputop.output import write_stdout
-
+    if cluster.problem:
+        print(f"gputop cluster: {cluster.problem}", file=sys.stderr)
     if args.json:
         write_stdout(jsonout.dumps(once_document(statuses, now), separators=(",", ":")) + "\n")
     else:
         write_stdout(render_table(statuses, now))
-    return 0 if all(s.state == states.OK for s in statuses) else 1
+    ok = bool(statuses) and not cluster.problem
+    return 0 if ok and all(s.state == states.OK for s in statuses) else 1
 
 
 class _Stopped(BaseException):

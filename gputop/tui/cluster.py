@@ -66,7 +66,7 @@ STATE_CLASS = {
     states.OK: "ok", states.STALE: "stale", states.CONNECTING: "muted",
     states.UNREACHABLE: "bad", states.AUTH_FAILED: "bad", states.HOST_KEY_REJECTED: "bad",
     states.FAILED: "bad", states.NO_GPUTOP: "warn", states.INCOMPATIBLE: "warn",
-    states.PROTOCOL_ERROR: "warn",
+    states.PROTOCOL_ERROR: "warn", states.DOWN: "bad",
 }
 STATE_VARIABLE = {"ok": "gauge-low", "stale": "stale", "muted": "muted", "bad": "error",
                   "warn": "warning"}
@@ -323,6 +323,9 @@ class ClusterApp(App[int]):
         self._order = [r.host for r in shown]
         self.nodes_table.set_rows([table_row(r, self.interval) for r in shown])
         summary = " " + summary_text(rows)
+        problem = self.cluster.problem
+        if problem:
+            summary += f"  ⚠ {problem}"
         if summary != self._summary:
             self._summary = summary
             self.summary_bar.update(Text(summary))

@@ -33,6 +33,7 @@ class ScriptedCluster:
         self._statuses = {s.host: s for s in statuses}
         self._order = [s.host for s in statuses]
         self.version = 0
+        self.problem = None
         self.started = self.stopped = False
         self.lock = threading.Lock()
 

@@ -104,6 +104,7 @@ ONE_CALL: dict[str, tuple[str, tuple[str, ...], Callable[[Any], Any] | None]] = 
                lambda p: f"P{p}" if 0 <= p <= 15 else None),
     "pcie_gen": ("nvmlDeviceGetCurrPcieLinkGeneration", (), None),
     "pcie_width": ("nvmlDeviceGetCurrPcieLinkWidth", (), None),
+    "pcie_replay": ("nvmlDeviceGetPcieReplayCounter", (), None),
     "limit": ("nvmlDeviceGetEnforcedPowerLimit", (), lambda mw: mw / 1000.0),
     "persistence": ("nvmlDeviceGetPersistenceMode", (), bool),
     "compute_mode": ("nvmlDeviceGetComputeMode", (), COMPUTE_MODES.get),
@@ -469,6 +470,13 @@ class NvmlBackend(Backend):
         ecc = self._field(gpu, "ecc", self.nv.nvmlDeviceGetEccMode, gpu.handle)
         return {"ecc_mode": bool(ecc[0]) if ecc is not None else None,
                 "ecc_mode_pending": bool(ecc[1]) if ecc is not None else None}
+
+    def _read_remapped_rows(self, gpu: _Gpu) -> dict[str, Any]:
+        # (correctable, uncorrectable, pending, failure)
+        rows = self._call(gpu, "remapped_rows", "nvmlDeviceGetRemappedRows")
+        return {"remapped_rows_correctable": rows[0] if rows is not None else None,
+                "remapped_rows_uncorrectable": rows[1] if rows is not None else None,
+                "remapped_rows_failed": bool(rows[3]) if rows is not None else None}
 
     def _read_ecc_counters(self, gpu: _Gpu) -> dict[str, Any]:
         # Counters exist only while ECC is on (NVML: "Requires ECC Mode to be enabled"); with it

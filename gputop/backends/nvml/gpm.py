@@ -18,6 +18,7 @@ MIN_INTERVAL_S = 0.1
 
 # Saturation field -> NVML_GPM_METRIC_* name. Percentages first, then MiB/s rates.
 PCT_METRICS: tuple[tuple[str, str], ...] = (
+    ("gr_engine_active_pct", "NVML_GPM_METRIC_GRAPHICS_UTIL"),
     ("sm_active_pct", "NVML_GPM_METRIC_SM_UTIL"),
     ("sm_occupancy_pct", "NVML_GPM_METRIC_SM_OCCUPANCY"),
     ("tensor_active_pct", "NVML_GPM_METRIC_ANY_TENSOR_UTIL"),

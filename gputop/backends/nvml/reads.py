@@ -48,6 +48,10 @@ READS: dict[str, tuple[tuple[str, ...], float]] = {
     "persistence": (("persistence_mode",), SLOW),
     "compute_mode": (("compute_mode",), SLOW),
     "pcie_max": (("pcie_gen_max", "pcie_width_max"), SLOW),
+    # health counters dashboards alert on (dcgm-exporter's defaults); they change rarely
+    "pcie_replay": (("pcie_replay_count",), SLOW),
+    "remapped_rows": (("remapped_rows_correctable", "remapped_rows_uncorrectable",
+                       "remapped_rows_failed"), SLOW),
     "serial": (("serial",), ONCE),
     "vbios": (("vbios_version",), ONCE),
     "compute_capability": (("compute_capability",), ONCE),

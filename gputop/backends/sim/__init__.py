@@ -418,6 +418,14 @@ class SimBackend(Backend):
             clock_event_supported_mask=SUPPORTED_EVENTS if nvidia else None,
             ecc_mode_pending=True if nvidia else None,
             mig_mode_pending=False if nvidia else None,
+            # A training job uses no video engines; a healthy part has no errors to count.
+            utilization_encoder_pct=0 if nvidia else None,
+            utilization_decoder_pct=0 if nvidia else None,
+            pcie_replay_count=0 if nvidia else None,
+            xid_last=0 if nvidia else None,
+            remapped_rows_correctable=0 if nvidia else None,
+            remapped_rows_uncorrectable=0 if nvidia else None,
+            remapped_rows_failed=False if nvidia else None,
             saturation=sat,
             processes=self._processes(i, busy, t) if detail else (),
             sim={"work_rate": round(work_rate, 5) if work_rate is not None else None},
@@ -428,7 +436,8 @@ class SimBackend(Backend):
 
     def _saturation(self, i: int, job: Job | None, busy: float, speed: float, t: float) -> Saturation:
         if job is None:
-            return Saturation(source="sim", sm_active_pct=0.0, sm_occupancy_pct=0.0,
+            return Saturation(source="sim", gr_engine_active_pct=0.0, sm_active_pct=0.0,
+                              sm_occupancy_pct=0.0,
                               tensor_active_pct=0.0, dram_bw_pct=0.0, fp16_pct=0.0, fp32_pct=0.0,
                               fp64_pct=0.0, pcie_tx_mibps=0.0, pcie_rx_mibps=0.0,
                               nvlink_tx_mibps=0.0, nvlink_rx_mibps=0.0)
@@ -441,6 +450,8 @@ class SimBackend(Backend):
 
         return Saturation(
             source="sim",
+            # Graphics-engine activity is time with any kernel resident, like utilization.gpu.
+            gr_engine_active_pct=round(min(100.0, 100 * busy), 1),
             # GPM's SM, tensor and pipe figures are per cycle: a lower clock does not lower them.
             sm_active_pct=pct(job.sm_active, 21),
             sm_occupancy_pct=pct(job.occupancy, 22),

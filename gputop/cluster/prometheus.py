@@ -1,0 +1,417 @@
+"""The cluster view's second transport: a Prometheus server's HTTP API instead of SSH.
+
+Each refresh asks one instant query per metric for all nodes together (``up``, the scrape times,
+then dcgm-exporter's and gputop's metrics under the ``--selector`` matcher) and rebuilds one
+``Snapshot`` per scrape target (``instance``), named by its ``Hostname``/``hostname`` label. It
+offers the SSH transport's consumer interface (``start``, ``stop``, ``version``, ``statuses``,
+``status``, ``wait``, ``settled``, ``problem``), so the cluster UI does not know which it reads.
+
+Node states: ok; stale when the last scrape or the exporter's own snapshot is older than
+``stale_after``; down when the last scrape failed (``up == 0``). Prometheus unreachable, an HTTP
+error or an unexpected answer keeps the last statuses, sets ``problem`` to one line and retries
+with backoff; nothing here raises into the UI.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from gputop.cluster import states
+from gputop.cluster.node import NodeStatus
+from gputop.errors import UsageError
+from gputop.exporter import dcgm
+from gputop.model import DEVICE_STATUSES, Device, Hint, Process, Saturation, Snapshot
+
+MODE_GPUTOP = "exporter"  # a gputop exporter behind Prometheus
+MODE_DCGM = "dcgm"  # a dcgm-exporter (no gputop_ family)
+MODE_UNKNOWN = "prometheus"  # no data: which exporter is not known
+MIB = 1024 * 1024
+MAX_ANSWER = 64 * 1024 * 1024
+BACKOFF_INITIAL_S = 1.0
+BACKOFF_MAX_S = 60.0
+# Scrape intervals of 15-30 s are common: a node is stale after three missed ones.
+DEFAULT_STALE_AFTER_S = 90.0
+
+# One instant query per metric, for all nodes together. Most keep only the labels the view
+# needs (``max by``): at 1000 nodes × 8 GPUs each answer is 8000 series, and the full label set
+# would be most of its bytes. The device identity (UUID, model, bus id, host name) comes whole
+# from the two queries that name every device: dcgm-exporter's memory used, gputop's status.
+_BY_GPU = "max by (instance, gpu) ({m})"
+QUERIES: tuple[tuple[str, str], ...] = (
+    ("up", "{m}"),
+    ("timestamp(up)", "timestamp({m})"),
+    ("gputop_device_status", "{m} == 1"),
+    ("DCGM_FI_DEV_FB_USED", "{m}"),
+    ("gputop_info", "{m}"),
+    ("gputop_snapshot_timestamp_seconds", "max by (instance) ({m})"),
+    *((m.name, _BY_GPU) for m in dcgm.METRICS
+      if m.attr is not None and m.name != "DCGM_FI_DEV_FB_USED"),
+    ("gputop_memory_total_bytes", _BY_GPU),
+    ("gputop_power_limit_watts", _BY_GPU),
+    # The reasons that hold, plus one 0 per GPU that reports reasons at all (none held: []).
+    ("gputop_clock_event_active",
+     "max by (instance, gpu, reason) ({m}) == 1 or max by (instance, gpu) ({m}) * 0"),
+    ("gputop_saturation_source", "max by (instance, gpu, source) ({m})"),
+    ("gputop_hint", "{m}"),
+    ("gputop_process_gpu_memory_bytes", "max by (instance, gpu, pid, user, name) ({m})"),
+    ("gputop_process_sm_ratio", "max by (instance, gpu, pid, user, name) ({m})"),
+)
+PARALLEL_QUERIES = 4
+_BOOL_ATTRS = {"remapped_rows_failed"}
+_SELECTOR = re.compile(r'^\{\s*(?:[A-Za-z_][A-Za-z0-9_]*\s*(?:=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"'
+                       r'\s*,?\s*)*\}$')
+
+
+class PrometheusError(Exception):
+    """Prometheus could not answer, or answered something that is not a query result."""
+
+
+def check_selector(selector: str | None) -> str:
+    """``{job="gpus"}`` (label matchers in braces) or nothing. Raises UsageError."""
+    if selector is None or selector.strip() == "":
+        return ""
+    selector = selector.strip()
+    if not _SELECTOR.match(selector):
+        raise UsageError(f"--selector: expected label matchers in braces such as "
+                         f'{{job="gpus"}}, got {selector!r}')
+    return selector
+
+
+def check_url(url: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise UsageError(f"--prometheus: expected an http(s):// URL, got {url!r}")
+    return url.rstrip("/")
+
+
+def http_query(base: str, promql: str, timeout: float) -> list[dict]:
+    """One instant query; the result vector, checked. Raises PrometheusError with one line."""
+    url = f"{base}/api/v1/query?" + urllib.parse.urlencode({"query": promql})
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as answer:
+            body = answer.read(MAX_ANSWER + 1)
+    except urllib.error.HTTPError as exc:
+        raise PrometheusError(f"Prometheus answered HTTP {exc.code} to {promql}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise PrometheusError(f"Prometheus unreachable at {base}: {reason}") from None
+    if len(body) > MAX_ANSWER:
+        raise PrometheusError(f"Prometheus answer to {promql} is larger than 64 MiB")
+    return parse_vector(body, promql)
+
+
+def parse_vector(body: bytes, promql: str) -> list[dict]:
+    try:
+        doc = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise PrometheusError(f"Prometheus answered {promql} with something not JSON") from None
+    if not isinstance(doc, dict) or doc.get("status") != "success":
+        error = doc.get("error") if isinstance(doc, dict) else None
+        raise PrometheusError(f"Prometheus refused {promql}: {str(error)[:200]}")
+    data = doc.get("data")
+    if not isinstance(data, dict) or data.get("resultType") != "vector" or \
+            not isinstance(data.get("result"), list):
+        raise PrometheusError(f"Prometheus answered {promql} with no instant vector")
+    out = []
+    for item in data["result"]:
+        if not isinstance(item, dict) or not isinstance(item.get("metric"), dict):
+            raise PrometheusError(f"Prometheus answered {promql} with a malformed series")
+        value = item.get("value")
+        try:
+            number = float(value[1])
+        except (TypeError, ValueError, IndexError):
+            raise PrometheusError(f"Prometheus answered {promql} with a malformed value") from None
+        if math.isfinite(number):
+            labels = {str(k): str(v) for k, v in item["metric"].items()}
+            out.append({"labels": labels, "value": number})
+    return out
+
+
+@dataclass
+class _NodeData:
+    instance: str
+    up: bool
+    scraped: float | None = None  # Unix time of the last scrape
+    hostname: str | None = None
+    driver: str | None = None
+    backend: str | None = None
+    snapshot_time: float | None = None
+    devices: dict[int, dict] = field(default_factory=dict)  # gpu -> Device kwargs
+    sat: dict[int, dict] = field(default_factory=dict)
+    procs: dict[int, dict[int, dict]] = field(default_factory=dict)  # gpu -> pid -> kwargs
+    hints: list[Hint] = field(default_factory=list)
+    reasons: dict[int, list[str]] = field(default_factory=dict)
+
+
+def _gpu(labels: dict[str, str]) -> int | None:
+    try:
+        return int(labels.get("gpu", ""))
+    except ValueError:
+        return None
+
+
+def build_nodes(answers: dict[str, list[dict]], now: float, stale_after: float) -> list[tuple[str, str, str, str, Snapshot | None, float | None]]:
+    """Query answers → (key, host, state, reason, snapshot, age) per scrape target. Pure."""
+    nodes: dict[str, _NodeData] = {}
+    for s in answers["up"]:
+        inst = s["labels"].get("instance")
+        if inst:
+            nodes[inst] = _NodeData(inst, up=s["value"] == 1.0)
+    for s in answers["timestamp(up)"]:
+        node = nodes.get(s["labels"].get("instance", ""))
+        if node is not None:
+            node.scraped = s["value"]
+    for name, _ in QUERIES[2:]:
+        for s in answers.get(name, ()):
+            _absorb(nodes, name, s)
+    out = []
+    for key in sorted(nodes):
+        node = nodes[key]
+        snap = _snapshot(node) if node.devices else None
+        times = [t for t in (node.scraped, node.snapshot_time) if t is not None]
+        age = max(0.0, now - min(times)) if times else None
+        if not node.up:
+            state, reason = states.DOWN, "the last scrape failed (up == 0)"
+        elif age is not None and age > stale_after:
+            state, reason = states.STALE, f"no new data for {age:.0f} s"
+        else:
+            state, reason = states.OK, ""
+        out.append((key, node.hostname or key, state, reason, snap, age))
+    return out
+
+
+def _absorb(nodes: dict[str, _NodeData], name: str, s: dict) -> None:
+    labels, value = s["labels"], s["value"]
+    node = nodes.get(labels.get("instance", ""))
+    if node is None:
+        return
+    node.hostname = node.hostname or labels.get("Hostname") or labels.get("hostname") or None
+    if name == "gputop_info":
+        node.backend = labels.get("backend") or None
+        return
+    if name == "gputop_snapshot_timestamp_seconds":
+        node.snapshot_time = value
+        return
+    if name == "gputop_hint":
+        gpu = _gpu(labels)
+        code, severity = labels.get("code", ""), labels.get("severity", "")
+        if code:
+            node.hints.append(Hint(device=gpu, code=code, severity=severity, message=code))
+        return
+    gpu = _gpu(labels)
+    if gpu is None:
+        return
+    dev = node.devices.get(gpu)
+    if dev is None:
+        dev = node.devices[gpu] = {
+            "index": gpu, "uuid": labels.get("UUID") or None,
+            "name": labels.get("modelName") or None,
+            "pci_bus_id": labels.get("pci_bus_id") or None,
+            "vendor": "huawei" if labels.get("device", "").startswith("davinci") else "nvidia"}
+        node.driver = node.driver or labels.get("DCGM_FI_DRIVER_VERSION") or None
+    metric = dcgm.BY_NAME.get(name)
+    if metric is not None:
+        number = value / metric.scale
+        if metric.attr in _BOOL_ATTRS:
+            number = bool(number)
+        (node.sat.setdefault(gpu, {}) if metric.sat else dev)[metric.attr] = number
+    elif name == "gputop_device_status":
+        if value == 1.0 and labels.get("status") in DEVICE_STATUSES:
+            dev["status"] = labels["status"]
+    elif name == "gputop_saturation_source":
+        if value == 1.0 and labels.get("source"):
+            node.sat.setdefault(gpu, {})["source"] = labels["source"]
+    elif name == "gputop_memory_total_bytes":
+        dev["memory_total_mib"] = value / MIB
+    elif name == "gputop_power_limit_watts":
+        dev["power_limit_w"] = value
+    elif name == "gputop_clock_event_active":
+        held = node.reasons.setdefault(gpu, [])
+        if value == 1.0 and labels.get("reason"):
+            held.append(labels["reason"])
+    elif name in ("gputop_process_gpu_memory_bytes", "gputop_process_sm_ratio"):
+        try:
+            pid = int(labels.get("pid", ""))
+        except ValueError:
+            return
+        proc = node.procs.setdefault(gpu, {}).setdefault(
+            pid, {"pid": pid, "user": labels.get("user") or None,
+                  "name": labels.get("name") or None})
+        if name == "gputop_process_gpu_memory_bytes":
+            proc["gpu_memory_mib"] = value / MIB
+        else:
+            proc["sm_pct"] = value * 100.0
+
+
+def _snapshot(node: _NodeData) -> Snapshot:
+    devices = []
+    for gpu in sorted(node.devices):
+        kw = dict(node.devices[gpu])
+        if "memory_total_mib" not in kw:
+            parts = [kw.get(k) for k in ("memory_used_mib", "memory_free_mib",
+                                         "memory_reserved_mib")]
+            if parts[0] is not None and parts[1] is not None:
+                kw["memory_total_mib"] = sum(p for p in parts if p is not None)
+        if gpu in node.reasons:
+            kw["clock_event_reasons"] = tuple(node.reasons[gpu])
+        sat = node.sat.get(gpu)
+        if sat:
+            # Without gputop's own label, the profiling figures are DCGM's measurements.
+            kw["saturation"] = Saturation(**{"source": "dcgm", **sat})
+        procs = node.procs.get(gpu, {})
+        kw["processes"] = tuple(Process(**procs[pid]) for pid in sorted(procs))
+        devices.append(Device(**kw))
+    time_ = node.snapshot_time if node.snapshot_time is not None else (node.scraped or 0.0)
+    return Snapshot(host=node.hostname or node.instance, time=time_,
+                    backend=node.backend or MODE_DCGM, devices=tuple(devices),
+                    driver_version=node.driver, hints=tuple(node.hints))
+
+
+Query = Callable[[str, str, float], list[dict]]
+
+
+class PrometheusCluster:
+    """Watches every scrape target Prometheus has under the selector; refreshes every
+    ``interval`` seconds on its own thread."""
+
+    def __init__(self, url: str, selector: str = "", *, interval: float = 5.0,
+                 stale_after: float = DEFAULT_STALE_AFTER_S, timeout: float = 10.0,
+                 once: bool = False, query: Query = http_query,
+                 clock: Callable[[], float] = time.monotonic,
+                 wall: Callable[[], float] = time.time) -> None:
+        self.url = url
+        self.selector = selector
+        self.interval = interval
+        self.stale_after = stale_after
+        self.timeout = timeout
+        self.once = once
+        self._query = query
+        self.clock = clock
+        self.wall = wall
+        self.version = 0
+        self.problem: str | None = None
+        self.failures = 0
+        self.refresh_s: float | None = None  # how long the last refresh took
+        self._statuses: dict[str, NodeStatus] = {}
+        self._order: list[str] = []
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._done = False
+        # Queries go out together: each is one round trip that Prometheus answers on its own.
+        self._pool = ThreadPoolExecutor(PARALLEL_QUERIES, thread_name_prefix="gputop-promql")
+
+    # ------------------------------------------------------------------ consumer side
+    def start(self) -> None:
+        if self._thread is None:
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._run, name="gputop-cluster-prometheus",
+                                            daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout: float = 3.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def statuses(self) -> list[NodeStatus]:
+        with self._lock:
+            return [self._statuses[k] for k in self._order]
+
+    def status(self, host: str) -> NodeStatus:
+        with self._lock:
+            for status in self._statuses.values():
+                if status.host == host:
+                    return status
+        raise KeyError(host)
+
+    def wait(self, predicate: Callable[[list[NodeStatus]], bool], timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                if self._done or predicate([self._statuses[k] for k in self._order]):
+                    return True
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(min(left, 0.5))
+
+    @staticmethod
+    def settled(statuses: Sequence[NodeStatus]) -> bool:
+        return bool(statuses) and all(s.done for s in statuses)
+
+    # ------------------------------------------------------------------ refresh
+    def refresh(self) -> bool:
+        """One round of queries; True when Prometheus answered all of them."""
+        started = self.clock()
+        try:
+            answers = dict(zip((name for name, _ in QUERIES),
+                               self._pool.map(self._ask, QUERIES)))
+        except PrometheusError as exc:
+            self.failures += 1
+            with self._changed:
+                self.problem = str(exc)
+                self.version += 1
+                self._changed.notify_all()
+            return False
+        nodes = build_nodes(answers, self.wall(), self.stale_after)
+        now = self.clock()
+        with self._changed:
+            self.failures = 0
+            self.problem = None
+            self.version += 1
+            statuses: dict[str, NodeStatus] = {}
+            hosts = Counter(host for _, host, *_ in nodes)
+            for key, host, state, reason, snap, age in nodes:
+                if hosts[host] > 1:
+                    host = f"{host} ({key})"  # two targets report one host name
+                received = None if age is None else now - age
+                statuses[key] = NodeStatus(host=host, state=state, mode=self._mode(snap),
+                                           reason=reason, data=snap, received=received,
+                                           seq=self.version, done=self.once)
+            self._statuses = statuses
+            self._order = list(statuses)
+            self._done = self.once
+            self.refresh_s = self.clock() - started
+            self._changed.notify_all()
+        return True
+
+    def _ask(self, query: tuple[str, str]) -> list[dict]:
+        name, template = query
+        metric = name if name != "timestamp(up)" else "up"
+        return self._query(self.url, template.format(m=metric + self.selector), self.timeout)
+
+    @staticmethod
+    def _mode(snap: Snapshot | None) -> str:
+        if snap is None:
+            return MODE_UNKNOWN
+        return MODE_DCGM if snap.backend == MODE_DCGM else MODE_GPUTOP
+
+    def backoff(self) -> float:
+        if self.failures == 0:
+            return self.interval
+        return min(BACKOFF_MAX_S, BACKOFF_INITIAL_S * 2 ** (self.failures - 1))
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            started = self.clock()
+            ok = self.refresh()
+            if ok and self.once:
+                return
+            wait = self.backoff() if not ok else max(0.0, self.interval -
+                                                    (self.clock() - started))
+            self._stop.wait(wait)

@@ -1,0 +1,94 @@
+"""`gputop exporter [--listen ADDR:PORT]`: serve this node's snapshots to Prometheus.
+
+A consumer like the agent: the sampler reads the device once per interval, and every scrape is
+answered from its latest snapshot. Nothing heavy is imported until the command runs, and
+Textual never.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+
+DEFAULT_LISTEN = ":9400"  # dcgm-exporter's port: a node runs one or the other
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--listen", default=DEFAULT_LISTEN, metavar="ADDR:PORT",
+                        help="where to serve /metrics and /health (default: :9400, every address)")
+    parser.add_argument("--web-config", metavar="FILE",
+                        help="TLS and basic auth, in the Prometheus exporter-toolkit web-config "
+                             "format")
+    parser.add_argument("--hostname-label", choices=("both", "Hostname", "hostname"),
+                        default="both",
+                        help="the node label(s): dcgm-exporter's older Hostname, its newer "
+                             "hostname, or both (default)")
+    parser.add_argument("--top-processes", type=int, default=None, metavar="N",
+                        help="per-process series for the N processes holding the most memory "
+                             "on each GPU (default: 10)")
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """``:9400``, ``127.0.0.1:9400``, ``[::1]:9400`` → (host, port); host "" is every address."""
+    from gputop.errors import UsageError
+
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise UsageError(f"--listen: expected ADDR:PORT or :PORT, got {text!r}")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    return host, int(port)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gputop import __version__, stop_signals
+    from gputop.analysis.pipeline import default_analyzer
+    from gputop.backends import open_backend
+    from gputop.errors import GputopError, UsageError
+    from gputop.exporter import labels, own, server, webconfig
+    from gputop.options import backend_options
+    from gputop.sampler import Sampler
+    from gputop.selection import select_devices
+
+    host, port = parse_listen(args.listen)
+    top = own.DEFAULT_TOP_PROCESSES if args.top_processes is None else args.top_processes
+    if top < 0:
+        raise UsageError(f"--top-processes must not be negative: {top}")
+    web = webconfig.load(args.web_config) if args.web_config else webconfig.WebConfig()
+    opts = own.Options(hostname_labels=labels.HOSTNAME_LABELS[args.hostname_label],
+                       top_processes=top)
+    backend = open_backend(args.backend, backend_options(args))
+    try:
+        devices = select_devices(args.ids, backend.info().devices)
+        latest = server.Latest(opts, __version__)
+        sampler = Sampler(backend, interval=args.interval, devices=devices,
+                          analyze=default_analyzer())
+        sampler.subscribe(latest.publish, latest.failed)
+        try:
+            httpd = server.serve(host, port, latest, web,
+                                 stale_after=max(3 * args.interval, 5.0))
+        except OSError as exc:
+            raise GputopError(f"exporter: cannot listen on {args.listen}: "
+                              f"{exc.strerror or exc}") from None
+        stopped = threading.Event()
+
+        def stop(signum: int, frame: object) -> None:
+            stopped.set()
+            threading.Thread(target=httpd.shutdown, daemon=True).start()
+
+        previous = stop_signals.catch(stop)
+        bound_host, bound_port = httpd.server_address[:2]
+        scheme = "https" if web.tls is not None else "http"
+        print(f"gputop exporter: {scheme}://{host or '0.0.0.0'}:{bound_port}/metrics "
+              f"(backend {backend.name})", file=sys.stderr, flush=True)
+        sampler.start()
+        try:
+            httpd.serve_forever(poll_interval=0.5)
+        finally:
+            stop_signals.release(previous)
+            sampler.stop()
+            httpd.server_close()
+    finally:
+        backend.close()
+    return 0

@@ -1,0 +1,24 @@
+"""One snapshot → every metric family the exporter serves."""
+
+from __future__ import annotations
+
+from prometheus_client.core import Metric
+
+from gputop.exporter import dcgm, own
+from gputop.exporter.labels import device_labels
+from gputop.model import Snapshot
+
+
+def dcgm_families(snap: Snapshot, opts: own.Options) -> list[Metric]:
+    out = [Metric(m.name, m.help, m.type) for m in dcgm.METRICS]
+    for dev in snap.devices:
+        labels = device_labels(snap, dev, opts.hostname_labels)
+        for metric, family in zip(dcgm.METRICS, out):
+            value = metric.read(dev)
+            if value is not None:
+                family.add_sample(metric.name, labels, value)
+    return out
+
+
+def families(snap: Snapshot, opts: own.Options, version: str) -> list[Metric]:
+    return dcgm_families(snap, opts) + own.families(snap, opts, version)

@@ -1,0 +1,77 @@
+"""gputop's own metrics (``gputop_…``): what dcgm-exporter has no name for, on every backend.
+Pure: snapshot in, metric families out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from prometheus_client.core import Metric
+
+from gputop import clock_events
+from gputop.exporter.labels import device_labels, node_labels, process_labels
+from gputop.model import DEVICE_STATUSES, Device, Snapshot
+
+MIB = 1024 * 1024
+DEFAULT_TOP_PROCESSES = 10
+
+
+@dataclass(frozen=True)
+class Options:
+    hostname_labels: tuple[str, ...] = ("Hostname", "hostname")
+    # Series per GPU are bounded: the N processes holding the most memory.
+    top_processes: int = DEFAULT_TOP_PROCESSES
+
+
+def top_processes(dev: Device, n: int):
+    ranked = sorted(dev.processes, key=lambda p: (-(p.gpu_memory_mib or 0.0), p.pid))
+    return ranked[:n]
+
+
+def families(snap: Snapshot, opts: Options, version: str) -> list[Metric]:
+    host = node_labels(snap, opts.hostname_labels)
+    info = Metric("gputop_info", "gputop exporter: version and the backend it reads.", "gauge")
+    info.add_sample("gputop_info", {**host, "version": version, "backend": snap.backend}, 1.0)
+    stamp = Metric("gputop_snapshot_timestamp_seconds",
+                   "When the served snapshot was sampled (Unix time).", "gauge")
+    stamp.add_sample("gputop_snapshot_timestamp_seconds", host, snap.time)
+    status = Metric("gputop_device_status",
+                    "1 for the device's status (ok, lost, error), 0 for the others.", "gauge")
+    total = Metric("gputop_memory_total_bytes", "Device memory size.", "gauge")
+    limit = Metric("gputop_power_limit_watts", "Enforced power limit.", "gauge")
+    events = Metric("gputop_clock_event_active",
+                    "1 while the clock-event (throttle) reason holds, 0 when not.", "gauge")
+    source = Metric("gputop_saturation_source",
+                    "Who measured the saturation figures (gpm, sim): 1 for the source.", "gauge")
+    proc_mem = Metric("gputop_process_gpu_memory_bytes",
+                      "GPU memory a process holds (top processes per GPU by memory).", "gauge")
+    proc_sm = Metric("gputop_process_sm_ratio",
+                     "A process's share of SM time, 0-1 (top processes per GPU by memory).",
+                     "gauge")
+    for dev in snap.devices:
+        labels = device_labels(snap, dev, opts.hostname_labels)
+        for name in DEVICE_STATUSES:
+            status.add_sample(status.name, {**labels, "status": name},
+                              1.0 if dev.status == name else 0.0)
+        if dev.memory_total_mib is not None:
+            total.add_sample(total.name, labels, dev.memory_total_mib * MIB)
+        if dev.power_limit_w is not None:
+            limit.add_sample(limit.name, labels, dev.power_limit_w)
+        if dev.clock_event_reasons is not None:
+            held = set(dev.clock_event_reasons)
+            for reason in clock_events.REASONS:
+                events.add_sample(events.name, {**labels, "reason": reason},
+                                  1.0 if reason in held else 0.0)
+        if dev.saturation.source is not None:
+            source.add_sample(source.name, {**labels, "source": dev.saturation.source}, 1.0)
+        for proc in top_processes(dev, opts.top_processes):
+            plabels = process_labels(labels, proc)
+            if proc.gpu_memory_mib is not None:
+                proc_mem.add_sample(proc_mem.name, plabels, proc.gpu_memory_mib * MIB)
+            if proc.sm_pct is not None:
+                proc_sm.add_sample(proc_sm.name, plabels, proc.sm_pct / 100.0)
+    hint = Metric("gputop_hint", "An active hint: 1 per (gpu, code); gpu is empty for the node.",
+                  "gauge")
+    for h in snap.hints:
+        hint.add_sample(hint.name, {**host, "gpu": "" if h.device is None else str(h.device),
+                                    "code": h.code, "severity": h.severity}, 1.0)
+    return [info, stamp, status, total, limit, events, source, hint, proc_mem, proc_sm]
