@@ -17,12 +17,15 @@ from gputop.cluster import states
 from gputop.cluster.lines import Oversize
 from gputop.model import (
     SCHEMA,
+    Container,
     Device,
     Hint,
+    Job,
     Process,
     Saturation,
     SchemaError,
     Snapshot,
+    process_from_json,
 )
 
 MAX_PREAMBLE_LINES = 50  # shell noise (a chatty .bashrc) tolerated before the hello
@@ -104,6 +107,7 @@ def _kinds(cls: type) -> dict[str, _Spec]:
 
 _DEVICE = _kinds(Device)
 _PROCESS = _kinds(Process)
+_PROCESS_NESTED = {"container": _kinds(Container), "job": _kinds(Job)}
 _SATURATION = _kinds(Saturation)
 _HINT = _kinds(Hint)
 _SNAPSHOT = _kinds(Snapshot)
@@ -202,6 +206,14 @@ def _require(obj: dict[str, Any], keys: tuple[str, ...], what: str) -> dict[str,
     return obj
 
 
+def _clean_process(proc: Any, what: str) -> dict[str, Any]:
+    out = _require(_clean(proc, _PROCESS, what), ("pid",), what)
+    for key, table in _PROCESS_NESTED.items():
+        if out.get(key) is not None:
+            out[key] = _clean(out[key], table, f"{what}.{key}")
+    return out
+
+
 def clean_document(doc: Any) -> dict[str, Any]:
     """Type-check and sanitise a snapshot document; raise SchemaError on anything wrong."""
     if not isinstance(doc, dict):
@@ -225,8 +237,7 @@ def clean_document(doc: Any) -> dict[str, Any]:
         procs = dev.get("processes") or []
         if not isinstance(procs, list) or len(procs) > MAX_PROCESSES:
             raise SchemaError(f"devices[{i}].processes is not a list of a sane length")
-        clean["processes"] = [_require(_clean(p, _PROCESS, f"devices[{i}].processes[{j}]"),
-                                       ("pid",), f"devices[{i}].processes[{j}]")
+        clean["processes"] = [_clean_process(p, f"devices[{i}].processes[{j}]")
                               for j, p in enumerate(procs)]
         out_devices.append(clean)
     out["devices"] = out_devices
@@ -249,7 +260,7 @@ def build_snapshot(clean: dict[str, Any]) -> Snapshot:
         sat = kw.get("saturation")
         if sat is not None:
             kw["saturation"] = Saturation(**sat)
-        kw["processes"] = tuple([Process(**p) for p in kw.get("processes", ())])
+        kw["processes"] = tuple([process_from_json(p) for p in kw.get("processes", ())])
         reasons = kw.get("clock_event_reasons")
         if reasons is not None:
             kw["clock_event_reasons"] = tuple(reasons)
