@@ -45,9 +45,9 @@ class Places:
     container_logs: str = "/var/log/containers"
 
 
-def _read(path: str, mode: str = "r", limit: int = 65536):
+def _read(path: str, mode: str = "r", limit: int = -1):
     try:
-        with open(path, mode) as f:
+        with open(path, mode, buffering=0 if mode == "rb" else -1) as f:
             return f.read(limit)
     except OSError:  # gone, or not ours to read (environ of another user's process)
         return None
@@ -70,7 +70,7 @@ class Attribution:
             container = self._named(container)
         job = parse_slurm_cgroup(cgroup)
         if job is None:
-            environ = _read(f"{base}/environ", "rb", 1 << 20)
+            environ = _read(f"{base}/environ", "rb")
             if environ:
                 job = parse_slurm_environ(environ)
         ns_pid = None

@@ -55,7 +55,12 @@ def cgroup_paths(text: str) -> list[str]:
     return out
 
 
+_CONTAINER_WORDS = ("docker", "containerd", "crio", "libpod", "kubepods", "lxc")
+
+
 def container_from_path(path: str) -> Container | None:
+    if not any(word in path for word in _CONTAINER_WORDS):  # most paths: skip the patterns
+        return None
     pod_uid = None
     m = _POD_SYSTEMD.search(path)
     if m:
@@ -106,6 +111,8 @@ def parse_slurm_cgroup(text: str) -> Job | None:
     """The Slurm job (and step) a ``/proc/PID/cgroup`` file places its process in."""
     best: Job | None = None
     for path in cgroup_paths(text):
+        if "slurm" not in path:
+            continue
         m = _SLURM_V2.search(path) or _SLURM_V1.search(path)
         if m and (best is None or (best.step is None and m.group(2) is not None)):
             best = Job(scheduler="slurm", id=m.group(1), step=m.group(2))
