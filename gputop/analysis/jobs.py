@@ -42,3 +42,55 @@ def gpu_list(indices: list[int]) -> str:
     if len(s) > 2 and s == list(range(s[0], s[-1] + 1)):
         return f"{s[0]}–{s[-1]}"
     return ",".join(str(i) for i in s)
+
+
+def whole_gpus(devices) -> dict[str, list[int]]:
+    """Per job name, the GPUs all of whose processes belong to it."""
+    out: dict[str, list[int]] = {}
+    for dev in devices:
+        names = {job_name(p) for p in dev.processes if not p.outside_pid_namespace}
+        if dev.processes and len(names) == 1 and None not in names:
+            out.setdefault(names.pop(), []).append(dev.index)
+    return out
+
+
+def job_energy(history) -> list[dict]:
+    """Energy of each job of the newest snapshot: the energy counter's delta, on the GPUs the
+    job holds whole, over the samples (oldest first) in which it held them. ``complete`` says
+    whether that covers the job since it started (its first process started inside the
+    window); otherwise the figure is since ``since``. A GPU without an energy counter leaves
+    ``energy_wh`` null, never 0."""
+    if not history:
+        return []
+    latest = history[-1]
+    out = []
+    for name, gpus in sorted(whole_gpus(latest.devices).items()):
+        total = 0.0
+        since = latest.time
+        known = True
+        for index in gpus:
+            first = None
+            last = None
+            for snap in reversed(history):  # back from now while the job held this GPU whole
+                dev = snap.device(index)
+                if dev is None or name not in whole_gpus((dev,)):
+                    break
+                if dev.energy_j is None:
+                    known = False
+                    break
+                last = last if last is not None else dev.energy_j
+                first = dev.energy_j
+                since = min(since, snap.time)
+            if first is None or last is None:
+                known = False
+            else:
+                total += last - first
+        started = [p.started for d in latest.devices if d.index in gpus for p in d.processes
+                   if p.started is not None]
+        out.append({
+            "job": name, "devices": gpus,
+            "energy_wh": round(total / 3600.0, 3) if known else None,
+            "since": since,
+            "complete": bool(started) and min(started) >= history[0].time,
+        })
+    return out

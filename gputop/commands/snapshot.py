@@ -22,13 +22,15 @@ def run(args: argparse.Namespace) -> int:
 
     if args.window < 0:
         raise UsageError(f"--window must not be negative: {args.window}")
-    snap, fallback_reason = take_snapshot(args, window=args.window)
+    snap, fallback_reason, jobs = take_snapshot(args, window=args.window)
     # Only the simulator needs the warning: NVML missing on an Ascend node is the normal case.
     if fallback_reason and not args.json and snap.backend == "sim":
         print(f"gputop: no accelerator found ({fallback_reason}); showing the simulator",
               file=sys.stderr)
     if args.json:
-        json.dump(snapshot_to_json(snap), sys.stdout, separators=(",", ":"))
+        doc = snapshot_to_json(snap)
+        doc["jobs"] = jobs
+        json.dump(doc, sys.stdout, separators=(",", ":"))
         sys.stdout.write("\n")
     else:
         from gputop.textview import render_text, use_color
@@ -38,10 +40,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def take_snapshot(args: argparse.Namespace, window: float = 0.0) -> tuple[Snapshot, str | None]:
+def take_snapshot(args: argparse.Namespace,
+                  window: float = 0.0) -> tuple[Snapshot, str | None, list[dict]]:
     """Open the chosen backend, sample (over ``window`` seconds of its clock) and close it.
 
-    Also returns why auto-detection passed over the real backends, if it did."""
+    Also returns why auto-detection passed over the real backends, if it did, and each job's
+    energy over the window (``analysis.jobs.job_energy``)."""
+    from gputop.analysis.jobs import job_energy
     from gputop.analysis.pipeline import default_analyzer
     from gputop.backends import open_backend
     from gputop.cli import backend_options
@@ -55,6 +60,6 @@ def take_snapshot(args: argparse.Namespace, window: float = 0.0) -> tuple[Snapsh
         snap = sampler.run_for(window) if window > 0 else sampler.tick()
         if snap is None:
             raise sampler.last_error or RuntimeError("no sample")
-        return snap, backend.fallback_reason
+        return snap, backend.fallback_reason, job_energy(sampler.history.snapshots())
     finally:
         backend.close()

@@ -35,3 +35,29 @@ def test_a_pod_names_itself():
 
 def test_unattributed_processes_with_different_commands_are_not_one_job():
     assert not [h for h in H.analyze(attributed_job(lambda g: {})) if h.code == "straggler"]
+
+
+def test_job_energy_is_the_counter_delta_on_the_gpus_it_holds_whole():
+    from gputop.analysis.jobs import job_energy
+
+    def make(i):
+        slurm = {"job": Job("slurm", "4242", "0")}
+        return [
+            device(0, energy_j=1000.0 + 360.0 * i,
+                   processes=(replace(proc(100, started=H_START + 5), **slurm),)),
+            device(1, energy_j=5000.0 + 720.0 * i,
+                   processes=(replace(proc(101, started=H_START + 5), **slurm),)),
+            # shared with another job: not counted
+            device(2, energy_j=0.0 + 999.0 * i, processes=(
+                replace(proc(102), **slurm), proc(103, user="bob", command="python eval.py"))),
+            device(3, energy_j=None, processes=(replace(proc(104), job=Job("slurm", "77")),)),
+        ]
+    h = history(11, make, end=H_START + 10)
+    jobs = {j["job"]: j for j in job_energy(h)}
+    assert jobs["job 4242"]["devices"] == [0, 1]
+    assert jobs["job 4242"]["energy_wh"] == round((3600.0 + 7200.0) / 3600, 3) == 3.0
+    assert jobs["job 4242"]["complete"] is True and jobs["job 4242"]["since"] == H_START
+    assert jobs["job 77"]["energy_wh"] is None and jobs["job 77"]["complete"] is False
+
+
+H_START = 1_763_769_000.0
