@@ -33,6 +33,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=None, metavar="SEC",
                         help="with --once: give up waiting after SEC (default: connect timeout"
                              " + 20)")
+    parser.add_argument("--slurm", metavar="JOBID",
+                        help="the nodes of this Slurm job (squeue, scontrol show hostnames), "
+                             "showing only its GPUs")
+    parser.add_argument("--slurm-me", action="store_true",
+                        help="the nodes of all your running Slurm jobs, showing only their GPUs")
     parser.add_argument("--theme", default=argparse.SUPPRESS, help="dashboard theme")
 
 
@@ -45,7 +50,7 @@ def load_specs(args: argparse.Namespace):
     )
     from gputop.errors import UsageError
 
-    specs = hosts_from_names(args.hosts)
+    specs = hosts_from_names(args.hosts + slurm_nodes(args))
     if args.hosts_file:
         specs += load_hosts_file(args.hosts_file)
     if not specs:
@@ -53,6 +58,37 @@ def load_specs(args: argparse.Namespace):
     if args.remote_command is not None:
         validate_remote_command(args.remote_command, "--remote-command")
     return dedupe(specs)
+
+
+def slurm_jobs(args: argparse.Namespace) -> dict[str, list[str]]:
+    """Job id -> nodes, for --slurm / --slurm-me (memoised on ``args``: Slurm is asked once)."""
+    from gputop.cluster import slurm
+
+    if getattr(args, "_slurm_jobs", None) is None:
+        jobs: dict[str, list[str]] = {}
+        if getattr(args, "slurm", None):
+            jobs[args.slurm] = slurm.job_nodes(args.slurm)
+        if getattr(args, "slurm_me", False):
+            jobs.update(slurm.my_jobs())
+        args._slurm_jobs = jobs
+    return args._slurm_jobs
+
+
+def slurm_nodes(args: argparse.Namespace) -> list[str]:
+    nodes: list[str] = []
+    for hosts in slurm_jobs(args).values():
+        nodes += [h for h in hosts if h not in nodes]
+    return nodes
+
+
+def only_jobs(snapshot, job_ids):
+    """The snapshot with only the devices running a process of one of ``job_ids`` (by the
+    processes' job attribution on the node)."""
+    from dataclasses import replace
+
+    keep = tuple(d for d in snapshot.devices
+                 if any(p.job is not None and p.job.id in job_ids for p in d.processes))
+    return replace(snapshot, devices=keep)
 
 
 def make_cluster(args: argparse.Namespace, specs, *, once: bool):
@@ -93,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
 def run_once(args: argparse.Namespace, specs) -> int:
     import json
     import time
+    from dataclasses import replace
 
     from gputop.cluster import states
 
@@ -105,6 +142,10 @@ def run_once(args: argparse.Namespace, specs) -> int:
         cluster.stop()
     now = time.monotonic()
     statuses = cluster.statuses()
+    jobs = slurm_jobs(args)
+    if jobs:
+        statuses = [replace(s, data=only_jobs(s.snapshot, set(jobs)))
+                    if s.snapshot is not None else s for s in statuses]
     if args.json:
         json.dump(once_document(statuses, now), sys.stdout, separators=(",", ":"))
         sys.stdout.write("\n")
