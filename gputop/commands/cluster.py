@@ -91,6 +91,36 @@ def only_jobs(snapshot, job_ids):
     return replace(snapshot, devices=keep)
 
 
+class JobView:
+    """A cluster whose node statuses show only the GPUs of some Slurm jobs (the live screen and
+    ``--once`` alike); everything else is the cluster's own."""
+
+    def __init__(self, cluster, job_ids) -> None:
+        self._cluster = cluster
+        self._jobs = set(job_ids)
+        self._cache: dict[str, tuple[int, object]] = {}
+
+    def __getattr__(self, name):
+        return getattr(self._cluster, name)
+
+    def _only(self, status):
+        from dataclasses import replace
+
+        if status.data is None:
+            return status
+        cached = self._cache.get(status.host)
+        if cached is None or cached[0] != status.seq or cached[1].data is None:
+            cached = (status.seq, replace(status, data=only_jobs(status.snapshot, self._jobs)))
+            self._cache[status.host] = cached
+        return cached[1]
+
+    def statuses(self):
+        return [self._only(s) for s in self._cluster.statuses()]
+
+    def status(self, host: str):
+        return self._only(self._cluster.status(host))
+
+
 def make_cluster(args: argparse.Namespace, specs, *, once: bool):
     from gputop.cluster.node import Policy
     from gputop.cluster.transport import Cluster
@@ -108,7 +138,9 @@ def make_cluster(args: argparse.Namespace, specs, *, once: bool):
     policy = Policy(interval=args.interval, connect_timeout=args.connect_timeout,
                     reconnect=not once, fallback=not args.no_fallback,
                     override_command=args.remote_command)
-    return Cluster(specs, policy, ssh_config=args.ssh_config, max_opening=args.max_opening)
+    cluster = Cluster(specs, policy, ssh_config=args.ssh_config, max_opening=args.max_opening)
+    jobs = slurm_jobs(args)
+    return JobView(cluster, jobs) if jobs else cluster
 
 
 def run(args: argparse.Namespace) -> int:
@@ -129,7 +161,6 @@ def run(args: argparse.Namespace) -> int:
 def run_once(args: argparse.Namespace, specs) -> int:
     import json
     import time
-    from dataclasses import replace
 
     from gputop.cluster import states
 
@@ -142,10 +173,6 @@ def run_once(args: argparse.Namespace, specs) -> int:
         cluster.stop()
     now = time.monotonic()
     statuses = cluster.statuses()
-    jobs = slurm_jobs(args)
-    if jobs:
-        statuses = [replace(s, data=only_jobs(s.snapshot, set(jobs)))
-                    if s.snapshot is not None else s for s in statuses]
     if args.json:
         json.dump(once_document(statuses, now), sys.stdout, separators=(",", ":"))
         sys.stdout.write("\n")

@@ -71,3 +71,28 @@ def test_only_the_jobs_gpus_are_kept():
         Device(index=2, processes=(Process(pid=3),)),
     ))
     assert [d.index for d in only_jobs(snap, {"42"}).devices] == [0]
+
+
+def test_the_job_view_filters_every_status_the_screen_reads():
+    from gputop.cluster.node import NodeStatus
+    from gputop.commands.cluster import JobView
+
+    snap = Snapshot(host="n", time=1.0, backend="nvml", devices=(
+        Device(index=0, processes=(Process(pid=1, job=Job("slurm", "42")),)),
+        Device(index=1, processes=(Process(pid=2),)),
+    ))
+
+    class Inner:
+        version = 3
+
+        def statuses(self):
+            return [NodeStatus("n", "ok", "agent", "", data=snap, seq=5),
+                    NodeStatus("m", "connecting", "agent", "")]
+
+        def status(self, host):
+            return self.statuses()[0]
+
+    view = JobView(Inner(), {"42"})
+    assert [d.index for d in view.statuses()[0].snapshot.devices] == [0]
+    assert view.statuses()[1].snapshot is None and view.version == 3
+    assert [d.index for d in view.status("n").snapshot.devices] == [0]
