@@ -48,6 +48,31 @@ class Saturation:
 
 
 @dataclass(frozen=True, slots=True)
+class Container:
+    """The container a process runs in, as its cgroup path names it (and a pod, under Kubernetes).
+
+    ``runtime`` is "docker", "containerd", "cri-o", "podman" or "lxc", or None where the path
+    gives the id but not who made it (Kubernetes' cgroupfs driver). ``name`` is the container's
+    own name where it can be read cheaply on the node, else None (show the short id)."""
+
+    runtime: str | None = None
+    id: str | None = None
+    name: str | None = None
+    pod: str | None = None
+    pod_namespace: str | None = None
+    pod_uid: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """The batch job a process belongs to: its scheduler, job id and step ("0", "batch", …)."""
+
+    scheduler: str
+    id: str
+    step: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Process:
     pid: int
     user: str | None = None
@@ -59,6 +84,13 @@ class Process:
     host_memory_mib: float | None = None
     started: float | None = None  # epoch seconds
     type: str | None = None  # "C" compute, "G" graphics, "C+G"
+    container: Container | None = None
+    job: Job | None = None
+    # Its PID inside its own PID namespace (NSpid's last entry), where that differs from ``pid``.
+    namespace_pid: int | None = None
+    # True when gputop runs in another PID namespace and no process it can see is this one:
+    # only the device's facts (PID as the driver reports it, memory) are known.
+    outside_pid_namespace: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +243,10 @@ class Snapshot:
 # Field lists are computed once: the codec runs on every sample of every agent.
 
 _SAT_FIELDS = tuple(f.name for f in fields(Saturation))
-_PROC_FIELDS = tuple(f.name for f in fields(Process))
+_CONTAINER_FIELDS = tuple(f.name for f in fields(Container))
+_JOB_FIELDS = tuple(f.name for f in fields(Job))
+_PROC_NESTED = ("container", "job")
+_PROC_FIELDS = tuple(f.name for f in fields(Process) if f.name not in _PROC_NESTED)
 _HINT_FIELDS = tuple(f.name for f in fields(Hint))
 _DEV_SCALARS = tuple(
     f.name for f in fields(Device) if f.name not in ("saturation", "processes", "clock_event_reasons")
@@ -234,7 +269,14 @@ def device_to_json(dev: Device) -> dict[str, Any]:
     reasons = dev.clock_event_reasons
     out["clock_event_reasons"] = list(reasons) if reasons is not None else None
     out["saturation"] = _flat(dev.saturation, _SAT_FIELDS)
-    out["processes"] = [_flat(p, _PROC_FIELDS) for p in dev.processes]
+    out["processes"] = [process_to_json(p) for p in dev.processes]
+    return out
+
+
+def process_to_json(proc: Process) -> dict[str, Any]:
+    out = _flat(proc, _PROC_FIELDS)
+    out["container"] = _flat(proc.container, _CONTAINER_FIELDS) if proc.container else None
+    out["job"] = _flat(proc.job, _JOB_FIELDS) if proc.job else None
     return out
 
 
@@ -268,10 +310,36 @@ def device_from_json(data: dict[str, Any]) -> Device:
     kwargs["saturation"] = _pick(Saturation, sat, _SAT_FIELDS)
     procs = data.get("processes") or []
     _check(isinstance(procs, list), "processes is not a list")
-    for p in procs:
-        _check(isinstance(p, dict) and isinstance(p.get("pid"), int), "process without a pid")
-    kwargs["processes"] = tuple(_pick(Process, p, _PROC_FIELDS) for p in procs)
+    kwargs["processes"] = tuple(process_from_json(p) for p in procs)
     return Device(**kwargs)
+
+
+def _strings(data: Any, names: tuple[str, ...], what: str) -> dict[str, str | None]:
+    _check(isinstance(data, dict), f"{what} is not an object")
+    out = {k: data[k] for k in names if k in data}
+    for key, value in out.items():
+        _check(value is None or isinstance(value, str), f"{what}.{key} is not a string")
+    return out
+
+
+def process_from_json(data: Any) -> Process:
+    _check(isinstance(data, dict) and isinstance(data.get("pid"), int), "process without a pid")
+    kwargs = {k: data[k] for k in _PROC_FIELDS if k in data}
+    ns_pid = kwargs.get("namespace_pid")
+    _check(ns_pid is None or (isinstance(ns_pid, int) and not isinstance(ns_pid, bool)),
+           "namespace_pid is not an integer")
+    _check(isinstance(kwargs.get("outside_pid_namespace", False), bool),
+           "outside_pid_namespace is not a boolean")
+    container = data.get("container")
+    if container is not None:
+        kwargs["container"] = Container(**_strings(container, _CONTAINER_FIELDS, "container"))
+    job = data.get("job")
+    if job is not None:
+        fields_ = _strings(job, _JOB_FIELDS, "job")
+        _check(isinstance(fields_.get("scheduler"), str) and isinstance(fields_.get("id"), str),
+               "job without a scheduler and an id")
+        kwargs["job"] = Job(**fields_)
+    return Process(**kwargs)
 
 
 def snapshot_from_json(data: Any) -> Snapshot:

@@ -22,7 +22,17 @@ import operator
 from dataclasses import fields
 from typing import Any
 
-from gputop.model import SCHEMA, Device, Hint, Process, Saturation, SchemaError, Snapshot
+from gputop.model import (
+    SCHEMA,
+    Container,
+    Device,
+    Hint,
+    Job,
+    Process,
+    Saturation,
+    SchemaError,
+    Snapshot,
+)
 
 LIMIT = 2**63  # no reading of any device comes near; sums of 10^4 of them stay finite
 MAX_INT_DIGITS = 19  # len(str(2**63)); longer digit strings are refused before int() runs
@@ -125,7 +135,7 @@ _NUMDICT = "numdict"
 _OBJECT = "object"  # a nested model object (saturation): checked by its own table
 _LIST = "list"  # a list of nested model objects (processes, devices, hints)
 _KINDS = {"float": _NUM, "int": _INT, "str": _STR, "bool": _BOOL, "tuple[str, ...]": _STRLIST,
-          "dict[str, float]": _NUMDICT, "Saturation": _OBJECT, "tuple[Process, ...]": _LIST,
+          "dict[str, float]": _NUMDICT, "Saturation": _OBJECT, "Container": _OBJECT, "Job": _OBJECT, "tuple[Process, ...]": _LIST,
           "tuple[Device, ...]": _LIST, "tuple[Hint, ...]": _LIST}
 _TYPES = {_NUM: (int, float), _INT: (int,), _STR: (str,), _BOOL: (bool,), _STRLIST: (list,),
           _NUMDICT: (dict,), _OBJECT: (dict,), _LIST: (list,)}
@@ -150,12 +160,14 @@ def _kinds(cls: type) -> dict[str, _Spec]:
 
 _DEVICE = _kinds(Device)
 _PROCESS = _kinds(Process)
+_PROCESS_NESTED = {"container": _kinds(Container), "job": _kinds(Job)}
 _SATURATION = _kinds(Saturation)
 _HINT = _kinds(Hint)
 _SNAPSHOT = _kinds(Snapshot)
 # Per table: key -> accepted types, for the all-in-C fast check below.
 _FAST = {id(t): {k: types for k, (types, _) in t.items()}
-         for t in (_DEVICE, _PROCESS, _SATURATION, _HINT, _SNAPSHOT)}
+         for t in (_DEVICE, _PROCESS, _SATURATION, _HINT, _SNAPSHOT,
+                   *_PROCESS_NESTED.values())}
 
 
 def _check_container(kind: str, v: Any) -> Any:
@@ -241,6 +253,14 @@ def _require(obj: dict[str, Any], keys: tuple[str, ...], what: str) -> dict[str,
     return obj
 
 
+def _clean_process(proc: Any, what: str) -> dict[str, Any]:
+    out = _require(_clean(proc, _PROCESS, what), ("pid",), what)
+    for key, table in _PROCESS_NESTED.items():
+        if out.get(key) is not None:
+            out[key] = _clean(out[key], table, f"{what}.{key}")
+    return out
+
+
 def _list(doc: dict[str, Any], key: str, limit: int, what: str) -> list[Any]:
     value = doc.get(key, [])
     if type(value) is not list:
@@ -268,8 +288,7 @@ def clean_document(doc: Any) -> dict[str, Any]:
         if "saturation" in clean:
             clean["saturation"] = _clean(clean["saturation"], _SATURATION, f"{where}.saturation")
         clean["processes"] = [
-            _require(_clean(p, _PROCESS, f"{where}.processes[{j}]"), ("pid",),
-                     f"{where}.processes[{j}]")
+            _clean_process(p, f"{where}.processes[{j}]")
             for j, p in enumerate(_list(dev, "processes", MAX_PROCESSES, where))]
         out_devices.append(clean)
     out["devices"] = out_devices

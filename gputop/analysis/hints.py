@@ -40,8 +40,9 @@ from __future__ import annotations
 import re
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from gputop.analysis.jobs import gpu_list, job_name
 from gputop.model import Device, Hint, Snapshot
 
 # ---------------------------------------------------------------- thresholds (documented above)
@@ -358,6 +359,9 @@ def _ago(seconds: float | None) -> str:
 
 
 # ---------------------------------------------------------------- multi-device: stragglers
+ATTRIBUTED = "\0attributed"  # jobs() key of a job named by attribution, never a user name
+
+
 def job_key(user: str | None, command: str | None) -> tuple[str, str] | None:
     """Processes of one job share a user and a command once rank arguments are stripped."""
     if not command:
@@ -366,11 +370,13 @@ def job_key(user: str | None, command: str | None) -> tuple[str, str] | None:
 
 
 def jobs(devices: Sequence[Device]) -> dict[tuple[str, str], list[int]]:
-    """GPU indices per job, from the processes running on each GPU."""
+    """GPU indices per job, from the processes running on each GPU: the job they were
+    attributed to (Slurm job, pod, container) where known, else user and command."""
     out: dict[tuple[str, str], list[int]] = {}
     for dev in devices:
         for p in dev.processes:
-            key = job_key(p.user, p.command)
+            name = job_name(p)
+            key = (ATTRIBUTED, name) if name is not None else job_key(p.user, p.command)
             if key is not None and dev.index not in out.setdefault(key, []):
                 out[key].append(dev.index)
     return out
@@ -387,15 +393,21 @@ def _busy_clock(s: Series) -> float | None:
 def stragglers(series: dict[int, Series]) -> list[Hint]:
     latest = [s.latest for s in series.values()]
     out: dict[int, Hint] = {}
-    for gpus in jobs(latest).values():
+    for key, gpus in jobs(latest).items():
         members = [series[g] for g in gpus if g in series and series[g].enough()]
         if len(members) < 2:
             continue
         clocks = {s.index: _busy_clock(s) for s in members}
         busy = {s.index: _mean(s.utils()) for s in members}
+        named = key[1] if key[0] == ATTRIBUTED else None
         for s in members:
             peers = [m for m in members if m.index != s.index]
             hint = _straggler(s, peers, clocks, busy)
+            if hint is not None and named is not None:
+                # "job 4242 on GPUs 0–7: GPU 5 is its straggler: SM clock …"
+                detail = hint.message.split(": ", 1)[1]
+                hint = replace(hint, message=f"{named} on GPUs {gpu_list(gpus)}: GPU {s.index} "
+                                             f"is its straggler: {detail}")
             if hint is not None:
                 out.setdefault(s.index, hint)
     return list(out.values())

@@ -1,17 +1,29 @@
-"""Host-side facts about the processes a device reports: user, command line, CPU%, RSS, start.
+"""Host-side facts about the processes a device reports: user, command line, CPU%, RSS, start,
+and who owns them (container, pod, Slurm job, PID in their own namespace: ``attribution.py``).
 
 psutil's ``cpu_percent`` measures between two calls on the *same* ``Process`` object, so the
-objects are kept per pid across ticks; static facts (user, name, command, start time) are read
-once per process. A pid that vanished or that we may not inspect gives ``None`` fields, never an
-error. psutil is imported on first use (it costs ~20 ms of start-up).
+objects are kept per pid across ticks; static facts (user, name, command, start time, owner) are
+read once per process, that is per (PID, start time). A pid that vanished or that we may not
+inspect gives ``None`` fields, never an error. psutil is imported on first use (it costs ~20 ms
+of start-up).
+
+Where gputop runs in a PID namespace whose /proc cannot look up host PIDs (a container without
+``--pid=host``), ``lookup_device`` maps a device's PIDs to visible processes where the kernel
+leaves one answer (``pidns.py``) and marks the others ``outside_pid_namespace``.
 """
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from gputop.backends import pidns
+from gputop.backends.attribution import NO_OWNER, Attribution, Owner
+
 MIB = 1024 * 1024
+RESCAN_S = 5.0  # how often unmatched PIDs of a GPU send us looking for /dev/nvidiaN holders
 
 
 @dataclass(slots=True)
@@ -22,6 +34,8 @@ class HostFacts:
     started: float | None = None
     cpu_pct: float | None = None
     host_memory_mib: float | None = None
+    owner: Owner = NO_OWNER
+    outside_pid_namespace: bool = False
 
 
 class _Entry:
@@ -34,14 +48,36 @@ class _Entry:
 
 
 NO_FACTS = HostFacts()
+OUTSIDE = HostFacts(outside_pid_namespace=True)
+
+
+@dataclass(frozen=True)
+class DevicePaths:
+    """Where the NVIDIA driver's files are (tests point these at their own)."""
+
+    driver_info: str = "/proc/driver/nvidia/gpus"
+    device_node: str = "/dev/nvidia{minor}"
 
 
 class HostProcesses:
     """A per-pid cache of psutil ``Process`` objects and their static facts."""
 
-    def __init__(self) -> None:
+    def __init__(self, attribution: Attribution | None = None,
+                 pid_view: pidns.PidView | None = None,
+                 devices: DevicePaths | None = None) -> None:
         self._entries: dict[int, _Entry] = {}
         self._psutil = None
+        self.attribution = attribution if attribution is not None else Attribution()
+        self._pid_view = pid_view
+        self._devices = devices or DevicePaths()
+        self._mapped: dict[int, int] = {}  # host PID -> PID here, inside a PID namespace
+        self._next_scan: dict[str | None, float] = {}
+
+    @property
+    def pid_view(self) -> pidns.PidView:
+        if self._pid_view is None:
+            self._pid_view = pidns.detect(self.attribution.places.proc)
+        return self._pid_view
 
     def _module(self):
         if self._psutil is None:
@@ -50,12 +86,55 @@ class HostProcesses:
             self._psutil = psutil
         return self._psutil
 
-    def lookup(self, pid: int) -> HostFacts:
-        """Fresh dynamic facts (CPU%, RSS) and cached static ones for ``pid``."""
+    def lookup_device(self, pci_bus_id: str | None, pids: Iterable[int]) -> dict[int, HostFacts]:
+        """Facts for the PIDs one device reports (host PIDs, as NVML gives them)."""
+        if self.pid_view.host_pids_resolve:
+            return {pid: self.lookup(pid) for pid in pids}
+        out: dict[int, HostFacts] = {}
+        unmatched = set()
+        for pid in pids:
+            local = self._mapped.get(pid)
+            facts = self.lookup(local, host_pid=pid) if local is not None else NO_FACTS
+            if facts is NO_FACTS:  # never mapped, or the mapped process is gone
+                self._mapped.pop(pid, None)
+                unmatched.add(pid)
+            out[pid] = facts
+        if unmatched:
+            for pid in unmatched:
+                out[pid] = OUTSIDE
+            self._map_holder(pci_bus_id, unmatched, out)
+        return out
+
+    def _map_holder(self, pci_bus_id: str | None, unmatched: set[int],
+                    out: dict[int, HostFacts]) -> None:
+        now = time.monotonic()
+        if now < self._next_scan.get(pci_bus_id, 0.0) or len(unmatched) != 1:
+            return
+        self._next_scan[pci_bus_id] = now + RESCAN_S
+        minor = pidns.device_minor(pci_bus_id, self._devices.driver_info)
+        if minor is None:
+            return
+        path = self._devices.device_node.format(minor=minor)
+        taken = set(self._mapped.values())
+        candidates = pidns.holders(path, self.attribution.places.proc,
+                                   skip=(os.getpid(), *taken)) - taken
+        match = pidns.sole_match(unmatched, candidates)
+        if match is None:
+            return
+        host_pid, local = match
+        facts = self.lookup(local, host_pid=host_pid)
+        if facts is not NO_FACTS:
+            self._mapped[host_pid] = local
+            self._next_scan.pop(pci_bus_id, None)
+            out[host_pid] = facts
+
+    def lookup(self, pid: int, host_pid: int | None = None) -> HostFacts:
+        """Fresh dynamic facts (CPU%, RSS) and cached static ones for ``pid``; ``host_pid`` is
+        the PID a device reports for it, where that differs (inside a PID namespace)."""
         psutil = self._module()
         entry = self._entries.get(pid)
         if entry is None:
-            entry = self._open(pid)
+            entry = self._open(pid, host_pid)
             if entry is None:
                 return NO_FACTS
         proc = entry.proc
@@ -64,7 +143,7 @@ class HostProcesses:
             with proc.oneshot():
                 if proc.create_time() != facts.started:  # the pid was reused
                     del self._entries[pid]
-                    return self.lookup(pid)
+                    return self.lookup(pid, host_pid)
                 cpu = proc.cpu_percent(None)
                 rss = proc.memory_info().rss
         except psutil.NoSuchProcess:
@@ -77,7 +156,7 @@ class HostProcesses:
         facts.host_memory_mib = round(rss / MIB, 1)
         return facts
 
-    def _open(self, pid: int) -> _Entry | None:
+    def _open(self, pid: int, host_pid: int | None = None) -> _Entry | None:
         psutil = self._module()
         try:
             proc = psutil.Process(pid)
@@ -96,6 +175,7 @@ class HostProcesses:
             facts.command = " ".join(cmdline)
         elif facts.name:
             facts.command = facts.name  # kernel threads and zombies have no command line
+        facts.owner = self.attribution.owner(pid, host_pid)
         entry = _Entry(proc, facts)
         self._entries[pid] = entry
         return entry
@@ -103,6 +183,9 @@ class HostProcesses:
     def prune(self, live: Iterable[int]) -> None:
         """Forget pids no device reports any more."""
         keep = set(live)
+        for host_pid in [p for p in self._mapped if p not in keep]:
+            del self._mapped[host_pid]
+        keep.update(self._mapped.values())
         for pid in [p for p in self._entries if p not in keep]:
             del self._entries[pid]
 

@@ -14,7 +14,15 @@ from typing import Any
 
 from gputop.cluster import states
 from gputop.cluster.lines import Oversize
-from gputop.model import SCHEMA, Device, Hint, Process, Saturation, SchemaError, Snapshot
+from gputop.model import (
+    SCHEMA,
+    Device,
+    Hint,
+    Saturation,
+    SchemaError,
+    Snapshot,
+    process_from_json,
+)
 from gputop.untrusted import clean_document, loads, printable
 
 __all__ = ["AgentDecoder", "Checked", "Hello", "Problem", "build_snapshot", "clean_document",
@@ -55,7 +63,7 @@ def build_snapshot(clean: dict[str, Any]) -> Snapshot:
         sat = kw.get("saturation")
         if sat is not None:
             kw["saturation"] = Saturation(**sat)
-        kw["processes"] = tuple([Process(**p) for p in kw.get("processes", ())])
+        kw["processes"] = tuple([process_from_json(p) for p in kw.get("processes", ())])
         reasons = kw.get("clock_event_reasons")
         if reasons is not None:
             kw["clock_event_reasons"] = tuple(reasons)

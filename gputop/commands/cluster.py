@@ -41,6 +41,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "SSH (every scrape target of dcgm-exporter or gputop exporter)")
     parser.add_argument("--selector", metavar="MATCHERS",
                         help='with --prometheus: label matchers such as {job="gpus"}')
+    parser.add_argument("--slurm", metavar="JOBID",
+                        help="the nodes of this Slurm job (squeue, scontrol show hostnames), "
+                             "showing only its GPUs")
+    parser.add_argument("--slurm-me", action="store_true",
+                        help="the nodes of all your running Slurm jobs, showing only their GPUs")
     parser.add_argument("--theme", default=argparse.SUPPRESS, help="dashboard theme")
 
 
@@ -53,7 +58,7 @@ def load_specs(args: argparse.Namespace):
     )
     from gputop.errors import UsageError
 
-    specs = hosts_from_names(args.hosts)
+    specs = hosts_from_names(args.hosts + slurm_nodes(args))
     if args.hosts_file:
         specs += load_hosts_file(args.hosts_file)
     if not specs:
@@ -61,6 +66,67 @@ def load_specs(args: argparse.Namespace):
     if args.remote_command is not None:
         validate_remote_command(args.remote_command, "--remote-command")
     return dedupe(specs)
+
+
+def slurm_jobs(args: argparse.Namespace) -> dict[str, list[str]]:
+    """Job id -> nodes, for --slurm / --slurm-me (memoised on ``args``: Slurm is asked once)."""
+    from gputop.cluster import slurm
+
+    if getattr(args, "_slurm_jobs", None) is None:
+        jobs: dict[str, list[str]] = {}
+        if getattr(args, "slurm", None):
+            jobs[args.slurm] = slurm.job_nodes(args.slurm)
+        if getattr(args, "slurm_me", False):
+            jobs.update(slurm.my_jobs())
+        args._slurm_jobs = jobs
+    return args._slurm_jobs
+
+
+def slurm_nodes(args: argparse.Namespace) -> list[str]:
+    nodes: list[str] = []
+    for hosts in slurm_jobs(args).values():
+        nodes += [h for h in hosts if h not in nodes]
+    return nodes
+
+
+def only_jobs(snapshot, job_ids):
+    """The snapshot with only the devices running a process of one of ``job_ids`` (by the
+    processes' job attribution on the node)."""
+    from dataclasses import replace
+
+    keep = tuple(d for d in snapshot.devices
+                 if any(p.job is not None and p.job.id in job_ids for p in d.processes))
+    return replace(snapshot, devices=keep)
+
+
+class JobView:
+    """A cluster whose node statuses show only the GPUs of some Slurm jobs (the live screen and
+    ``--once`` alike); everything else is the cluster's own."""
+
+    def __init__(self, cluster, job_ids) -> None:
+        self._cluster = cluster
+        self._jobs = set(job_ids)
+        self._cache: dict[str, tuple[int, object]] = {}
+
+    def __getattr__(self, name):
+        return getattr(self._cluster, name)
+
+    def _only(self, status):
+        from dataclasses import replace
+
+        if status.data is None:
+            return status
+        cached = self._cache.get(status.host)
+        if cached is None or cached[0] != status.seq or cached[1].data is None:
+            cached = (status.seq, replace(status, data=only_jobs(status.snapshot, self._jobs)))
+            self._cache[status.host] = cached
+        return cached[1]
+
+    def statuses(self):
+        return [self._only(s) for s in self._cluster.statuses()]
+
+    def status(self, host: str):
+        return self._only(self._cluster.status(host))
 
 
 def make_cluster(args: argparse.Namespace, specs, *, once: bool):
@@ -76,7 +142,9 @@ def make_cluster(args: argparse.Namespace, specs, *, once: bool):
     policy = Policy(interval=args.interval, connect_timeout=args.connect_timeout,
                     reconnect=not once, fallback=not args.no_fallback,
                     override_command=args.remote_command)
-    return Cluster(specs, policy, ssh_config=args.ssh_config, max_opening=args.max_opening)
+    cluster = Cluster(specs, policy, ssh_config=args.ssh_config, max_opening=args.max_opening)
+    jobs = slurm_jobs(args)
+    return JobView(cluster, jobs) if jobs else cluster
 
 
 def run(args: argparse.Namespace) -> int:

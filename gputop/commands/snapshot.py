@@ -21,9 +21,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from gputop.output import write_stdout
 
-    snap = take_snapshot(args, window=args.window)
+    snap, jobs = take_snapshot(args, window=args.window)
     if args.json:
-        write_stdout(jsonout.dumps(snapshot_to_json(snap), separators=(",", ":")) + "\n")
+        doc = snapshot_to_json(snap)
+        doc["jobs"] = jobs
+        write_stdout(jsonout.dumps(doc, separators=(",", ":")) + "\n")
     else:
         from gputop.textview import render_text, use_color
 
@@ -31,8 +33,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def take_snapshot(args: argparse.Namespace, window: float = 0.0) -> Snapshot:
-    """Open the chosen backend, sample (over ``window`` seconds of its clock) and close it."""
+def take_snapshot(args: argparse.Namespace,
+                  window: float = 0.0) -> tuple[Snapshot, list[dict]]:
+    """Open the chosen backend, sample (over ``window`` seconds of its clock) and close it.
+
+    Also returns each job's energy over the window (``analysis.jobs.job_energy``)."""
+    from gputop.analysis.jobs import job_energy
     from gputop.analysis.pipeline import default_analyzer
     from gputop.backends import open_backend
     from gputop.options import backend_options
@@ -46,6 +52,6 @@ def take_snapshot(args: argparse.Namespace, window: float = 0.0) -> Snapshot:
         snap = sampler.run_for(window) if window > 0 else sampler.tick()
         if snap is None:
             raise sampler.last_error or RuntimeError("no sample")
-        return snap
+        return snap, job_energy(sampler.history.snapshots())
     finally:
         backend.close()

@@ -453,9 +453,14 @@ class GputopApp(App[int]):
                         "nothing to signal", severity="warning")
             return
         from gputop.tui.screens import ConfirmSignal
-        from gputop.tui.signals import refusal
+        from gputop.tui.signals import local_pid, refusal
 
-        reason = refusal(row.process.pid, row.process.started)
+        pid = local_pid(row.process)
+        if pid is None:
+            self.notify("this process is outside gputop's PID namespace: run gputop on the host "
+                        "(or with --pid=host) to signal it", severity="error")
+            return
+        reason = refusal(pid, row.process.started)
         if reason is not None:
             self.notify(reason, severity="error")
             return
@@ -467,9 +472,9 @@ class GputopApp(App[int]):
         self.push_screen(ConfirmSignal(name, row), answered)
 
     def _send_signal(self, row: ProcRow, name: str) -> None:
-        from gputop.tui.signals import send
+        from gputop.tui.signals import local_pid, send
 
-        outcome = send(row.process.pid, name, row.process.started)
+        outcome = send(local_pid(row.process) or row.process.pid, name, row.process.started)
         self.notify(outcome.message, severity=outcome.severity)
 
     # ------------------------------------------------------------------ other screens

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from textual.binding import Binding
 from textual.message import Message
 
+from gputop.analysis.jobs import job_label
 from gputop.model import Process, Snapshot
 from gputop.tui import fmt
 from gputop.tui.keyed_table import Column, KeyedTable
@@ -20,6 +21,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("gpu", "GPU", 4, right=True, sort_key="G"),
     Column("pid", "PID", 7, right=True, sort_key="P"),
     Column("user", "USER", 10, sort_key="U"),
+    Column("job", "JOB", 12, sort_key="J"),
     Column("gpu_mem", "GPU MEM", 8, right=True, sort_key="M"),
     Column("sm", "SM%", 4, right=True, sort_key="S"),
     Column("cpu", "CPU%", 6, right=True, sort_key="C"),
@@ -51,6 +53,7 @@ def make_row(gpu: int, proc: Process, now: float) -> ProcRow:
         str(gpu),
         str(proc.pid),
         proc.user or fmt.NA,
+        job_label(proc) or "-",
         fmt.mib(proc.gpu_memory_mib),
         fmt.num(proc.sm_pct),
         fmt.num(proc.cpu_pct, ".1f"),
@@ -70,6 +73,8 @@ def _sort_value(row: ProcRow, column: str, now: float):
         return p.pid
     if column == "user":
         return (p.user or "").lower()
+    if column == "job":
+        return (job_label(p) or "").lower()
     if column == "command":
         return (p.command or p.name or "").lower()
     if column == "time":
@@ -80,13 +85,29 @@ def _sort_value(row: ProcRow, column: str, now: float):
 
 
 def matches(row: ProcRow, needle: str) -> bool:
-    """The `/` filter: a case-insensitive substring of user, command/name or PID."""
+    """The `/` filter: a case-insensitive substring of user, job, command/name or PID."""
     if not needle:
         return True
     n = needle.lower()
     p = row.process
     return (n in (p.user or "").lower() or n in (p.command or "").lower()
-            or n in (p.name or "").lower() or n in str(p.pid))
+            or n in (p.name or "").lower() or n in str(p.pid)
+            or n in (job_label(p) or "").lower())
+
+
+def outside_row(gpu: int, procs: list[Process]) -> ProcRow:
+    """One row for a GPU's processes outside gputop's PID namespace: how many, how much memory."""
+    known = [p.gpu_memory_mib for p in procs if p.gpu_memory_mib is not None]
+    memory = sum(known) if known else None
+    n = len(procs)
+    where = "process" if n == 1 else "processes"
+    summary = Process(pid=min(p.pid for p in procs), gpu_memory_mib=memory,
+                      outside_pid_namespace=True,
+                      command=f"{n} {where} outside this container: " + (
+                          f"{memory / 1024:.1f} GiB" if memory is not None else fmt.NA))
+    cells = (str(gpu), "-", fmt.NA, "-", fmt.mib(memory), fmt.NA, fmt.NA, fmt.NA, fmt.NA,
+             summary.command or "")
+    return ProcRow(f"{gpu}:outside", gpu, summary, cells)
 
 
 def build_rows(snapshot: Snapshot, now: float | None = None, *, needle: str = "",
@@ -97,8 +118,15 @@ def build_rows(snapshot: Snapshot, now: float | None = None, *, needle: str = ""
     for dev in snapshot.devices:
         if only_gpu is not None and dev.index != only_gpu:
             continue
+        outside = [p for p in dev.processes if p.outside_pid_namespace]
         for proc in dev.processes:
+            if proc.outside_pid_namespace:
+                continue
             row = make_row(dev.index, proc, now)
+            if matches(row, needle):
+                rows.append(row)
+        if outside:
+            row = outside_row(dev.index, outside)
             if matches(row, needle):
                 rows.append(row)
     # A stable tie-break (GPU, PID) keeps equal rows from swapping places between ticks.

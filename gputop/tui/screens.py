@@ -11,6 +11,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Input, Label, Static
 
+from gputop.analysis.jobs import job_label
 from gputop.tui import fmt
 from gputop.tui.processes import ProcRow
 
@@ -98,6 +99,16 @@ def describe_process(row: ProcRow, now: float) -> list[tuple[str, str]]:
         ("running", fmt.duration(now - p.started if p.started else None)),
         ("command", p.command or fmt.NA),
     ]
+    if p.job is not None:
+        fields.append(("job", f"{p.job.scheduler} {job_label(p)}"))
+    if p.container is not None:
+        c = p.container
+        fields += [(label, value) for label, value in (
+            ("container", c.name or (c.id[:12] if c.id else None)),
+            ("container id", c.id), ("runtime", c.runtime), ("pod", c.pod),
+            ("pod namespace", c.pod_namespace), ("pod uid", c.pod_uid)) if value]
+    if p.namespace_pid is not None:
+        fields.append(("PID in its namespace", str(p.namespace_pid)))
     return fields
 
 

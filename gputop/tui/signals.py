@@ -28,6 +28,19 @@ class Outcome:
     severity: str = "information"  # Textual notify severity
 
 
+def local_pid(process) -> int | None:
+    """The PID by which this gputop can signal a GPU process: the device reports host PIDs, so
+    inside a PID namespace it is the PID here that attribution found (``namespace_pid``); None
+    for a process outside this namespace."""
+    from gputop.backends.pidns import detect
+
+    if process.outside_pid_namespace:
+        return None
+    if detect().host_pids_resolve:
+        return process.pid
+    return process.namespace_pid
+
+
 def refusal(pid: int, started: float | None = None) -> str | None:
     """Why this process may not be signalled, or None if it may."""
     import psutil

@@ -53,5 +53,5 @@ def test_only_one_gpu():
 
 def test_cells_show_na_for_missing_values():
     row = next(r for r in build_rows(snap()) if r.process.pid == 200)
-    assert row.cells[4:8] == ("N/A", "N/A", "N/A", "N/A")
+    assert row.cells[5:9] == ("N/A", "N/A", "N/A", "N/A")
     assert row.key == "1:200"

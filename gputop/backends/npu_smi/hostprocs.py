@@ -6,7 +6,7 @@ npu-smi is deciding whether a PID it reports is the local process of that number
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import fields
 
 from gputop.backends.hostproc import NO_FACTS, HostProcesses
 
@@ -37,6 +37,6 @@ class HostFacts:
             facts = self._host.lookup(pid)
             if facts is NO_FACTS or not _same_process(npu_name, facts.name):
                 continue
-            out[pid] = asdict(facts)
+            out[pid] = {f.name: getattr(facts, f.name) for f in fields(facts)}
         self._host.prune(pids)
         return out

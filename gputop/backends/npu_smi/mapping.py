@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from gputop.backends.attribution import NO_OWNER
 from gputop.backends.npu_smi.parse import (
     Board,
     ChipRow,
@@ -124,6 +125,7 @@ def table_processes(table: NpuTable) -> dict[ChipKey, list[tuple[int, str | None
 def make_process(pid: int, name: str | None, memory_mb: int | None,
                  host_facts: HostFacts | None) -> Process:
     facts = dict(host_facts(pid, name) or {}) if host_facts is not None else {}
+    owner = facts.get("owner") or NO_OWNER
     return Process(
         pid=pid,
         name=name if name is not None else facts.get("name"),  # type: ignore[arg-type]
@@ -134,6 +136,9 @@ def make_process(pid: int, name: str | None, memory_mb: int | None,
         host_memory_mib=facts.get("host_memory_mib"),  # type: ignore[arg-type]
         started=facts.get("started"),  # type: ignore[arg-type]
         type="C",  # npu-smi lists compute processes only
+        container=owner.container,  # type: ignore[union-attr]
+        job=owner.job,  # type: ignore[union-attr]
+        namespace_pid=owner.namespace_pid,  # type: ignore[union-attr]
     )
 
 

@@ -596,10 +596,11 @@ class NvmlBackend(Backend):
             gpu.sm.clear()
             return ()
         sm = self._process_sm(gpu, merged)
-        host = self.host
+        facts_by_pid = self.host.lookup_device(gpu.info.pci_bus_id, merged)
         out = []
         for pid, (used, kind) in merged.items():
-            facts = host.lookup(pid)
+            facts = facts_by_pid[pid]
+            owner = facts.owner
             out.append(Process(
                 pid=pid,
                 user=facts.user,
@@ -611,6 +612,10 @@ class NvmlBackend(Backend):
                 host_memory_mib=facts.host_memory_mib,
                 started=facts.started,
                 type=kind,
+                container=owner.container,
+                job=owner.job,
+                namespace_pid=owner.namespace_pid,
+                outside_pid_namespace=facts.outside_pid_namespace,
             ))
         return tuple(out)
 

@@ -1,0 +1,96 @@
+"""What to call the job a GPU process belongs to: a Slurm job, a Kubernetes pod or a container."""
+
+from __future__ import annotations
+
+from gputop.model import Process
+
+
+def job_label(proc: Process) -> str | None:
+    """Slurm ``JOB.STEP`` (Slurm's own notation), else ``namespace/pod``, else the container's
+    name or short id; None for a process that belongs to none of them."""
+    job = proc.job
+    if job is not None:
+        return f"{job.id}.{job.step}" if job.step else job.id
+    c = proc.container
+    if c is None:
+        return None
+    if c.pod:
+        return f"{c.pod_namespace}/{c.pod}" if c.pod_namespace else c.pod
+    if c.pod_uid:
+        return f"pod {c.pod_uid[:8]}"
+    if c.name:
+        return c.name
+    return c.id[:12] if c.id else None
+
+
+def job_name(proc: Process) -> str | None:
+    """The job as a person names it in a sentence, steps of one Slurm job together:
+    ``job 4242``, ``pod research/trainer-0``, ``container llama-finetune``."""
+    if proc.job is not None:
+        return f"job {proc.job.id}"
+    label = job_label(proc)
+    if label is None:
+        return None
+    c = proc.container
+    return label if label.startswith("pod ") else (
+        f"pod {label}" if c is not None and (c.pod or c.pod_uid) else f"container {label}")
+
+
+def gpu_list(indices: list[int]) -> str:
+    """``0–7`` for a run of GPUs, else ``0,2,5``."""
+    s = sorted(indices)
+    if len(s) > 2 and s == list(range(s[0], s[-1] + 1)):
+        return f"{s[0]}–{s[-1]}"
+    return ",".join(str(i) for i in s)
+
+
+def whole_gpus(devices) -> dict[str, list[int]]:
+    """Per job name, the GPUs all of whose processes belong to it."""
+    out: dict[str, list[int]] = {}
+    for dev in devices:
+        names = {job_name(p) for p in dev.processes if not p.outside_pid_namespace}
+        if dev.processes and len(names) == 1 and None not in names:
+            out.setdefault(names.pop(), []).append(dev.index)
+    return out
+
+
+def job_energy(history) -> list[dict]:
+    """Energy of each job of the newest snapshot: the energy counter's delta, on the GPUs the
+    job holds whole, over the samples (oldest first) in which it held them. ``complete`` says
+    whether that covers the job since it started (its first process started inside the
+    window); otherwise the figure is since ``since``. A GPU without an energy counter leaves
+    ``energy_wh`` null, never 0."""
+    if not history:
+        return []
+    latest = history[-1]
+    out = []
+    for name, gpus in sorted(whole_gpus(latest.devices).items()):
+        total = 0.0
+        since = latest.time
+        known = True
+        for index in gpus:
+            first = None
+            last = None
+            for snap in reversed(history):  # back from now while the job held this GPU whole
+                dev = snap.device(index)
+                if dev is None or name not in whole_gpus((dev,)):
+                    break
+                if dev.energy_j is None:
+                    known = False
+                    break
+                last = last if last is not None else dev.energy_j
+                first = dev.energy_j
+                since = min(since, snap.time)
+            if first is None or last is None:
+                known = False
+            else:
+                total += last - first
+        started = [p.started for d in latest.devices if d.index in gpus for p in d.processes
+                   if p.started is not None]
+        out.append({
+            "job": name, "devices": gpus,
+            "energy_wh": round(total / 3600.0, 3) if known else None,
+            "since": since,
+            "complete": bool(started) and min(started) >= history[0].time,
+        })
+    return out

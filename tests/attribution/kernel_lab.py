@@ -1,0 +1,86 @@
+"""Real kernel objects for the attribution tests: cgroups named as each runtime names them (in a
+test-owned folder of a writable hierarchy, removed afterwards), PID namespaces from
+``unshare --pid --fork``, and real processes placed in them."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import psutil
+
+V1_PIDS = Path("/sys/fs/cgroup/pids")
+UNIFIED = Path("/sys/fs/cgroup")
+
+
+def writable_hierarchy() -> Path:
+    """A cgroup hierarchy root where this (root) test may create folders: the v1 ``pids``
+    hierarchy where there is one, else the v2 unified root."""
+    for root in (V1_PIDS, UNIFIED):
+        if (root / "cgroup.procs").exists() and os.access(root, os.W_OK):
+            return root
+    raise RuntimeError("no writable cgroup hierarchy (the attribution tests need root)")
+
+
+class Lab:
+    def __init__(self) -> None:
+        self.root = writable_hierarchy()
+        self.top = self.root / f"gputop-test-{secrets.token_hex(4)}"
+        self.folders: list[Path] = []
+        self.children: list[subprocess.Popen] = []
+
+    def cgroup(self, relative: str) -> Path:
+        """Create ``top/relative`` (each level), remembering it for removal."""
+        path = self.top
+        for part in [""] + relative.strip("/").split("/"):
+            path = path / part if part else path
+            if not path.exists():
+                path.mkdir()
+                self.folders.append(path)
+        return path
+
+    def spawn(self, argv: list[str] | None = None, env: dict[str, str] | None = None,
+              **kw) -> subprocess.Popen:
+        proc = subprocess.Popen(argv or ["sleep", "120"], env=env, start_new_session=True, **kw)
+        self.children.append(proc)
+        return proc
+
+    def place(self, pid: int, relative: str) -> str:
+        folder = self.cgroup(relative)
+        (folder / "cgroup.procs").write_text(str(pid))
+        return "/" + str(folder.relative_to(self.root))
+
+    def close(self) -> None:
+        for proc in self.children:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+        for folder in reversed(self.folders):
+            for _ in range(50):  # a killed task leaves its cgroup a moment later
+                try:
+                    folder.rmdir()
+                    break
+                except OSError:
+                    time.sleep(0.02)
+
+
+def namespaced_child(lab: Lab) -> tuple[int, int]:
+    """A ``sleep`` in a fresh PID namespace: (host PID, PID inside its namespace)."""
+    outer = lab.spawn(["unshare", "--pid", "--fork", "sleep", "120"])
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        kids = psutil.Process(outer.pid).children()
+        if kids:
+            host = kids[0].pid
+            nspid = [line for line in Path(f"/proc/{host}/status").read_text().splitlines()
+                     if line.startswith("NSpid:")][0].split()[1:]
+            if len(nspid) > 1:
+                return host, int(nspid[-1])
+        time.sleep(0.01)
+    raise RuntimeError("unshare started no child")

@@ -1,0 +1,116 @@
+"""A real single-node Slurm (Debian's munge, slurmctld, slurmd) on 127.0.0.1 in a temp folder,
+started by the tests and stopped by PID. Slurm 22.05 authenticates with munge only, so a munged
+of our own runs on a socket in the same folder."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Slurm:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.host = socket.gethostname().split(".")[0]
+        self.pids: list[Path] = []
+        self.jobs: list[str] = []
+        self.env = {**os.environ, "SLURM_CONF": str(root / "slurm.conf")}
+
+    def start(self) -> None:
+        r = self.root
+        for d in ("munge", "state", "spool"):
+            (r / d).mkdir(mode=0o700)
+        key = r / "munge" / "munge.key"
+        key.write_bytes(secrets.token_bytes(1024))
+        key.chmod(0o400)
+        sock = r / "munge" / "munge.socket"
+        subprocess.run(["munged", f"--key-file={key}", f"--socket={sock}",
+                        f"--pid-file={r / 'munge/munged.pid'}", f"--log-file={r / 'munged.log'}",
+                        f"--seed-file={r / 'munge/seed'}", "--force"], check=True, timeout=20)
+        self.pids.append(r / "munge/munged.pid")
+        (r / "slurm.conf").write_text(f"""\
+ClusterName=gputoptest
+SlurmctldHost={self.host}(127.0.0.1)
+SlurmctldPort={_free_port()}
+SlurmdPort={_free_port()}
+AuthType=auth/munge
+AuthInfo=socket={sock}
+CredType=cred/munge
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation={r / 'state'}
+SlurmdSpoolDir={r / 'spool'}
+SlurmctldPidFile={r / 'slurmctld.pid'}
+SlurmdPidFile={r / 'slurmd.pid'}
+SlurmctldLogFile={r / 'slurmctld.log'}
+SlurmdLogFile={r / 'slurmd.log'}
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=none
+ReturnToService=2
+NodeName={self.host} NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN
+PartitionName=debug Nodes={self.host} Default=YES MaxTime=INFINITE State=UP
+""")
+        subprocess.run(["slurmctld", "-i"], env=self.env, check=True, timeout=20)
+        self.pids.append(r / "slurmctld.pid")
+        subprocess.run(["slurmd"], env=self.env, check=True, timeout=20)
+        self.pids.append(r / "slurmd.pid")
+        self.wait_for(lambda: "idle" in self.run("sinfo", "-h", "-o", "%T"), "an idle node")
+
+    def run(self, *argv: str) -> str:
+        return subprocess.run(argv, env=self.env, capture_output=True, text=True,
+                              timeout=20).stdout
+
+    def wait_for(self, cond, what: str, seconds: float = 30.0) -> None:
+        deadline = time.monotonic() + seconds
+        while not cond():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Slurm gave no {what} in {seconds:.0f} s: "
+                                   + (self.root / "slurmctld.log").read_text()[-2000:])
+            time.sleep(0.2)
+
+    def submit(self, command: str) -> str:
+        out = self.run("sbatch", "--parsable", "-o", "/dev/null", "--wrap", command).strip()
+        self.jobs.append(out)
+        self.wait_for(lambda: self.run("squeue", "-h", "-j", out, "-o", "%T").strip() == "RUNNING",
+                      f"running job {out}")
+        return out
+
+    def stop(self) -> None:
+        if self.jobs:  # a job's slurmstepd outlives slurmd: end the jobs first
+            self.run("scancel", *self.jobs)
+            try:
+                self.wait_for(lambda: not self.run("squeue", "-h", "-o", "%i").strip(),
+                              "empty queue", 15)
+            except RuntimeError:
+                pass
+        for pid_file in reversed(self.pids):  # slurmd (its steps with it), slurmctld, munged
+            try:
+                pid = int(pid_file.read_text().split()[0])
+                os.kill(pid, signal.SIGTERM)
+            except (OSError, ValueError, IndexError):
+                continue
+            for _ in range(100):
+                try:
+                    os.kill(pid, 0)
+                except OSError:
+                    break
+                time.sleep(0.05)
+            else:
+                os.kill(pid, signal.SIGKILL)

@@ -1,0 +1,132 @@
+"""Attribution on real kernel objects: real processes in cgroups named as Docker, Kubernetes and
+Slurm name them, in a fresh PID namespace, with SLURM_JOB_ID in their environment; the fake
+NVML reports their host PIDs; ``gputop snapshot --json --backend nvml`` must name their owners.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gputop.backends.attribution import Attribution, Places
+from gputop.model import Container, Job
+
+from .kernel_lab import Lab, namespaced_child
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCKER_ID = "4f1c2d9e8b7a6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d"
+CRI_ID = "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d9c8b7a6f5e4d3c2b1a0f9e8d"
+POD_UID = "0125ec2f-b64a-4868-8f5b-94b56cbab864"
+
+
+@pytest.fixture
+def lab():
+    lab = Lab()
+    try:
+        yield lab
+    finally:
+        lab.close()
+
+
+def snapshot_json(gpus: str, *, wrap: list[str] = (), env=None) -> dict:
+    """Run ``gputop snapshot --json --backend nvml`` in a subprocess whose ``pynvml`` is the
+    project's fake, built from the Python expression ``gpus``."""
+    code = (
+        "import sys; sys.path.insert(0, 'tests');"
+        "from fake_pynvml import FakeNvml, FakeProcess, h100;"
+        f"sys.modules['pynvml'] = FakeNvml({gpus});"
+        "from gputop.cli import main;"
+        "sys.exit(main(['snapshot', '--json', '--backend', 'nvml']))"
+    )
+    out = subprocess.run([*wrap, sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, timeout=60, env=env)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def processes(doc: dict) -> dict[int, dict]:
+    return {p["pid"]: p for d in doc["devices"] for p in d["processes"]}
+
+
+def test_snapshot_names_container_pod_job_and_namespace_pid(lab):
+    docker = lab.spawn()
+    lab.place(docker.pid, f"docker/{DOCKER_ID}")
+    pod = lab.spawn()
+    lab.place(pod.pid, "kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod"
+              f"{POD_UID.replace('-', '_')}.slice/cri-containerd-{CRI_ID}.scope")
+    slurm_v1 = lab.spawn()
+    lab.place(slurm_v1.pid, "slurm/uid_0/job_4242/step_0/task_0")
+    slurm_v2 = lab.spawn()
+    lab.place(slurm_v2.pid, "system.slice/slurmstepd.scope/job_4343/step_batch/user/task_0")
+    env_job = lab.spawn(env={**os.environ, "SLURM_JOB_ID": "5151"})
+    ns_host, ns_pid = namespaced_child(lab)
+
+    pids = [docker.pid, pod.pid, slurm_v1.pid, slurm_v2.pid, env_job.pid, ns_host]
+    gpus = "[" + ", ".join(f"h100({i}, [FakeProcess(pid={pid}, used_mib=1000.0 + {i})])"
+                           for i, pid in enumerate(pids)) + "]"
+    got = processes(snapshot_json(gpus))
+
+    assert got[docker.pid]["container"] == {
+        "runtime": "docker", "id": DOCKER_ID, "name": None, "pod": None, "pod_namespace": None,
+        "pod_uid": None}
+    assert got[pod.pid]["container"]["id"] == CRI_ID
+    assert got[pod.pid]["container"]["runtime"] == "containerd"
+    assert got[pod.pid]["container"]["pod_uid"] == POD_UID
+    assert got[slurm_v1.pid]["job"] == {"scheduler": "slurm", "id": "4242", "step": "0"}
+    assert got[slurm_v2.pid]["job"] == {"scheduler": "slurm", "id": "4343", "step": "batch"}
+    assert got[env_job.pid]["job"] == {"scheduler": "slurm", "id": "5151", "step": None}
+    assert got[ns_host]["namespace_pid"] == ns_pid == 1
+    for pid in pids:
+        assert got[pid]["user"] == "root" and got[pid]["outside_pid_namespace"] is False
+    # nothing is made up for a plain host process
+    assert got[docker.pid]["job"] is None and got[docker.pid]["namespace_pid"] is None
+
+
+def test_names_from_docker_config_and_kubelet_logs(lab, tmp_path):
+    """Names come from the files the runtimes keep on the node, in their formats."""
+    docker = lab.spawn()
+    lab.place(docker.pid, f"system.slice/docker-{DOCKER_ID}.scope")
+    pod = lab.spawn()
+    lab.place(pod.pid, f"kubepods/burstable/pod{POD_UID}/{CRI_ID}")
+    (tmp_path / "docker/containers" / DOCKER_ID).mkdir(parents=True)
+    (tmp_path / "docker/containers" / DOCKER_ID / "config.v2.json").write_text(
+        json.dumps({"ID": DOCKER_ID, "Name": "/llama-finetune"}))
+    (tmp_path / "pods" / f"research_trainer-0_{POD_UID}").mkdir(parents=True)
+    (tmp_path / "containers").mkdir()
+    (tmp_path / "containers" / f"trainer-0_research_pytorch-{CRI_ID}.log").touch()
+    attribution = Attribution(Places(docker=str(tmp_path / "docker"), pod_logs=str(tmp_path / "pods"),
+                                     container_logs=str(tmp_path / "containers")))
+
+    assert attribution.owner(docker.pid).container == Container(
+        runtime="docker", id=DOCKER_ID, name="llama-finetune")
+    assert attribution.owner(pod.pid).container == Container(
+        runtime=None, id=CRI_ID, name="pytorch", pod="trainer-0", pod_namespace="research",
+        pod_uid=POD_UID)
+    assert attribution.owner(os.getpid()).container is None
+
+
+def test_a_cgroup_job_wins_over_the_environment(lab):
+    """SLURM_JOB_ID is the user's to change; the cgroup is not."""
+    proc = lab.spawn(env={**os.environ, "SLURM_JOB_ID": "1"})
+    lab.place(proc.pid, "slurm/uid_0/job_77/step_3")
+    assert Attribution().owner(proc.pid).job == Job("slurm", "77", "3")
+
+
+def test_inside_a_fresh_pid_namespace_every_nvml_process_is_listed(lab):
+    """Run in its own PID namespace (its own /proc), gputop cannot see the host PIDs NVML
+    reports: each stays listed with its memory, marked outside, with no one else's facts."""
+    a, b = lab.spawn(), lab.spawn()
+    gpus = (f"[h100(0, [FakeProcess(pid={a.pid}, used_mib=12000.0), "
+            f"FakeProcess(pid={b.pid}, used_mib=600.0)]), h100(1, [FakeProcess(pid=1, used_mib=5.0)])]")
+    doc = snapshot_json(gpus, wrap=["unshare", "--pid", "--fork", "--mount-proc"])
+    rows = [(d["index"], p["pid"], p["gpu_memory_mib"], p["outside_pid_namespace"], p["user"],
+             p["command"]) for d in doc["devices"] for p in d["processes"]]
+    # host PID 1 (init) is not this namespace's PID 1 (the snapshot's own python): never its facts
+    assert sorted(rows) == sorted([(0, a.pid, 12000.0, True, None, None),
+                                   (0, b.pid, 600.0, True, None, None),
+                                   (1, 1, 5.0, True, None, None)])
