@@ -80,12 +80,15 @@ class GputopApp(App[int]):
               background: $surface; }
     #filter.-shown { display: block; }
     Footer { background: $panel; }
+    .-nocolor ProcessTable > .proctable--cursor { text-style: bold reverse; }
     """
     ENABLE_COMMAND_PALETTE = True
     COMMAND_PALETTE_BINDING = "ctrl+p"
 
     BINDINGS = [
         Binding("q", "quit", "quit"),
+        # As htop, nvtop, nvitop and btop: Ctrl-C quits (status 0), also from the filter box.
+        Binding("ctrl+c", "quit", "quit", show=False, priority=True),
         Binding("question_mark", "help", "help"),
         Binding("p", "pause", "pause"),
         Binding("plus,equals_sign", "interval(1)", "slower", show=False),
@@ -117,7 +120,7 @@ class GputopApp(App[int]):
 
     # Everything `?` lists and the command palette offers, one source for both.
     KEY_HELP: tuple[KeyHelp, ...] = (
-        KeyHelp("q", "quit", "quit (exit status 0)", "General"),
+        KeyHelp("q / ctrl+c", "quit", "quit (exit status 0)", "General"),
         KeyHelp("?", "help", "this help", "General"),
         KeyHelp("ctrl+p", "", "command palette (the same actions by name)", "General"),
         KeyHelp("p", "pause", "pause / resume sampling", "General"),
@@ -162,7 +165,10 @@ class GputopApp(App[int]):
         record_dir: str = ".",
     ) -> None:
         no_color = os.environ.get("NO_COLOR") is not None  # Textual removes it from the env
-        super().__init__()
+        # NO_COLOR: Textual picks its filter in __init__, before our themes exist; with ansi_color
+        # it drops colours (NoColor) instead of turning them into shades of grey, which drew the
+        # 16-colour theme's terminal-default colours as black on black.
+        super().__init__(ansi_color=True if no_color else None)
         install_themes(self, themes, theme_warnings, theme, no_color)
         self.backend = backend
         self.readonly = readonly
@@ -184,6 +190,7 @@ class GputopApp(App[int]):
         self.first_frame_s: float | None = None
         self._t0 = time.monotonic()
         self._local_host = socket.gethostname()
+        self._remove_stop_handlers = lambda: None
 
     # ------------------------------------------------------------------ setup
     def get_theme_variable_defaults(self) -> dict[str, str]:
@@ -215,6 +222,7 @@ class GputopApp(App[int]):
                         gpus=len(self.sampler.devices or info.devices))
         self.dashboard.set_interval(self.sampler.interval)
         self.query_one(ProcessTable).focus()
+        self.screen.set_class(self.no_color, "-nocolor")  # emphasis without colour, see CSS
         for warning in self.theme_warnings:
             self.notify(warning, severity="warning", timeout=8)
         if self.backend.fallback_reason:
@@ -226,6 +234,9 @@ class GputopApp(App[int]):
             self.sampler.start()
         self.set_interval(1.0, self._tick_clock)
         self.call_after_refresh(self._first_frame)
+        from gputop.tui.stop import exit_on_stop_signals
+
+        self._remove_stop_handlers = exit_on_stop_signals(lambda code: self.exit(return_code=code))
 
     def _warn_of_limits_left_changed(self) -> None:
         """An advisor run that was killed mid-sweep left some GPUs slower than they should be:
@@ -255,6 +266,7 @@ class GputopApp(App[int]):
             gc.freeze()
 
     def on_unmount(self) -> None:
+        self._remove_stop_handlers()
         self.sampler.stop(timeout=0.5)
         self._stop_recording(quiet=True)
 

@@ -322,12 +322,14 @@ class GpuPanel(StripCache, ScrollView):
         "gpu--title", "gpu--label", "gpu--low", "gpu--mid", "gpu--high", "gpu--empty",
         "gpu--muted", "gpu--slowdown", "gpu--badge", "gpu--lost", "gpu--stale", "gpu--spark-util",
         "gpu--spark-memory", "gpu--spark-power", "gpu--value", "gpu--selected",
+        "gpu--selected-title",
     }
 
     DEFAULT_CSS = """
     GpuPanel { height: auto; background: $background; scrollbar-size-vertical: 1; }
     GpuPanel > .gpu--selected { background: $selected; }
     GpuPanel > .gpu--title { text-style: bold; color: $primary; }
+    GpuPanel > .gpu--selected-title { text-style: bold reverse; }
     GpuPanel > .gpu--label { color: $muted; }
     GpuPanel > .gpu--value { color: $foreground; }
     GpuPanel > .gpu--low { color: $gauge-low; }
@@ -469,6 +471,10 @@ class GpuPanel(StripCache, ScrollView):
             if selected:
                 base = base + self.get_component_rich_style("gpu--selected", partial=True)
             style = base if not cls else base + self.get_component_rich_style(cls, partial=True)
+            if selected and cls == "gpu--title":
+                # Marked by more than a background tint, which NO_COLOR and the 16-colour theme
+                # do not draw.
+                style += self.get_component_rich_style("gpu--selected-title", partial=True)
             self._styles[key] = style
         return style
 

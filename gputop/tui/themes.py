@@ -40,13 +40,13 @@ APP_VARIABLES: dict[str, str] = {
     "plot-memory": "#d787ff",
     "plot-power": "#ffaf5f",
     "badge-slowdown": "#ff8700",
-    "badge-info": "#8a96a3",
-    "device-lost": "#ff5f5f",
+    "badge-info": "#9aa5b1",
+    "device-lost": "#ff6a6a",
     "simulated": "#d7005f",
     "stale": "#ffd75f",
-    "recording": "#ff5f5f",
-    "muted": "#7b8794",
-    "selected": "#2b4c6f",
+    "recording": "#ff6a6a",
+    "muted": "#8d99a6",
+    "selected": "#20303f",
 }
 
 _COLOR_KEYS = ("primary", "secondary", "accent", "foreground", "background", "surface", "panel",
