@@ -68,7 +68,6 @@ class AdvisorScreen(Screen):
         Binding("c", "cancel", "cancel sweep"),
         Binding("r", "restore", "restore journal"),
         Binding("escape", "close", "back"),
-        Binding("q", "close", "back", show=False),
     ]
 
     DEFAULT_CSS = """

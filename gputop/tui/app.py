@@ -76,8 +76,7 @@ class GputopApp(App[int]):
     TITLE = "gputop"
     CSS = """
     Screen { background: $background; layers: base overlay; }
-    #filter { dock: bottom; display: none; height: 3; border: round $primary;
-              background: $surface; }
+    #filter { display: none; height: 3; border: round $primary; background: $surface; }
     #filter.-shown { display: block; }
     Footer { background: $panel; }
     .-nocolor ProcessTable > .proctable--cursor { text-style: bold reverse; }
@@ -191,6 +190,7 @@ class GputopApp(App[int]):
         self._t0 = time.monotonic()
         self._local_host = socket.gethostname()
         self._remove_stop_handlers = lambda: None
+        self._notices: dict = {}
 
     # ------------------------------------------------------------------ setup
     def get_theme_variable_defaults(self) -> dict[str, str]:
@@ -360,8 +360,27 @@ class GputopApp(App[int]):
         if new != self.sampler.interval:
             self.sampler.set_interval(new)
             self.dashboard.set_interval(new)
+            message = f"sampling every {new:g}s"
+        else:
+            message = (f"sampling every {new:g}s: the "
+                       f"{'slowest' if step > 0 else 'fastest'} there is")
         self.header.set(interval=new)
-        self.notify(f"sampling every {new:g}s", timeout=2)
+        self.notify_once("interval", message, timeout=2)
+
+    def notify_once(self, key: str, message: str, **kwargs) -> None:
+        """A notice that replaces the last one with the same ``key`` instead of piling up."""
+        from textual.notifications import Notification, Notify
+
+        old = self._notices.pop(key, None)
+        if old is not None:
+            try:
+                self._unnotify(old)
+            except KeyError:  # it timed out already
+                pass
+        notice = Notification(message, kwargs.get("title", ""), kwargs.get("severity", "information"),
+                              kwargs.get("timeout", self.NOTIFICATION_TIMEOUT))
+        self._notices[key] = notice
+        self.post_message(Notify(notice))
 
     def action_cycle_theme(self) -> None:
         names = self.app_themes
@@ -371,6 +390,7 @@ class GputopApp(App[int]):
 
     def action_select_gpu(self, step: int) -> None:
         self.dashboard.select_gpu(step=step)
+        self._view_note()
 
     def action_toggle_plot(self) -> None:
         self.dashboard.toggle_plot()
@@ -407,16 +427,18 @@ class GputopApp(App[int]):
             box.remove_class("-shown")
             table.set_filter("")
             table.focus()
+            self._view_note()
 
     def _view_note(self) -> None:
+        """What hides processes stays in the header for as long as it applies."""
         table = self.query_one(ProcessTable)
         parts = []
         if table.needle:
             parts.append(f"filter {table.needle!r}")
         if table.only_gpu is not None:
-            parts.append(f"GPU {table.only_gpu} only")
-        if parts:
-            self.notify(", ".join(parts), timeout=2)
+            parts.append(f"GPU {table.only_gpu} only (o)")
+        self.header.set(view=" · ".join(parts) + " (esc clears)" if table.needle
+                        else " · ".join(parts) or None)
 
     # ------------------------------------------------------------------ processes
     def _selected_row(self) -> ProcRow | None:
@@ -713,7 +735,9 @@ def run_dashboard(args: argparse.Namespace) -> int:
     themes, warnings = all_themes()
     names = [t.name for t in themes]
     if args.theme is not None and args.theme not in names:
-        raise UsageError(f"unknown theme {args.theme!r} (available: {', '.join(names)})")
+        from gputop.tui.themes import unknown_theme
+
+        raise unknown_theme(args.theme, names)
     record_fields = checked_record_fields(args.record_fields)
     if not os.path.isdir(args.record_dir):
         raise UsageError(f"--record-dir {args.record_dir!r} is not a folder")

@@ -71,14 +71,24 @@ def badges(dev: Device, short: bool = False) -> list[Span]:
     return out
 
 
-def _gauge_cls(pct: float | None) -> str:
-    return {"low": "gpu--low", "mid": "gpu--mid", "high": "gpu--high"}.get(fmt.level(pct),
-                                                                           "gpu--muted")
+MEMORY_FILLING_PCT = 85.0
+MEMORY_NEARLY_FULL_PCT = 95.0  # as the memory-nearly-full hint
 
 
-def _bar_spans(pct: float | None, width: int) -> list[Span]:
+def gauge_class(pct: float | None, memory: bool = False) -> str:
+    """A bar's colour, by what it means (see colour_rules.py): a busy GPU or one drawing near
+    its power limit is healthy and stays calm; only memory nearly full is danger."""
+    if pct is None:
+        return "gpu--muted"
+    if not memory:
+        return "gpu--low"
+    level = fmt.level(pct, mid=MEMORY_FILLING_PCT, high=MEMORY_NEARLY_FULL_PCT)
+    return {"low": "gpu--low", "mid": "gpu--mid"}.get(level, "gpu--high")
+
+
+def _bar_spans(pct: float | None, width: int, memory: bool = False) -> list[Span]:
     filled, empty = fmt.bar(pct, width)
-    return [(filled, _gauge_cls(pct)), (empty, "gpu--empty")]
+    return [(filled, gauge_class(pct, memory)), (empty, "gpu--empty")]
 
 
 def _join(spans: list[Span], width: int) -> Line:
@@ -106,6 +116,8 @@ class GpuCard:
         self.util_history: deque[float | None] = deque(maxlen=HISTORY_POINTS)
         self.memory_history: deque[float | None] = deque(maxlen=HISTORY_POINTS)
         self.power_history: deque[float | None] = deque(maxlen=HISTORY_POINTS)
+        # Each sample's time: the plot's time axis, right also after the interval changed.
+        self.time_history: deque[float] = deque(maxlen=HISTORY_POINTS)
         # Sparklines: one cell per SPARK_BUCKET samples (their maximum, so a short spike shows),
         # computed once per finished bucket; only the last cell moves between buckets.
         self._spark: dict[str, deque[str]] = {
@@ -122,8 +134,10 @@ class GpuCard:
         """Take a new reading of this GPU (appends to its history) and repaint what changed."""
         self.device = device
         ok = device.status == "ok"
+        now = when if when is not None else time.time()
         if ok:
-            self.last_ok = when if when is not None else time.time()
+            self.last_ok = now
+        self.time_history.append(now)
         for key, ring, value in (("util", self.util_history, device.utilization_gpu_pct),
                                  ("memory", self.memory_history, device.memory_pct),
                                  ("power", self.power_history, device.power_pct)):
@@ -132,14 +146,14 @@ class GpuCard:
             bucket = self._bucket[key]
             bucket.append(value)
             if len(bucket) >= SPARK_BUCKET:
-                self._spark[key].append(fmt.spark_char(_peak(bucket)))
+                self._spark[key].append(fmt.trace_char(_peak(bucket)))
                 bucket.clear()
 
     def spark(self, key: str, width: int) -> str:
         """The last ``width`` points of one history ("util", "memory", "power")."""
         chars = self._spark[key]
         bucket = self._bucket[key]
-        last = fmt.spark_char(_peak(bucket)) if bucket else ""
+        last = fmt.trace_char(_peak(bucket)) if bucket else ""
         width -= len(last)
         n = len(chars)
         if n >= width:
@@ -224,7 +238,7 @@ class GpuCard:
         lines = []
         for label, pct, value, hist, spark_cls in rows:
             spans: list[Span] = [(f"{label:<{label_w - 1}} ", "gpu--label")]
-            spans += _bar_spans(pct, bar_w)
+            spans += _bar_spans(pct, bar_w, memory=label == "MEM")
             spans.append((" " + fmt.fit(value, value_w - 1), "gpu--value"))
             if spark_w > 0:
                 spans.append((" " + self.spark(hist, spark_w), spark_cls))
@@ -260,7 +274,7 @@ class GpuCard:
         spans = list(head)
         spans += [(" U", "gpu--label")] + _bar_spans(dev.utilization_gpu_pct, bw)
         spans.append((f"{fmt.num(dev.utilization_gpu_pct, '4.0f')}%", "gpu--value"))
-        spans += [(" M", "gpu--label")] + _bar_spans(dev.memory_pct, bw)
+        spans += [(" M", "gpu--label")] + _bar_spans(dev.memory_pct, bw, memory=True)
         if wide:
             spans.append((fmt.rfit(f"{fmt.num(dev.memory_used_mib)}MiB", 9), "gpu--value"))
         spans.append((f"{fmt.num(dev.memory_pct, '4.0f')}%", "gpu--value"))
@@ -287,7 +301,7 @@ class GpuCard:
         spans = list(head)
         spans += [(" U", "gpu--label")] + _bar_spans(dev.utilization_gpu_pct, 4)
         spans.append((f"{fmt.num(dev.utilization_gpu_pct, '4.0f')}%", "gpu--value"))
-        spans += [(" M", "gpu--label")] + _bar_spans(dev.memory_pct, 4)
+        spans += [(" M", "gpu--label")] + _bar_spans(dev.memory_pct, 4, memory=True)
         spans.append((f"{fmt.num(dev.memory_pct, '4.0f')}%", "gpu--value"))
         spans.append((fmt.rfit(f"{fmt.num(dev.power_draw_w)}W", 5), "gpu--value"))
         spans.append((fmt.rfit(f"{fmt.num(dev.temperature_c)}°C", 5), "gpu--value"))
