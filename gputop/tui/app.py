@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import math
 import os
 import socket
 import time
@@ -620,14 +621,14 @@ class GputopApp(App[int]):
         def go(value: str | None) -> None:
             if value is None or not value.strip():
                 return
-            try:
-                seconds = float(value)
-            except ValueError:
-                self.notify(f"not a number of seconds: {value!r}", severity="error")
+            seconds = position_seconds(value)
+            if seconds is None:
+                self.notify(f"not a position: {value!r} (seconds, m:ss or h:mm:ss)",
+                            severity="error")
                 return
             self._player_call("seek", seconds)
 
-        self.push_screen(Prompt("Go to second:"), go)
+        self.push_screen(Prompt("Go to (seconds or m:ss):"), go)
 
     # ------------------------------------------------------------------ palette
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
@@ -636,8 +637,23 @@ class GputopApp(App[int]):
             if not k.action or not self._help_applies(k):
                 continue
             for title, call in self._palette_entries(k):
-                yield SystemCommand(title, escape(f"{k.description}  (key {k.keys})"), call)
-        yield SystemCommand("Screenshot", "save an SVG screenshot", self.deliver_screenshot)
+                # the title already says what it does: the help line only adds the key
+                yield SystemCommand(title, escape(f"key {k.keys}"), call)
+        yield SystemCommand("Screenshot", "save an SVG of the screen", self.save_screenshot_here)
+
+    def save_screenshot_here(self) -> str | None:
+        """An SVG of the screen in ~/Downloads where it exists (Textual's choice), else in the
+        folder recordings go to; the notice says where."""
+        downloads = os.path.expanduser("~/Downloads")
+        folder = downloads if os.path.isdir(downloads) else self.record_dir
+        name = f"gputop-{time.strftime('%Y%m%d-%H%M%S')}.svg"
+        try:
+            path = self.save_screenshot(name, folder)
+        except OSError as exc:
+            self.notify(f"cannot save a screenshot in {folder}: {exc}", severity="error")
+            return None
+        self.notify(f"screenshot saved to {os.path.abspath(path)}", timeout=4)
+        return path
 
     def _palette_entries(self, k: KeyHelp):
         run = self.run_action
@@ -674,6 +690,24 @@ def _attr(obj, *names: str):
         if value is not None:
             return value
     return None
+
+
+def position_seconds(text: str) -> float | None:
+    """A replay position as typed: seconds (`70`, `70.5`) or as the header shows it (`1:10`,
+    `1:02:03`); None if it is neither."""
+    parts = text.strip().split(":")
+    if not 1 <= len(parts) <= 3 or not all(parts):
+        return None
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        return None
+    if any(not math.isfinite(v) or v < 0 for v in values) or any(v >= 60 for v in values[1:]):
+        return None
+    seconds = 0.0
+    for v in values:
+        seconds = seconds * 60 + v
+    return seconds
 
 
 def _mmss(seconds: float | None) -> str:

@@ -147,3 +147,39 @@ def test_a_theme_with_a_toml_syntax_error_names_it(tmp_path, monkeypatch):
     assert out.returncode == 2
     assert "bad.toml: not valid TOML" in out.stderr and "unknown theme" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+async def test_the_command_palette_says_each_action_once():
+    app = make_app()
+    async with app.run_test(size=(120, 40)):
+        commands = list(app.get_system_commands(app.screen))
+        titles = [c.title for c in commands]
+        assert len(titles) == len(set(titles))
+        for c in commands:
+            # the help line adds the key; it does not repeat the title in other words
+            assert c.title.lower() not in c.help.lower(), c
+
+
+async def test_the_screenshot_command_saves_where_there_is_no_downloads_folder(tmp_path,
+                                                                               monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    app = make_app(record_dir=str(tmp_path / "here"))
+    (tmp_path / "here").mkdir()
+    async with app.run_test(size=(80, 24)) as pilot:
+        command = next(c for c in app.get_system_commands(app.screen) if c.title == "Screenshot")
+        command.callback()
+        await settle(pilot)
+        saved = list((tmp_path / "here").glob("*.svg"))
+        assert len(saved) == 1 and saved[0].read_text().startswith("<svg")
+        assert any(f"screenshot saved to {saved[0]}" in t for t in toasts(app))
+
+
+def test_replay_positions_as_the_header_prints_them():
+    from gputop.tui.app import position_seconds
+
+    assert position_seconds("1:10") == 70.0
+    assert position_seconds("70") == 70.0 and position_seconds(" 0:45.5 ") == 45.5
+    assert position_seconds("1:02:03") == 3723.0
+    for bad in ("", "1:", "1:75", "x", "-3", "inf", "1:2:3:4"):
+        assert position_seconds(bad) is None, bad
