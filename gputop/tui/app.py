@@ -198,7 +198,10 @@ class GputopApp(App[int]):
         return dict(APP_VARIABLES)
 
     def compose(self) -> ComposeResult:
+        from gputop.tui.hintbar import HintBar
+
         yield Header(id="header")
+        yield HintBar(id="hints")
         yield DashboardView(id="dashboard")
         yield Input(placeholder="filter: user, command or PID (enter: keep, esc: clear)",
                     id="filter")
@@ -291,6 +294,7 @@ class GputopApp(App[int]):
         self.snapshot = snap
         self.last_sample_mono = time.monotonic()
         self.dashboard.update(snap, now=snap.time)
+        self.query_one("#hints").show(snap.hints)
         if self.recorder is not None:
             try:
                 # nvidia-smi's `count` is the node's GPUs, also when -i picked fewer
@@ -505,6 +509,9 @@ class GputopApp(App[int]):
         if isinstance(self.screen, SaturationScreen):
             self.pop_screen()
             return
+        hinted = self.query_one("#hints").device
+        if hinted is not None:  # the panel opens at the GPU the hint bar names
+            self.dashboard.select_gpu(hinted)
         screen = SaturationScreen()
         self.push_screen(screen)
         if self.snapshot is not None:

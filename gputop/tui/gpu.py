@@ -60,6 +60,13 @@ SHORT_LABELS = {
 }
 
 
+HINT_CLASSES = {"critical": "gpu--hint-critical", "warning": "gpu--hint-warning"}
+
+
+def hint_badges(hints: list[tuple[str, str]]) -> list[Span]:
+    return [(f"[{code}]", HINT_CLASSES.get(severity, "gpu--badge")) for code, severity in hints]
+
+
 def badges(dev: Device, short: bool = False) -> list[Span]:
     out: list[Span] = []
     for reason in dev.clock_event_reasons or ():
@@ -127,6 +134,7 @@ class GpuCard:
         self.last_ok: float | None = None
         self.compact = False
         self.selected = False
+        self.hints: list[tuple[str, str]] = []  # (code, severity) of this GPU's active hints
         self.width = 0
         self.lines: list[Line] = []
 
@@ -204,7 +212,7 @@ class GpuCard:
         fan = [(f" fan {fmt.num(dev.fan_pct, '.0f', '%')}", "gpu--muted")]
         pstate = [(f" {dev.pstate}", "gpu--muted")] if dev.pstate else []
         clock = [(clock_text(dev), "gpu--muted")] if dev.clock_sm_mhz is not None else []
-        tail = badges(dev) + self._stale_span(dev)
+        tail = hint_badges(self.hints) + badges(dev) + self._stale_span(dev)
         tail = [(" " + t, c) for t, c in tail]
         title = self._title(dev)
         # Drop the least useful facts first when the card is narrow.
@@ -283,7 +291,8 @@ class GpuCard:
         spans.append((fmt.rfit(f"{fmt.num(dev.temperature_c)}°C", 6), "gpu--value"))
         if wide:
             spans.append((fmt.rfit(f"{fmt.num(dev.clock_sm_mhz)}MHz", 8), "gpu--muted"))
-        tail = [(" " + t, c) for t, c in badges(dev) + self._stale_span(dev)]
+        tail = [(" " + t, c) for t, c in hint_badges(self.hints) + badges(dev)
+                + self._stale_span(dev)]
         used = sum(len(t) for t, _ in spans + tail)
         spark_w = width - used - 1
         if spark_w >= 6:
@@ -336,7 +345,7 @@ class GpuPanel(StripCache, ScrollView):
         "gpu--title", "gpu--label", "gpu--low", "gpu--mid", "gpu--high", "gpu--empty",
         "gpu--muted", "gpu--slowdown", "gpu--badge", "gpu--lost", "gpu--stale", "gpu--spark-util",
         "gpu--spark-memory", "gpu--spark-power", "gpu--value", "gpu--selected",
-        "gpu--selected-title",
+        "gpu--selected-title", "gpu--hint-critical", "gpu--hint-warning",
     }
 
     DEFAULT_CSS = """
@@ -353,6 +362,8 @@ class GpuPanel(StripCache, ScrollView):
     GpuPanel > .gpu--muted { color: $muted; }
     GpuPanel > .gpu--slowdown { color: $badge-slowdown; text-style: bold; }
     GpuPanel > .gpu--badge { color: $badge-info; }
+    GpuPanel > .gpu--hint-warning { color: $warning; text-style: bold; }
+    GpuPanel > .gpu--hint-critical { color: $error; text-style: bold reverse; }
     GpuPanel > .gpu--lost { color: $device-lost; text-style: bold reverse; }
     GpuPanel > .gpu--stale { color: $stale; text-style: bold; }
     GpuPanel > .gpu--spark-util { color: $plot-util; }
@@ -411,8 +422,10 @@ class GpuPanel(StripCache, ScrollView):
         self._relines_all()
 
     # ------------------------------------------------------------------ feeding
-    def update(self, devices, when: float | None = None) -> None:
+    def update(self, devices, when: float | None = None, hints=()) -> None:
         """Take one reading of each device (appending to each card's history)."""
+        from gputop.tui.hintbar import card_badges
+
         added = False
         for dev in devices:
             card = self.cards.get(dev.index)
@@ -422,6 +435,7 @@ class GpuPanel(StripCache, ScrollView):
                 card.stale_after_s = self.stale_after_s
                 added = True
             card.update(dev, when)
+            card.hints = card_badges(hints, dev.index) if hints else []
         if added:
             self.order = sorted(self.cards)
             self._relines_all()

@@ -183,3 +183,31 @@ def test_replay_positions_as_the_header_prints_them():
     assert position_seconds("1:02:03") == 3723.0
     for bad in ("", "1:", "1:75", "x", "-3", "inf", "1:2:3:4"):
         assert position_seconds(bad) is None, bad
+
+
+async def test_hints_show_on_the_main_view_and_s_opens_the_panel_at_their_gpu():
+    from gputop.tui.screens import SaturationScreen
+
+    app = make_app("straggler")
+    async with app.run_test(size=(120, 40)) as pilot:
+        advance(app, 60)
+        await settle(pilot)
+        lines = screen_text(app).splitlines()
+        assert lines[1].startswith("▲ GPU 5 straggler (+1 more, s: details): GPU 5 is the slow"
+                                   " one"), lines[1]
+        card5 = app.dashboard.cards[5].line_texts()[0]
+        assert "[straggler]" in card5 and "[thermal-throttled]" in card5
+        assert "[straggler]" not in app.dashboard.cards[4].line_texts()[0]
+        await pilot.press("s")
+        await settle(pilot)
+        assert isinstance(app.screen, SaturationScreen)
+        assert app.dashboard.selected_gpu == 5
+
+
+async def test_a_healthy_node_has_no_hint_bar():
+    app = make_app("training")
+    async with app.run_test(size=(120, 40)) as pilot:
+        advance(app, 60)
+        await settle(pilot)
+        assert not app.query_one("#hints").display
+        assert "s: details" not in screen_text(app)
