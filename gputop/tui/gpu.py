@@ -43,6 +43,16 @@ def clock_text(dev: Device) -> str:
     return f" SM {fmt.num(dev.clock_sm_mhz)}{maximum}MHz"
 
 
+def util_text(dev: Device) -> str:
+    """' 95%', and beside it the SM activity where GPM measures it (' 95% SM act 41%'): busy
+    time alone reads 100% while most SMs idle."""
+    text = f"{fmt.num(dev.utilization_gpu_pct, '3.0f')}%"
+    sm = dev.saturation.sm_active_pct if dev.saturation is not None else None
+    if sm is not None:
+        text += f"  SM act {sm:3.0f}%"
+    return text
+
+
 def power_text(dev: Device) -> str:
     """'660/700W'; '87W' where there is no limit to compare with; 'N/A' where no draw."""
     if dev.power_draw_w is None:
@@ -238,8 +248,7 @@ class GpuCard:
                f"{fmt.num(dev.memory_pct, '3.0f')}%")
         power = power_text(dev)
         rows = (
-            ("UTIL", dev.utilization_gpu_pct, f"{fmt.num(dev.utilization_gpu_pct, '3.0f')}%",
-             "util", "gpu--spark-util"),
+            ("UTIL", dev.utilization_gpu_pct, util_text(dev), "util", "gpu--spark-util"),
             ("MEM", dev.memory_pct, mem, "memory", "gpu--spark-memory"),
             ("PWR", dev.power_pct, power, "power", "gpu--spark-power"),
         )

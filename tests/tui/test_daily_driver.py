@@ -211,3 +211,20 @@ async def test_a_healthy_node_has_no_hint_bar():
         await settle(pilot)
         assert not app.query_one("#hints").display
         assert "s: details" not in screen_text(app)
+
+
+async def test_cards_show_sm_activity_beside_gpu_util_where_it_is_measured():
+    from dataclasses import replace
+
+    from gputop.model import Saturation
+    from gputop.tui.gpu import util_text
+
+    dev = Device(index=0, utilization_gpu_pct=100)
+    assert util_text(dev) == "100%"  # no GPM: nothing made up
+    measured = replace(dev, saturation=Saturation(source="gpm", sm_active_pct=41.0))
+    assert util_text(measured) == "100%  SM act  41%"
+    app = make_app("dataloader-bound")
+    async with app.run_test(size=(120, 40)) as pilot:
+        advance(app, 5)
+        await settle(pilot)
+        assert "SM act" in app.dashboard.cards[0].line_texts()[1]
