@@ -228,3 +228,13 @@ async def test_cards_show_sm_activity_beside_gpu_util_where_it_is_measured():
         advance(app, 5)
         await settle(pilot)
         assert "SM act" in app.dashboard.cards[0].line_texts()[1]
+
+
+async def test_sorting_by_host_memory_keeps_the_title_and_its_arrow():
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        advance(app, 2)
+        await pilot.press("H")
+        await settle(pilot)
+        header = next(line for line in screen_text(app).splitlines() if "COMMAND" in line)
+        assert "HOSTMEM▼" in header and "…" not in header
