@@ -31,14 +31,18 @@ class Shot:
     scenario: str
     size: tuple[int, int] = (120, 40)
     seconds: float = 90.0
-    theme: str = "dark"
+    theme: str | None = "dark"
     keys: tuple[str, ...] = ()
     then: Callable[[GputopApp], Awaitable[None]] | None = None
     replay: bool = False  # record `seconds` of the scenario to a CSV log and open that instead
+    no_color: bool = False  # as with NO_COLOR=1 in the environment
 
 
 SHOTS = (
     Shot("dashboard-training", "training"),
+    Shot("hints-straggler", "straggler"),
+    Shot("no-color", "mixed", size=(100, 30), theme=None, no_color=True,
+         keys=("greater_than_sign",)),
     Shot("dense-16", "dense-16"),
     Shot("light-theme", "mixed", theme="light"),
     Shot("filtered-processes", "crowded", keys=("C", "slash", *"models/b")),
@@ -91,7 +95,12 @@ async def take_replay(shot: Shot, out: Path) -> Path:
 async def take(shot: Shot, out: Path) -> Path:
     if shot.replay:
         return await take_replay(shot, out)
-    app = GputopApp(demo_backend(shot.scenario), autostart=False, theme=shot.theme)
+    if shot.no_color:
+        os.environ["NO_COLOR"] = "1"
+    try:
+        app = GputopApp(demo_backend(shot.scenario), autostart=False, theme=shot.theme)
+    finally:
+        os.environ.pop("NO_COLOR", None)
     async with app.run_test(size=shot.size) as pilot:
         advance(app, shot.seconds)
         await pilot.pause()

@@ -23,11 +23,11 @@ def _ids(indices: Sequence[int]) -> str:
 
 
 # ------------------------------------------------------------------ passive
-def passive_lines(gpus: Sequence[PassiveGpu]) -> list[str]:
+def passive_lines(gpus: Sequence[PassiveGpu], note: str = "passive: nothing was changed") -> list[str]:
     if not gpus:
         return ["no samples"]
     window = max(g.window_s for g in gpus)
-    lines = [f"Power over the last {window:.0f} s (passive: nothing was changed)",
+    lines = [f"Power over the last {window:.0f} s ({note})",
              f"{'GPU':>3}  {'p50':>6} {'p95':>6} {'peak':>6}  {'limit':>6}  {'range':>11}"
              f"  {'capped':>6}  {'energy':>9}  note"]
     for g in gpus:

@@ -69,7 +69,6 @@ class AdvisorScreen(Screen):
         Binding("c", "cancel", "cancel sweep"),
         Binding("r", "restore", "restore journal"),
         Binding("escape", "close", "back"),
-        Binding("q", "close", "back", show=False),
     ]
 
     DEFAULT_CSS = """
@@ -81,6 +80,7 @@ class AdvisorScreen(Screen):
     AdvisorScreen #adv-passive, AdvisorScreen #adv-plot, AdvisorScreen #adv-rec {
         padding: 0 1; height: auto;
     }
+    AdvisorScreen #adv-passive { text-wrap: nowrap; text-overflow: ellipsis; }
     AdvisorScreen DataTable { height: auto; max-height: 18; }
     """
 
@@ -106,6 +106,8 @@ class AdvisorScreen(Screen):
         self.restored: list[Any] | None = None
         self._old_handlers: dict[int, object] = {}
         self._exit_code: int | None = None
+        # (start, end) of the sweeps run here: their own lowered limits are not the job's
+        self._sweeps: list[list[float | None]] = []
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -172,13 +174,18 @@ class AdvisorScreen(Screen):
     def refresh_passive(self) -> None:
         if self.sampler is None:
             return
-        snaps = self.sampler.history.snapshots()
+        snaps = [s for s in self.sampler.history.snapshots() if not self._during_sweep(s.time)]
         if len(snaps) < 2:
             self.query_one("#adv-passive", Static).update("collecting power readings…")
             return
         gpus = passive.summarize(snaps[-120:], self.devices)
+        note = ("the sweep's own limits left out" if self._sweeps
+                else "passive: nothing was changed")
         self.query_one("#adv-passive", Static).update(
-            Text("\n".join(render.passive_lines(gpus))))
+            Text("\n".join(render.passive_lines(gpus, note))))
+
+    def _during_sweep(self, t: float) -> bool:
+        return any(start <= t and (end is None or t <= end) for start, end in self._sweeps)
 
     def _status(self, text: str, error: bool = False) -> None:
         self.query_one("#adv-status", Static).update(Text(text, style="bold red" if error else ""))
@@ -223,6 +230,7 @@ class AdvisorScreen(Screen):
         self.query_one("#adv-rec", Static).update("")
         self._status(f"sweeping {', '.join(f'{w:g}' for w in plan.candidates)} W"
                      " (c: cancel and restore)")
+        self._sweeps.append([snap.time, None])
         self._install_signal_handlers()
         self.run_worker(self._sweep_thread, thread=True, exclusive=True, group="advisor")
 
@@ -332,6 +340,10 @@ class AdvisorScreen(Screen):
         result, error, denied, restored = (message.result, message.error, message.denied,
                                            message.restored)
         self.running = False
+        if self._sweeps and self._sweeps[-1][1] is None and self.sampler is not None:
+            # the limits are back: samples from the next one on are the job's own again
+            latest = self.sampler.history.snapshots()
+            self._sweeps[-1][1] = latest[-1].time if latest else float("inf")
         self._remove_signal_handlers()
         self.result = result
         self.error = error

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import math
 import os
 import socket
 import time
@@ -26,7 +27,6 @@ from textual.widgets import Footer, Input
 
 from gputop import budget
 from gputop.backends.base import Backend
-from gputop.errors import UsageError
 from gputop.model import Snapshot
 from gputop.sampler import Sampler
 from gputop.tui.dashboard import WANTS as DASHBOARD_WANTS
@@ -79,16 +79,18 @@ class GputopApp(App[int]):
     TITLE = "gputop"
     CSS = """
     Screen { background: $background; layers: base overlay; }
-    #filter { dock: bottom; display: none; height: 3; border: round $primary;
-              background: $surface; }
+    #filter { display: none; height: 3; border: round $primary; background: $surface; }
     #filter.-shown { display: block; }
     Footer { background: $panel; }
+    .-nocolor ProcessTable > .proctable--cursor { text-style: bold reverse; }
     """
     ENABLE_COMMAND_PALETTE = True
     COMMAND_PALETTE_BINDING = "ctrl+p"
 
     BINDINGS = [
         Binding("q", "quit", "quit"),
+        # As htop, nvtop, nvitop and btop: Ctrl-C quits (status 0), also from the filter box.
+        Binding("ctrl+c", "quit", "quit", show=False, priority=True),
         Binding("question_mark", "help", "help"),
         Binding("p", "pause", "pause"),
         Binding("plus,equals_sign", "interval(1)", "slower", show=False),
@@ -120,7 +122,7 @@ class GputopApp(App[int]):
 
     # Everything `?` lists and the command palette offers, one source for both.
     KEY_HELP: tuple[KeyHelp, ...] = (
-        KeyHelp("q", "quit", "quit (exit status 0)", "General"),
+        KeyHelp("q / ctrl+c", "quit", "quit (exit status 0)", "General"),
         KeyHelp("?", "help", "this help", "General"),
         KeyHelp("ctrl+p", "", "command palette (the same actions by name)", "General"),
         KeyHelp("p", "pause", "pause / resume sampling", "General"),
@@ -166,7 +168,10 @@ class GputopApp(App[int]):
         first: Snapshot | None = None,
     ) -> None:
         no_color = os.environ.get("NO_COLOR") is not None  # Textual removes it from the env
-        super().__init__()
+        # NO_COLOR: Textual picks its filter in __init__, before our themes exist; with ansi_color
+        # it drops colours (NoColor) instead of turning them into shades of grey, which drew the
+        # 16-colour theme's terminal-default colours as black on black.
+        super().__init__(ansi_color=True if no_color else None)
         install_themes(self, themes, theme_warnings, theme, no_color)
         self.backend = backend
         self.readonly = readonly
@@ -190,13 +195,18 @@ class GputopApp(App[int]):
         self.first_frame_s: float | None = None
         self._t0 = time.monotonic()
         self._local_host = socket.gethostname()
+        self._remove_stop_handlers = lambda: None
+        self._notices: dict = {}
 
     # ------------------------------------------------------------------ setup
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(APP_VARIABLES)
 
     def compose(self) -> ComposeResult:
+        from gputop.tui.hintbar import HintBar
+
         yield Header(id="header")
+        yield HintBar(id="hints")
         yield DashboardView(id="dashboard")
         yield Input(placeholder="filter: user, command or PID (enter: keep, esc: clear)",
                     id="filter")
@@ -221,6 +231,7 @@ class GputopApp(App[int]):
                         gpus=len(self.sampler.devices or info.devices))
         self.dashboard.set_interval(self.sampler.interval)
         self.query_one(ProcessTable).focus()
+        self.screen.set_class(self.no_color, "-nocolor")  # emphasis without colour, see CSS
         for warning in self.theme_warnings:
             self.notify(warning, severity="warning", timeout=8)
         if self.backend.fallback_reason:
@@ -234,6 +245,9 @@ class GputopApp(App[int]):
             self.sampler.start(self._first)
         self.set_interval(1.0, self._tick_clock)
         self.call_after_refresh(self._first_frame)
+        from gputop.tui.stop import exit_on_stop_signals
+
+        self._remove_stop_handlers = exit_on_stop_signals(lambda code: self.exit(return_code=code))
 
     def _warn_of_limits_left_changed(self) -> None:
         """An advisor run that was killed mid-sweep left some GPUs slower than they should be:
@@ -263,6 +277,7 @@ class GputopApp(App[int]):
             gc.freeze()
 
     def on_unmount(self) -> None:
+        self._remove_stop_handlers()
         self.sampler.stop(timeout=0.5)
         self._stop_recording(quiet=True)
 
@@ -287,6 +302,7 @@ class GputopApp(App[int]):
         self.snapshot = snap
         self.last_sample_mono = time.monotonic()
         self.dashboard.update(snap, now=snap.time)
+        self.query_one("#hints").show(snap.hints)
         if self.recorder is not None and budget.covers(wants, self.recorder.wants):
             try:
                 # nvidia-smi's `count` is the node's GPUs, also when -i picked fewer
@@ -357,8 +373,27 @@ class GputopApp(App[int]):
         if new != self.sampler.interval:
             self.sampler.set_interval(new)
             self.dashboard.set_interval(new)
+            message = f"sampling every {new:g}s"
+        else:
+            message = (f"sampling every {new:g}s: the "
+                       f"{'slowest' if step > 0 else 'fastest'} there is")
         self.header.set(interval=new)
-        self.notify(f"sampling every {new:g}s", timeout=2)
+        self.notify_once("interval", message, timeout=2)
+
+    def notify_once(self, key: str, message: str, **kwargs) -> None:
+        """A notice that replaces the last one with the same ``key`` instead of piling up."""
+        from textual.notifications import Notification, Notify
+
+        old = self._notices.pop(key, None)
+        if old is not None:
+            try:
+                self._unnotify(old)
+            except KeyError:  # it timed out already
+                pass
+        notice = Notification(message, kwargs.get("title", ""), kwargs.get("severity", "information"),
+                              kwargs.get("timeout", self.NOTIFICATION_TIMEOUT))
+        self._notices[key] = notice
+        self.post_message(Notify(notice))
 
     def action_cycle_theme(self) -> None:
         names = self.app_themes
@@ -368,6 +403,7 @@ class GputopApp(App[int]):
 
     def action_select_gpu(self, step: int) -> None:
         self.dashboard.select_gpu(step=step)
+        self._view_note()
 
     def action_toggle_plot(self) -> None:
         self.dashboard.toggle_plot()
@@ -404,16 +440,18 @@ class GputopApp(App[int]):
             box.remove_class("-shown")
             table.set_filter("")
             table.focus()
+            self._view_note()
 
     def _view_note(self) -> None:
+        """What hides processes stays in the header for as long as it applies."""
         table = self.query_one(ProcessTable)
         parts = []
         if table.needle:
             parts.append(f"filter {table.needle!r}")
         if table.only_gpu is not None:
-            parts.append(f"GPU {table.only_gpu} only")
-        if parts:
-            self.notify(", ".join(parts), timeout=2)
+            parts.append(f"GPU {table.only_gpu} only (o)")
+        self.header.set(view=" · ".join(parts) + " (esc clears)" if table.needle
+                        else " · ".join(parts) or None)
 
     # ------------------------------------------------------------------ processes
     def _selected_row(self) -> ProcRow | None:
@@ -484,6 +522,9 @@ class GputopApp(App[int]):
         if isinstance(self.screen, SaturationScreen):
             self.pop_screen()
             return
+        hinted = self.query_one("#hints").device
+        if hinted is not None:  # the panel opens at the GPU the hint bar names
+            self.dashboard.select_gpu(hinted)
         screen = SaturationScreen()
         self.push_screen(screen)
         if self.snapshot is not None:
@@ -607,13 +648,15 @@ class GputopApp(App[int]):
 
             if value is None or not value.strip():
                 return
-            problem = REPLAY_SEEK.problem(value)
+            seconds = position_seconds(value)
+            problem = (f"not a position: {value!r} (seconds, m:ss or h:mm:ss)" if seconds is None
+                       else REPLAY_SEEK.problem(repr(seconds)))
             if problem is not None:
-                self.notify(f"go to second: {problem}", severity="error")
+                self.notify(f"go to: {problem}", severity="error")
                 return
-            self._player_call("seek", float(value))
+            self._player_call("seek", seconds)
 
-        self.push_screen(Prompt("Go to second:"), go)
+        self.push_screen(Prompt("Go to (seconds or m:ss):"), go)
 
     # ------------------------------------------------------------------ palette
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
@@ -622,8 +665,23 @@ class GputopApp(App[int]):
             if not k.action or not self._help_applies(k):
                 continue
             for title, call in self._palette_entries(k):
-                yield SystemCommand(title, escape(f"{k.description}  (key {k.keys})"), call)
-        yield SystemCommand("Screenshot", "save an SVG screenshot", self.deliver_screenshot)
+                # the title already says what it does: the help line only adds the key
+                yield SystemCommand(title, escape(f"key {k.keys}"), call)
+        yield SystemCommand("Screenshot", "save an SVG of the screen", self.save_screenshot_here)
+
+    def save_screenshot_here(self) -> str | None:
+        """An SVG of the screen in ~/Downloads where it exists (Textual's choice), else in the
+        folder recordings go to; the notice says where."""
+        downloads = os.path.expanduser("~/Downloads")
+        folder = downloads if os.path.isdir(downloads) else self.record_dir
+        name = f"gputop-{time.strftime('%Y%m%d-%H%M%S')}.svg"
+        try:
+            path = self.save_screenshot(name, folder)
+        except OSError as exc:
+            self.notify(f"cannot save a screenshot in {folder}: {exc}", severity="error")
+            return None
+        self.notify(f"screenshot saved to {os.path.abspath(path)}", timeout=4)
+        return path
 
     def _palette_entries(self, k: KeyHelp):
         run = self.run_action
@@ -662,6 +720,24 @@ def _attr(obj, *names: str):
     return None
 
 
+def position_seconds(text: str) -> float | None:
+    """A replay position as typed: seconds (`70`, `70.5`) or as the header shows it (`1:10`,
+    `1:02:03`); None if it is neither."""
+    parts = text.strip().split(":")
+    if not 1 <= len(parts) <= 3 or not all(parts):
+        return None
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        return None
+    if any(not math.isfinite(v) or v < 0 for v in values) or any(v >= 60 for v in values[1:]):
+        return None
+    seconds = 0.0
+    for v in values:
+        seconds = seconds * 60 + v
+    return seconds
+
+
 def _mmss(seconds: float | None) -> str:
     if seconds is None:
         return "--:--"
@@ -674,7 +750,9 @@ def run_app(args: argparse.Namespace, backend: Backend, devices, first: Snapshot
     themes, warnings = all_themes()
     names = [t.name for t in themes]
     if args.theme is not None and args.theme not in names:
-        raise UsageError(f"unknown theme {args.theme!r} (available: {', '.join(names)})")
+        from gputop.tui.themes import unknown_theme
+
+        raise unknown_theme(args.theme, names)
     app = GputopApp(backend, interval=args.interval, devices=devices, theme=args.theme,
                     readonly=args.readonly, themes=themes, theme_warnings=warnings,
                     record_fields=args.record_fields, record_dir=args.record_dir, first=first)

@@ -92,7 +92,7 @@ class DashboardView(Widget):
         self.snapshot = snapshot
         panel = self.panel
         count = len(panel.cards)
-        panel.update(snapshot.devices, snapshot.time)
+        panel.update(snapshot.devices, snapshot.time, snapshot.hints)
         if len(panel.cards) != count:
             if self.selected_gpu is None and panel.cards:
                 self.selected_gpu = min(panel.cards)

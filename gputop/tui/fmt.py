@@ -13,7 +13,8 @@ _EIGHTHS = " ▏▎▍▌▋▊▉"
 _SPARK = " ▁▂▃▄▅▆▇█"
 
 
-_NARROW = frozenset(" ▏▎▍▌▋▊▉█░▁▂▃▄▅▆▇°…▲▼●▶⏸")
+_TRACE = "⣀⠤⠒⠉"  # a dot line at one of four heights (braille: two dots side by side per row)
+_NARROW = frozenset(" ▏▎▍▌▋▊▉█░▁▂▃▄▅▆▇°…▲▼●▶⏸" + _TRACE)
 
 
 _DROP_NARROW = {ord(c): None for c in _NARROW}
@@ -117,6 +118,15 @@ def spark_char(v: float | None, top: float = 100.0) -> str:
     if v > 0 and idx == 0:
         idx = 1
     return _SPARK[idx]
+
+
+def trace_char(v: float | None, top: float = 100.0) -> str:
+    """One cell of a history trace: a line of dots at the value's height, not a filled column,
+    so that a steady load reads as a line and not as a second bar beside the gauge."""
+    if v is None:
+        return " "
+    share = max(0.0, min(1.0, v / top)) if top > 0 else 0.0
+    return _TRACE[min(len(_TRACE) - 1, int(share * len(_TRACE)))]
 
 
 def sparkline(values: Iterable[float | None], width: int, top: float = 100.0) -> str:

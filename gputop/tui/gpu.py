@@ -43,6 +43,16 @@ def clock_text(dev: Device) -> str:
     return f" SM {fmt.num(dev.clock_sm_mhz)}{maximum}MHz"
 
 
+def util_text(dev: Device) -> str:
+    """' 95%', and beside it the SM activity where GPM measures it (' 95% SM act 41%'): busy
+    time alone reads 100% while most SMs idle."""
+    text = f"{fmt.num(dev.utilization_gpu_pct, '3.0f')}%"
+    sm = dev.saturation.sm_active_pct if dev.saturation is not None else None
+    if sm is not None:
+        text += f"  SM act {sm:3.0f}%"
+    return text
+
+
 def power_text(dev: Device) -> str:
     """'660/700W'; '87W' where there is no limit to compare with; 'N/A' where no draw."""
     if dev.power_draw_w is None:
@@ -60,6 +70,13 @@ SHORT_LABELS = {
 }
 
 
+HINT_CLASSES = {"critical": "gpu--hint-critical", "warning": "gpu--hint-warning"}
+
+
+def hint_badges(hints: list[tuple[str, str]]) -> list[Span]:
+    return [(f"[{code}]", HINT_CLASSES.get(severity, "gpu--badge")) for code, severity in hints]
+
+
 def badges(dev: Device, short: bool = False) -> list[Span]:
     out: list[Span] = []
     for reason in dev.clock_event_reasons or ():
@@ -71,14 +88,24 @@ def badges(dev: Device, short: bool = False) -> list[Span]:
     return out
 
 
-def _gauge_cls(pct: float | None) -> str:
-    return {"low": "gpu--low", "mid": "gpu--mid", "high": "gpu--high"}.get(fmt.level(pct),
-                                                                           "gpu--muted")
+MEMORY_FILLING_PCT = 85.0
+MEMORY_NEARLY_FULL_PCT = 95.0  # as the memory-nearly-full hint
 
 
-def _bar_spans(pct: float | None, width: int) -> list[Span]:
+def gauge_class(pct: float | None, memory: bool = False) -> str:
+    """A bar's colour, by what it means (see colour_rules.py): a busy GPU or one drawing near
+    its power limit is healthy and stays calm; only memory nearly full is danger."""
+    if pct is None:
+        return "gpu--muted"
+    if not memory:
+        return "gpu--low"
+    level = fmt.level(pct, mid=MEMORY_FILLING_PCT, high=MEMORY_NEARLY_FULL_PCT)
+    return {"low": "gpu--low", "mid": "gpu--mid"}.get(level, "gpu--high")
+
+
+def _bar_spans(pct: float | None, width: int, memory: bool = False) -> list[Span]:
     filled, empty = fmt.bar(pct, width)
-    return [(filled, _gauge_cls(pct)), (empty, "gpu--empty")]
+    return [(filled, gauge_class(pct, memory)), (empty, "gpu--empty")]
 
 
 def _join(spans: list[Span], width: int) -> Line:
@@ -106,6 +133,8 @@ class GpuCard:
         self.util_history: deque[float | None] = deque(maxlen=HISTORY_POINTS)
         self.memory_history: deque[float | None] = deque(maxlen=HISTORY_POINTS)
         self.power_history: deque[float | None] = deque(maxlen=HISTORY_POINTS)
+        # Each sample's time: the plot's time axis, right also after the interval changed.
+        self.time_history: deque[float] = deque(maxlen=HISTORY_POINTS)
         # Sparklines: one cell per SPARK_BUCKET samples (their maximum, so a short spike shows),
         # computed once per finished bucket; only the last cell moves between buckets.
         self._spark: dict[str, deque[str]] = {
@@ -115,6 +144,7 @@ class GpuCard:
         self.last_ok: float | None = None
         self.compact = False
         self.selected = False
+        self.hints: list[tuple[str, str]] = []  # (code, severity) of this GPU's active hints
         self.width = 0
         self.lines: list[Line] = []
 
@@ -122,8 +152,10 @@ class GpuCard:
         """Take a new reading of this GPU (appends to its history) and repaint what changed."""
         self.device = device
         ok = device.status == "ok"
+        now = when if when is not None else time.time()
         if ok:
-            self.last_ok = when if when is not None else time.time()
+            self.last_ok = now
+        self.time_history.append(now)
         for key, ring, value in (("util", self.util_history, device.utilization_gpu_pct),
                                  ("memory", self.memory_history, device.memory_pct),
                                  ("power", self.power_history, device.power_pct)):
@@ -132,14 +164,14 @@ class GpuCard:
             bucket = self._bucket[key]
             bucket.append(value)
             if len(bucket) >= SPARK_BUCKET:
-                self._spark[key].append(fmt.spark_char(_peak(bucket)))
+                self._spark[key].append(fmt.trace_char(_peak(bucket)))
                 bucket.clear()
 
     def spark(self, key: str, width: int) -> str:
         """The last ``width`` points of one history ("util", "memory", "power")."""
         chars = self._spark[key]
         bucket = self._bucket[key]
-        last = fmt.spark_char(_peak(bucket)) if bucket else ""
+        last = fmt.trace_char(_peak(bucket)) if bucket else ""
         width -= len(last)
         n = len(chars)
         if n >= width:
@@ -190,7 +222,7 @@ class GpuCard:
         fan = [(f" fan {fmt.num(dev.fan_pct, '.0f', '%')}", "gpu--muted")]
         pstate = [(f" {dev.pstate}", "gpu--muted")] if dev.pstate else []
         clock = [(clock_text(dev), "gpu--muted")] if dev.clock_sm_mhz is not None else []
-        tail = badges(dev) + self._stale_span(dev)
+        tail = hint_badges(self.hints) + badges(dev) + self._stale_span(dev)
         tail = [(" " + t, c) for t, c in tail]
         title = self._title(dev)
         # Drop the least useful facts first when the card is narrow.
@@ -216,15 +248,14 @@ class GpuCard:
                f"{fmt.num(dev.memory_pct, '3.0f')}%")
         power = power_text(dev)
         rows = (
-            ("UTIL", dev.utilization_gpu_pct, f"{fmt.num(dev.utilization_gpu_pct, '3.0f')}%",
-             "util", "gpu--spark-util"),
+            ("UTIL", dev.utilization_gpu_pct, util_text(dev), "util", "gpu--spark-util"),
             ("MEM", dev.memory_pct, mem, "memory", "gpu--spark-memory"),
             ("PWR", dev.power_pct, power, "power", "gpu--spark-power"),
         )
         lines = []
         for label, pct, value, hist, spark_cls in rows:
             spans: list[Span] = [(f"{label:<{label_w - 1}} ", "gpu--label")]
-            spans += _bar_spans(pct, bar_w)
+            spans += _bar_spans(pct, bar_w, memory=label == "MEM")
             spans.append((" " + fmt.fit(value, value_w - 1), "gpu--value"))
             if spark_w > 0:
                 spans.append((" " + self.spark(hist, spark_w), spark_cls))
@@ -260,7 +291,7 @@ class GpuCard:
         spans = list(head)
         spans += [(" U", "gpu--label")] + _bar_spans(dev.utilization_gpu_pct, bw)
         spans.append((f"{fmt.num(dev.utilization_gpu_pct, '4.0f')}%", "gpu--value"))
-        spans += [(" M", "gpu--label")] + _bar_spans(dev.memory_pct, bw)
+        spans += [(" M", "gpu--label")] + _bar_spans(dev.memory_pct, bw, memory=True)
         if wide:
             spans.append((fmt.rfit(f"{fmt.num(dev.memory_used_mib)}MiB", 9), "gpu--value"))
         spans.append((f"{fmt.num(dev.memory_pct, '4.0f')}%", "gpu--value"))
@@ -269,7 +300,8 @@ class GpuCard:
         spans.append((fmt.rfit(f"{fmt.num(dev.temperature_c)}°C", 6), "gpu--value"))
         if wide:
             spans.append((fmt.rfit(f"{fmt.num(dev.clock_sm_mhz)}MHz", 8), "gpu--muted"))
-        tail = [(" " + t, c) for t, c in badges(dev) + self._stale_span(dev)]
+        tail = [(" " + t, c) for t, c in hint_badges(self.hints) + badges(dev)
+                + self._stale_span(dev)]
         used = sum(len(t) for t, _ in spans + tail)
         spark_w = width - used - 1
         if spark_w >= 6:
@@ -287,7 +319,7 @@ class GpuCard:
         spans = list(head)
         spans += [(" U", "gpu--label")] + _bar_spans(dev.utilization_gpu_pct, 4)
         spans.append((f"{fmt.num(dev.utilization_gpu_pct, '4.0f')}%", "gpu--value"))
-        spans += [(" M", "gpu--label")] + _bar_spans(dev.memory_pct, 4)
+        spans += [(" M", "gpu--label")] + _bar_spans(dev.memory_pct, 4, memory=True)
         spans.append((f"{fmt.num(dev.memory_pct, '4.0f')}%", "gpu--value"))
         spans.append((fmt.rfit(f"{fmt.num(dev.power_draw_w)}W", 5), "gpu--value"))
         spans.append((fmt.rfit(f"{fmt.num(dev.temperature_c)}°C", 5), "gpu--value"))
@@ -322,12 +354,14 @@ class GpuPanel(StripCache, ScrollView):
         "gpu--title", "gpu--label", "gpu--low", "gpu--mid", "gpu--high", "gpu--empty",
         "gpu--muted", "gpu--slowdown", "gpu--badge", "gpu--lost", "gpu--stale", "gpu--spark-util",
         "gpu--spark-memory", "gpu--spark-power", "gpu--value", "gpu--selected",
+        "gpu--selected-title", "gpu--hint-critical", "gpu--hint-warning",
     }
 
     DEFAULT_CSS = """
     GpuPanel { height: auto; background: $background; scrollbar-size-vertical: 1; }
     GpuPanel > .gpu--selected { background: $selected; }
     GpuPanel > .gpu--title { text-style: bold; color: $primary; }
+    GpuPanel > .gpu--selected-title { text-style: bold reverse; }
     GpuPanel > .gpu--label { color: $muted; }
     GpuPanel > .gpu--value { color: $foreground; }
     GpuPanel > .gpu--low { color: $gauge-low; }
@@ -337,6 +371,8 @@ class GpuPanel(StripCache, ScrollView):
     GpuPanel > .gpu--muted { color: $muted; }
     GpuPanel > .gpu--slowdown { color: $badge-slowdown; text-style: bold; }
     GpuPanel > .gpu--badge { color: $badge-info; }
+    GpuPanel > .gpu--hint-warning { color: $warning; text-style: bold; }
+    GpuPanel > .gpu--hint-critical { color: $error; text-style: bold reverse; }
     GpuPanel > .gpu--lost { color: $device-lost; text-style: bold reverse; }
     GpuPanel > .gpu--stale { color: $stale; text-style: bold; }
     GpuPanel > .gpu--spark-util { color: $plot-util; }
@@ -395,8 +431,10 @@ class GpuPanel(StripCache, ScrollView):
         self._relines_all()
 
     # ------------------------------------------------------------------ feeding
-    def update(self, devices, when: float | None = None) -> None:
+    def update(self, devices, when: float | None = None, hints=()) -> None:
         """Take one reading of each device (appending to each card's history)."""
+        from gputop.tui.hintbar import card_badges
+
         added = False
         for dev in devices:
             card = self.cards.get(dev.index)
@@ -406,6 +444,7 @@ class GpuPanel(StripCache, ScrollView):
                 card.stale_after_s = self.stale_after_s
                 added = True
             card.update(dev, when)
+            card.hints = card_badges(hints, dev.index) if hints else []
         if added:
             self.order = sorted(self.cards)
             self._relines_all()
@@ -469,6 +508,10 @@ class GpuPanel(StripCache, ScrollView):
             if selected:
                 base = base + self.get_component_rich_style("gpu--selected", partial=True)
             style = base if not cls else base + self.get_component_rich_style(cls, partial=True)
+            if selected and cls == "gpu--title":
+                # Marked by more than a background tint, which NO_COLOR and the 16-colour theme
+                # do not draw.
+                style += self.get_component_rich_style("gpu--selected-title", partial=True)
             self._styles[key] = style
         return style
 

@@ -24,6 +24,7 @@ class HeaderState:
     replay: str | None = None  # "▶ pos / duration x speed" (⏸ while paused)
     error: str | None = None  # the last sampling error, while it lasts
     stale_s: float | None = None  # seconds since the last sample, when late
+    view: str | None = None  # what hides processes: "filter 'x' · GPU 3 only"
 
 
 def _interval(seconds: float) -> str:
@@ -32,7 +33,7 @@ def _interval(seconds: float) -> str:
 
 class Header(Widget):
     COMPONENT_CLASSES = {"header--title", "header--sim", "header--muted", "header--paused",
-                         "header--rec", "header--error", "header--stale"}
+                         "header--rec", "header--error", "header--stale", "header--view"}
     DEFAULT_CSS = """
     Header { height: 1; background: $panel; color: $foreground; }
     Header > .header--title { color: $primary; text-style: bold; }
@@ -42,6 +43,7 @@ class Header(Widget):
     Header > .header--rec { color: $recording; text-style: bold; }
     Header > .header--error { color: $error; text-style: bold; }
     Header > .header--stale { color: $stale; text-style: bold; }
+    Header > .header--view { color: $accent; text-style: bold; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -96,6 +98,8 @@ class Header(Widget):
             parts.append((" PAUSED ", st("header--paused"), 0))
         if s.recording:
             parts.append((f"  ● REC {s.recording}", st("header--rec"), 0))
+        if s.view:
+            parts.append((f"  {s.view}", st("header--view"), 0))
         if s.stale_s is not None:
             parts.append((f"  no sample for {s.stale_s:.0f}s", st("header--stale"), 0))
         if s.error:

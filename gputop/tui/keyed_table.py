@@ -284,7 +284,12 @@ class KeyedTable(StripCache, ScrollView, can_focus=True):
             if n:
                 segments.append(Segment(" ", base))
             here = col.key == self.sort_column
-            title = col.title + (("▼" if self.sort_reverse else "▲") if here else "")
+            title = col.title
+            if here:  # the arrow always shows: a title too long for it loses spaces, then ends
+                arrow = "▼" if self.sort_reverse else "▲"
+                if len(title) + 1 > w:
+                    title = title.replace(" ", "")
+                title = title[: max(0, w - 1)] + arrow
             text = fit(title, w, col.right)
             style = self._style("sorted") if here else base
             # Underline the column's sort key inside its title (the key is shown in `?` too).

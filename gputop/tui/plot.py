@@ -31,8 +31,10 @@ def _rgb(style: Style, fallback: tuple[int, int, int]) -> tuple[int, int, int]:
 
 def render_plot(series: Sequence[tuple[str, Sequence[float | None], tuple[int, int, int]]],
                 width: int, height: int, axis_rgb: tuple[int, int, int],
-                interval: float) -> Text:
-    """Plot percentage series (oldest first) into a Text of ``width`` x ``height`` cells."""
+                times: Sequence[float]) -> Text:
+    """Plot percentage series (oldest first, sampled at ``times``) into a Text of ``width`` x
+    ``height`` cells. The time axis comes from the samples' own times, so it stays right when
+    the interval changed in between."""
     import plotext as plt
     from plotext import marker, pixel
 
@@ -43,13 +45,13 @@ def render_plot(series: Sequence[tuple[str, Sequence[float | None], tuple[int, i
     fig.axes(pixel=axis)
     fig.ruler("both").pixel(axis)
     fig.ruler(1).lim(0, 100)
-    longest = max((len(v) for _, v, _ in series), default=0)
-    if longest > 1:
-        span = (longest - 1) * interval
-        fig.ruler(0).ticks([0, (longest - 1) / 2, longest - 1],
-                           [f"-{span:.0f}s", f"-{span / 2:.0f}s", "now"])
+    xs_all = [t - times[-1] for t in times] if times else []
+    if len(xs_all) > 1:
+        span = -xs_all[0]
+        fig.ruler(0).ticks([-span, -span / 2, 0], [f"-{span:.0f}s", f"-{span / 2:.0f}s", "now"])
     for label, values, rgb in series:
-        points = [(i, v) for i, v in enumerate(values) if v is not None]
+        xs_here = xs_all[-len(values):] if values else []
+        points = [(x, v) for x, v in zip(xs_here, values, strict=False) if v is not None]
         if len(points) < 2:
             continue
         xs, ys = zip(*points, strict=False)
@@ -138,7 +140,8 @@ class HistoryPlot(Widget):
                 ("memory", list(card.memory_history)[-n:], color("plot--memory")),
                 ("power", list(card.power_history)[-n:], color("plot--power")),
             ]
-            body = render_plot(series, w, h - 1, color("plot--axis"), self.interval)
+            body = render_plot(series, w, h - 1, color("plot--axis"),
+                               list(card.time_history)[-n:])
             title = Text.assemble(
                 (f" GPU {card.index} history ", self.get_component_rich_style("plot--title")),
                 ("util", self.get_component_rich_style("plot--util")), "  ",

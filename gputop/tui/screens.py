@@ -15,9 +15,13 @@ from gputop.analysis.jobs import job_label
 from gputop.tui import fmt
 from gputop.tui.processes import ProcRow
 
+HELP_KEY_WIDTH = 16
+
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "close")]
+    # `q` quits, as the help itself says, here and in every panel
+    BINDINGS = [Binding("escape,question_mark", "dismiss", "close"),
+                Binding("q", "app.quit", "quit")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll { width: 76; max-width: 100%; height: 90%; border: round $primary;
@@ -35,7 +39,10 @@ class HelpScreen(ModalScreen[None]):
             if not keys:
                 text.append(f"\n{what}\n", "bold")
                 continue
-            text.append(f"  {keys:<16}", "bold")
+            if len(keys) >= HELP_KEY_WIDTH:  # a long key list gets its own line
+                text.append(f"  {keys}\n", "bold")
+                keys = ""
+            text.append(f"  {keys:<{HELP_KEY_WIDTH}}", "bold")
             text.append(f"{what}\n")
         text.append("\nctrl+p opens the command palette with the same actions. Esc closes.")
         with VerticalScroll():
@@ -135,7 +142,7 @@ def _safe(getter) -> str:
 
 
 class ProcessDetail(ModalScreen[None]):
-    BINDINGS = [Binding("escape,enter,q", "dismiss", "close")]
+    BINDINGS = [Binding("escape,enter", "dismiss", "close"), Binding("q", "app.quit", "quit")]
     DEFAULT_CSS = """
     ProcessDetail { align: center middle; }
     ProcessDetail > VerticalScroll { width: 90; max-width: 100%; height: auto; max-height: 90%;
@@ -195,7 +202,7 @@ class Prompt(ModalScreen[str | None]):
 
 
 class SaturationScreen(Screen[None]):
-    BINDINGS = [Binding("escape,s,q", "close", "back to the dashboard")]
+    BINDINGS = [Binding("escape,s", "close", "back to the dashboard")]
     DEFAULT_CSS = """
     SaturationScreen > VerticalScroll { background: $background; }
     SaturationScreen #sat-title { background: $panel; color: $primary; text-style: bold;

@@ -40,13 +40,13 @@ APP_VARIABLES: dict[str, str] = {
     "plot-memory": "#d787ff",
     "plot-power": "#ffaf5f",
     "badge-slowdown": "#ff8700",
-    "badge-info": "#8a96a3",
-    "device-lost": "#ff5f5f",
+    "badge-info": "#9aa5b1",
+    "device-lost": "#ff6a6a",
     "simulated": "#d7005f",
     "stale": "#ffd75f",
-    "recording": "#ff5f5f",
-    "muted": "#7b8794",
-    "selected": "#2b4c6f",
+    "recording": "#ff6a6a",
+    "muted": "#8d99a6",
+    "selected": "#20303f",
 }
 
 _COLOR_KEYS = ("primary", "secondary", "accent", "foreground", "background", "surface", "panel",
@@ -152,6 +152,19 @@ def all_themes(folder: Path | None = None) -> tuple[list[Theme], list[str]]:
     return list(themes.values()), warnings
 
 
+def unknown_theme(name: str, available: Iterable[str], folder: Path | None = None) -> UsageError:
+    """The error for ``--theme NAME`` that is not among ``available``: where the user's own file
+    of that name exists but could not be used, why (a TOML syntax error, a bad colour)."""
+    path = (user_theme_dir() if folder is None else folder) / f"{name}.toml"
+    try:
+        _load_file(path.read_text(encoding="utf-8"), str(path), name)
+    except UsageError as exc:
+        return exc
+    except (OSError, UnicodeDecodeError, ValueError):
+        pass
+    return UsageError(f"unknown theme {name!r} (available: {', '.join(available)})")
+
+
 def install_themes(app, themes: Iterable[Theme] | None, theme_warnings: Iterable[str],
                    theme: str | None, no_color: bool) -> None:
     """Register ``themes`` (default: shipped + user) on ``app`` and switch to ``theme``.
@@ -167,6 +180,6 @@ def install_themes(app, themes: Iterable[Theme] | None, theme_warnings: Iterable
         app.register_theme(t)
     wanted = theme or (NO_COLOR_THEME if no_color else DEFAULT_THEME)
     if wanted not in app.app_themes:
-        raise UsageError(f"unknown theme {wanted!r} (available: {', '.join(app.app_themes)})")
+        raise unknown_theme(wanted, app.app_themes)
     app.theme = wanted
     app.theme_warnings = list(theme_warnings)

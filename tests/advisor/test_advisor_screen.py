@@ -162,3 +162,32 @@ async def test_the_dashboard_says_nothing_of_limits_when_no_run_left_any(adv):
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert not [n for n in app._notifications if n.title == "power limits"]
+
+
+async def test_a_cancelled_sweep_is_not_counted_as_the_jobs_capped_time(adv):
+    backend = open_sim(adv, speed=20.0)
+    sampler = Sampler(backend, 0.05)
+    sampler.start()
+    try:
+        app = Host(backend, sampler, config=SweepConfig(settle_s=4, measure_s=10), devices=[0])
+        async with app.run_test(size=(80, 40)) as pilot:
+            screen = app.screen
+            await wait_until(pilot, lambda: "p95" in text_of(screen, "#adv-passive"))
+            await pilot.press("s")
+            # the sweep's own lower limit holds the clock down for a while
+            await wait_until(pilot, lambda: any(
+                "sw_power_cap" in (d.clock_event_reasons or ())
+                for s in sampler.history.snapshots()[-3:] for d in s.devices if d.index == 0))
+            await pilot.pause(0.3)
+            await pilot.press("c")
+            await wait_until(pilot, lambda: screen.error == "cancelled")
+            screen.refresh_passive()
+            await pilot.pause(0.1)
+            text = text_of(screen, "#adv-passive")
+            assert "nothing was changed" not in text and "sweep's own limits left out" in text
+            row = next(line for line in text.splitlines() if line.lstrip().startswith("0 "))
+            assert " 0% " in row and "held back by the power cap" not in row
+            # at 80 columns the note is cut, never wrapped onto the next line
+            assert screen.query_one("#adv-passive").size.height == len(text.splitlines())
+    finally:
+        sampler.stop()

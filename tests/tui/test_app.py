@@ -58,7 +58,7 @@ async def test_eight_gpus_at_120x40_show_cards_with_history_and_the_process_tabl
         assert lines[0].startswith(" 0 H100 80GB HBM3")
         assert lines[1].startswith("UTIL ") and lines[2].startswith("MEM ") \
             and lines[3].startswith("PWR ")
-        assert any(c in lines[1] for c in "▁▂▃▄▅▆▇█")  # the sparkline history
+        assert any(c in lines[1] for c in "⣀⠤⠒⠉")  # the sparkline history
         assert len(table(app).rows) == 8
         text = "\n".join(visible_lines(app))
         assert "SIMULATED" in text and "node-a" in text and "driver 580.95.05" in text

@@ -86,6 +86,10 @@ class Scenario:
     ambient_c: float = 28.0
 
 
+class UnknownScenario(BackendError):
+    exit_code = 2  # a usage error, as every other bad option value
+
+
 def available() -> list[str]:
     root = resources.files("gputop") / "scenarios"
     return sorted(p.name[:-5] for p in root.iterdir() if p.name.endswith(".toml"))
@@ -95,7 +99,7 @@ def load(name: str) -> Scenario:
     root = resources.files("gputop") / "scenarios"
     path = root / f"{name}.toml"
     if not name.replace("-", "").replace("_", "").isalnum() or not path.is_file():
-        raise BackendError(f"unknown scenario {name!r} (available: {', '.join(available())})")
+        raise UnknownScenario(f"unknown scenario {name!r} (available: {', '.join(available())})")
     try:
         return parse(tomllib.loads(path.read_text(encoding="utf-8")), name)
     except (KeyError, TypeError, ValueError) as exc:

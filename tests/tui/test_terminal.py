@@ -1,0 +1,153 @@
+"""The dashboard in a real terminal, as users run it: tmux on its own socket (`-L`), read back with
+`capture-pane -e`, the tmux server and gputop stopped by PID. `.ci/run` installs tmux."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+import psutil
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SGR = re.compile(r"\x1b\[([0-9;:]*)m")
+
+
+class Pane:
+    def __init__(self, tmp_path, command: str, env: dict[str, str], size=(100, 30)) -> None:
+        self.socket = f"gputop-test-{uuid.uuid4().hex[:8]}"
+        self.status_file = tmp_path / "status"
+        env_args = " ".join(f"{k}={v}" for k, v in env.items())
+        shell = (f"cd {ROOT} && env {env_args} {command}; echo $? > {self.status_file}; "
+                 "sleep 60")
+        self.tmux("new-session", "-d", "-x", str(size[0]), "-y", str(size[1]), "-s", "t",
+                  "sh", "-c", shell)
+        self.server_pid = int(self.tmux("display", "-p", "-t", "t", "#{pid}").strip())
+        self.shell_pid = int(self.tmux("display", "-p", "-t", "t", "#{pane_pid}").strip())
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args],
+                              capture_output=True, text=True, timeout=10, check=True).stdout
+
+    def screen(self, escapes: bool = False) -> str:
+        return self.tmux("capture-pane", "-p", *(["-e"] if escapes else []), "-t", "t")
+
+    def flag(self, name: str) -> str:
+        return self.tmux("display", "-p", "-t", "t", f"#{{{name}}}").strip()
+
+    def wait_for(self, text: str, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text in self.screen():
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"{text!r} never appeared:\n{self.screen()}")
+
+    def gputop_pid(self) -> int:
+        children = psutil.Process(self.shell_pid).children(recursive=True)
+        return next(p.pid for p in children if "gputop" in " ".join(p.cmdline()))
+
+    def exit_status(self, timeout: float) -> int | None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.status_file.exists() and self.status_file.read_text().strip():
+                return int(self.status_file.read_text())
+            time.sleep(0.05)
+        return None
+
+    def close(self) -> None:
+        for pid in (self.shell_pid, self.server_pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+@pytest.fixture
+def pane(tmp_path):
+    if subprocess.run(["which", "tmux"], capture_output=True).returncode != 0:
+        pytest.fail("tmux is needed (.ci/run installs it)")
+    panes = []
+
+    def start(*args: str, env: dict[str, str] | None = None) -> Pane:
+        env = {"TERM": "xterm-256color", "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+               "XDG_STATE_HOME": str(tmp_path / "state"), **(env or {})}
+        p = Pane(tmp_path, " ".join([sys.executable, "-m", "gputop", "--backend", "sim",
+                                     *args]), env)
+        panes.append(p)
+        return p
+
+    yield start
+    for p in panes:
+        p.close()
+
+
+def same_colour_cells(screen: str) -> list[str]:
+    """Visible characters whose SGR foreground equals their background."""
+    found = []
+    for line in screen.splitlines():
+        fg = bg = None
+        pos = 0
+        for m in list(SGR.finditer(line)) + [None]:
+            text = line[pos:m.start()] if m else line[pos:]
+            if text.strip() and fg is not None and fg == bg:
+                found.append(f"{text.strip()[:20]!r} fg=bg={fg}")
+            if m is None:
+                break
+            pos = m.end()
+            codes = m.group(1).split(";") if m.group(1) else ["0"]
+            i = 0
+            while i < len(codes):
+                c = codes[i]
+                if c in ("0", ""):
+                    fg = bg = None
+                elif c in ("38", "48") and i + 1 < len(codes):
+                    n = 3 if codes[i + 1] == "5" else 5
+                    value = ";".join(codes[i + 1:i + n])
+                    fg, bg = (value, bg) if c == "38" else (fg, value)
+                    i += n - 1
+                elif c.isdigit() and (30 <= int(c) <= 37 or 90 <= int(c) <= 97):
+                    fg = f"5;{int(c) - 30 if int(c) < 90 else int(c) - 82}"
+                elif c.isdigit() and (40 <= int(c) <= 47 or 100 <= int(c) <= 107):
+                    bg = f"5;{int(c) - 40 if int(c) < 100 else int(c) - 92}"
+                elif c == "39":
+                    fg = None
+                elif c == "49":
+                    bg = None
+                i += 1
+    return found
+
+
+def test_no_color_draws_every_character_visibly(pane):
+    p = pane(env={"NO_COLOR": "1"})
+    p.wait_for("PID")
+    time.sleep(1.5)  # a couple of samples drawn
+    screen = p.screen(escapes=True)
+    assert "SIMULATED" in screen and "H100" in screen
+    assert same_colour_cells(screen) == []
+    assert not re.search(r"\x1b\[[0-9;]*(38|48);[25];", screen), "NO_COLOR still sets colours"
+
+
+def test_ctrl_c_quits_at_once_with_status_0(pane):
+    p = pane()
+    p.wait_for("PID")
+    p.tmux("send-keys", "-t", "t", "C-c")
+    assert p.exit_status(timeout=3) == 0
+    assert p.flag("alternate_on") == "0"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_stop_signal_restores_the_terminal_and_exits_128_plus_signal(pane, sig):
+    p = pane()
+    p.wait_for("PID")
+    assert p.flag("alternate_on") == "1"
+    os.kill(p.gputop_pid(), sig)
+    assert p.exit_status(timeout=5) == 128 + sig
+    assert p.flag("alternate_on") == "0"  # back on the normal screen
+    assert p.flag("cursor_flag") == "1"  # the cursor shows again
+    assert p.flag("mouse_any_flag") == "0"
