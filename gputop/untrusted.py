@@ -160,14 +160,16 @@ def _kinds(cls: type) -> dict[str, _Spec]:
 
 _DEVICE = _kinds(Device)
 _PROCESS = _kinds(Process)
-_PROCESS_NESTED = {"container": _kinds(Container), "job": _kinds(Job)}
+# nested object -> (its table, the keys it cannot be without)
+_PROCESS_NESTED = {"container": (_kinds(Container), ()),
+                   "job": (_kinds(Job), ("scheduler", "id"))}
 _SATURATION = _kinds(Saturation)
 _HINT = _kinds(Hint)
 _SNAPSHOT = _kinds(Snapshot)
 # Per table: key -> accepted types, for the all-in-C fast check below.
 _FAST = {id(t): {k: types for k, (types, _) in t.items()}
          for t in (_DEVICE, _PROCESS, _SATURATION, _HINT, _SNAPSHOT,
-                   *_PROCESS_NESTED.values())}
+                   *(table for table, _ in _PROCESS_NESTED.values()))}
 
 
 def _check_container(kind: str, v: Any) -> Any:
@@ -255,9 +257,10 @@ def _require(obj: dict[str, Any], keys: tuple[str, ...], what: str) -> dict[str,
 
 def _clean_process(proc: Any, what: str) -> dict[str, Any]:
     out = _require(_clean(proc, _PROCESS, what), ("pid",), what)
-    for key, table in _PROCESS_NESTED.items():
+    for key, (table, required) in _PROCESS_NESTED.items():
         if out.get(key) is not None:
-            out[key] = _clean(out[key], table, f"{what}.{key}")
+            out[key] = _require(_clean(out[key], table, f"{what}.{key}"), required,
+                                f"{what}.{key}")
     return out
 
 

@@ -177,3 +177,22 @@ def test_parse_numbers_edges():
     assert untrusted.parse_int("0x" + "f" * 4000, 16) is None
     assert untrusted.parse_int("0x0000000000000004", 16) == 4
     assert untrusted.parse_int(str(2**63)) == 2**63 and untrusted.parse_int(str(2**63 + 1)) is None
+
+
+@pytest.mark.parametrize("job", [{}, {"scheduler": "slurm"}, {"id": "4242"}])
+def test_a_job_without_its_scheduler_and_id_is_a_protocol_error(job):
+    """The model cannot build a Job without both; the check must come before, at the border."""
+    doc = sim_doc()
+    doc["devices"][0]["processes"][0]["job"] = job
+    with pytest.raises(SchemaError, match=r"processes\[0\]\.job without"):
+        untrusted.clean_document(doc)
+
+
+def test_an_attributed_process_crosses_the_border_whole():
+    doc = sim_doc()
+    proc = doc["devices"][0]["processes"][0]
+    proc["job"] = {"scheduler": "slurm", "id": "4242", "step": "0"}
+    proc["container"] = {"runtime": "docker", "id": "ab" * 32, "name": "trainer"}
+    snap = build_snapshot(untrusted.clean_document(doc))
+    got = snap.devices[0].processes[0]
+    assert (got.job.id, got.job.step, got.container.name) == ("4242", "0", "trainer")
