@@ -139,8 +139,7 @@ class GputopApp(App[int]):
         KeyHelp("enter / d", "details", "details of the selected process", "Processes"),
         KeyHelp("/", "filter", "filter by user, command or PID (esc clears)", "Processes"),
         KeyHelp("esc", "clear_filter", "clear the filter", "Processes"),
-        KeyHelp("b", "group", "group rows by job, then by user, then one per process",
-                "Processes"),
+        KeyHelp("b", "group", "group by job, by user, or none (cycles)", "Processes"),
         *(KeyHelp(c.sort_key, "sort", f"sort by {c.title} (again: reverse)", "Processes")
           for c in COLUMNS),
         KeyHelp("k", "signal", "send SIGTERM to the selected process or group (asks first)",
