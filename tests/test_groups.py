@@ -73,7 +73,7 @@ def test_unknown_values_stay_unknown_and_are_never_summed_as_zero():
     assert g.gpu_memory_mib == 100 and g.sm_pct == 80  # the mean of what is known, not 40
     snap = Snapshot(host="h", time=10.0, backend="sim", devices=(dev(0, *unknown),))
     (row,) = build_group_rows(snap, "job")
-    assert row.cells[3:7] == ("N/A", "N/A", "N/A", "N/A") and row.cells[7] == "-"
+    assert row.cells[4:8] == ("N/A", "N/A", "N/A", "N/A") and row.cells[8] == "-"
 
 
 def test_processes_outside_the_pid_namespace_form_their_own_group():
@@ -106,11 +106,11 @@ def test_job_groups_carry_the_jobs_energy_and_say_when_it_is_only_the_end():
     started = 0.0  # before the history: the figure covers only its end
     history = [snap(100.0, 0.0), snap(101.0, 3600.0), snap(102.0, 7200.0)]
     (g,) = group(history[-1].devices, "job", job_energy(history))
-    assert g.energy_wh == 4.0 and not g.energy_complete and energy_text(g) == "≥4.0 Wh"
+    assert g.energy_wh == 4.0 and not g.energy_complete and energy_text(g) == "≥4.0"
     started = 100.0
     history = [snap(100.0, 0.0), snap(101.0, 3600.0)]
     (g,) = group(history[-1].devices, "job", job_energy(history))
-    assert g.energy_wh == 2.0 and g.energy_complete and energy_text(g) == "2.0 Wh"
+    assert g.energy_wh == 2.0 and g.energy_complete and energy_text(g) == "2.0"
     (u,) = group(history[-1].devices, "user", job_energy(history))
     assert u.energy_wh is None  # a user is no job: no job's energy on it
 

@@ -14,17 +14,18 @@ from gputop.model import Snapshot
 from gputop.tui import fmt
 from gputop.tui.keyed_table import Column
 
+# GROUP takes the room left, beside USER: at 80 columns every figure still shows.
 GROUP_COLUMNS: tuple[Column, ...] = (
     Column("gpu", "GPUS", 7, sort_key="G"),
     Column("pid", "PROCS", 5, right=True, sort_key="P"),
     Column("user", "USER", 10, sort_key="U"),
+    Column("job", "GROUP", 0, sort_key="J"),
     Column("gpu_mem", "GPU MEM", 8, right=True, sort_key="M"),
     Column("sm", "SM%", 4, right=True, sort_key="S"),
     Column("cpu", "CPU%", 6, right=True, sort_key="C"),
     Column("host_mem", "HOST MEM", 8, right=True, sort_key="H"),
-    Column("energy", "ENERGY", 9, right=True),
-    Column("time", "TIME", 10, right=True, sort_key="T"),
-    Column("job", "GROUP", 0, sort_key="J"),
+    Column("energy", "Wh", 7, right=True),
+    Column("time", "TIME", 7, right=True, sort_key="T"),
 )
 MODE_NOTE = {"job": "grouped by job (b)", "user": "grouped by user (b)"}
 
@@ -41,7 +42,7 @@ def energy_text(g: Group) -> str:
     """Wh since the job started; ``≥`` when the history holds only the end of it."""
     if g.energy_wh is None:
         return "-"
-    return f"{'' if g.energy_complete else '≥'}{g.energy_wh:.1f} Wh"
+    return f"{'' if g.energy_complete else '≥'}{g.energy_wh:.1f}"
 
 
 def _one_or_count(values: list[str], what: str) -> str:
@@ -66,13 +67,13 @@ def make_group_row(g: Group, now: float) -> GroupRow:
         gpu_list(g.gpus),
         str(g.count),
         _one_or_count(g.users, "users"),
+        group_text(g),
         fmt.mib(g.gpu_memory_mib),
         fmt.num(g.sm_pct),
         fmt.num(g.cpu_pct, ".1f"),
         fmt.host_mem(g.host_memory_mib),
         energy_text(g),
         fmt.duration(now - started if started is not None else None),
-        group_text(g),
     )
     return GroupRow(g.key, g.gpus[0], g, cells)
 
