@@ -46,6 +46,7 @@ SHOTS = (
     Shot("dense-16", "dense-16"),
     Shot("light-theme", "mixed", theme="light"),
     Shot("filtered-processes", "crowded", keys=("C", "slash", *"models/b")),
+    Shot("grouped-by-job", "mixed", keys=("b",)),
     Shot("gpu-lost", "gpu-lost", seconds=40.0),
     Shot("ssh-80x24", "power-capped", size=(80, 24)),
     Shot("history-plot", "dataloader-bound", keys=("greater_than_sign", "h")),

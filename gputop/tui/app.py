@@ -103,6 +103,7 @@ class GputopApp(App[int]):
         Binding("greater_than_sign", "select_gpu(1)", "next GPU", show=False),
         Binding("h", "toggle_plot", "history plot", show=False),
         Binding("d", "details", "details", show=False),
+        Binding("b", "group", "group", show=False),
         Binding("k", "signal('SIGTERM')", "SIGTERM"),
         Binding("K", "signal('SIGKILL')", "SIGKILL", show=False),
         Binding("i", "signal('SIGINT')", "SIGINT", show=False),
@@ -138,9 +139,11 @@ class GputopApp(App[int]):
         KeyHelp("enter / d", "details", "details of the selected process", "Processes"),
         KeyHelp("/", "filter", "filter by user, command or PID (esc clears)", "Processes"),
         KeyHelp("esc", "clear_filter", "clear the filter", "Processes"),
+        KeyHelp("b", "group", "group by job, by user, or none (cycles)", "Processes"),
         *(KeyHelp(c.sort_key, "sort", f"sort by {c.title} (again: reverse)", "Processes")
           for c in COLUMNS),
-        KeyHelp("k", "signal", "send SIGTERM to the selected process (asks first)", "Processes"),
+        KeyHelp("k", "signal", "send SIGTERM to the selected process or group (asks first)",
+                "Processes"),
         KeyHelp("K", "signal", "send SIGKILL to the selected process (asks first)", "Processes"),
         KeyHelp("i", "signal", "send SIGINT to the selected process (asks first)", "Processes"),
         KeyHelp("space", "replay_toggle", "play / pause the replay", "Replay"),
@@ -230,7 +233,9 @@ class GputopApp(App[int]):
                         cuda=info.cuda_version, interval=self.sampler.interval,
                         gpus=len(self.sampler.devices or info.devices))
         self.dashboard.set_interval(self.sampler.interval)
-        self.query_one(ProcessTable).focus()
+        table = self.query_one(ProcessTable)
+        table.history = self.sampler.history.snapshots  # per-job energy of group rows
+        table.focus()
         self.screen.set_class(self.no_color, "-nocolor")  # emphasis without colour, see CSS
         for warning in self.theme_warnings:
             self.notify(warning, severity="warning", timeout=8)
@@ -450,10 +455,21 @@ class GputopApp(App[int]):
             parts.append(f"filter {table.needle!r}")
         if table.only_gpu is not None:
             parts.append(f"GPU {table.only_gpu} only (o)")
+        if table.grouping != "process":
+            from gputop.tui.grouped import MODE_NOTE
+
+            parts.append(MODE_NOTE[table.grouping])
         self.header.set(view=" · ".join(parts) + " (esc clears)" if table.needle
                         else " · ".join(parts) or None)
 
     # ------------------------------------------------------------------ processes
+    def action_group(self) -> None:
+        from gputop.analysis.groups import next_mode
+
+        table = self.query_one(ProcessTable)
+        table.set_grouping(next_mode(table.grouping))
+        self._view_note()
+
     def _selected_row(self) -> ProcRow | None:
         return self.query_one(ProcessTable).selected
 
@@ -468,6 +484,10 @@ class GputopApp(App[int]):
     def _open_details(self, row: ProcRow) -> None:
         from gputop.tui.screens import ProcessDetail
 
+        if not isinstance(row, ProcRow):
+            self.notify("details are per process: press b until the table shows processes",
+                        severity="warning")
+            return
         now = self.snapshot.time if self.snapshot else time.time()
         self.push_screen(ProcessDetail(row, now, self._processes_are_local()))
 
@@ -493,6 +513,9 @@ class GputopApp(App[int]):
         from gputop.tui.screens import ConfirmSignal
         from gputop.tui.signals import local_pid, refusal
 
+        if not isinstance(row, ProcRow):
+            self._signal_group(row, name)
+            return
         pid = local_pid(row.process)
         if pid is None:
             self.notify("this process is outside gputop's PID namespace: run gputop on the host "
@@ -506,6 +529,24 @@ class GputopApp(App[int]):
         def answered(yes: bool | None) -> None:
             if yes:
                 self._send_signal(row, name)
+
+        self.push_screen(ConfirmSignal(name, row), answered)
+
+    def _signal_group(self, row, name: str) -> None:
+        """The single-process rules for each process of a group row; all or none."""
+        from gputop.tui.screens import ConfirmSignal
+        from gputop.tui.signals import group_refusal, send_group
+
+        processes = row.group.processes
+        reason = group_refusal(processes)
+        if reason is not None:
+            self.notify(f"not signalling {row.group.label}: {reason}", severity="error")
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                outcome = send_group(processes, name)
+                self.notify(outcome.message, severity=outcome.severity)
 
         self.push_screen(ConfirmSignal(name, row), answered)
 

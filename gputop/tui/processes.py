@@ -163,6 +163,8 @@ class ProcessTable(KeyedTable):
         self.sort_column = "gpu"
         self.needle = ""
         self.only_gpu: int | None = None
+        self.grouping = "process"  # or "job", "user": see gputop.analysis.groups.MODES
+        self.history = None  # a callable giving the sampler's snapshots (per-job energy)
         self._snapshot: Snapshot | None = None
 
     @property
@@ -173,9 +175,40 @@ class ProcessTable(KeyedTable):
     def update(self, snapshot: Snapshot, now: float | None = None) -> None:
         self._snapshot = snapshot
         self._now = snapshot.time if now is None else now
+        if self.grouping != "process":
+            self.set_rows(self._group_rows(snapshot))
+            return
         self.set_rows(build_rows(snapshot, self._now, needle=self.needle,
                                  only_gpu=self.only_gpu, sort=self.sort_column,
                                  descending=self.sort_reverse))
+
+    def _group_rows(self, snapshot: Snapshot) -> list:
+        from gputop.tui.grouped import build_group_rows
+
+        energy = ()
+        if self.grouping == "job" and self.history is not None:
+            from gputop.analysis.jobs import job_energy
+
+            energy = job_energy(self.history())
+        return build_group_rows(snapshot, self.grouping, self._now, energy=energy,
+                                needle=self.needle, only_gpu=self.only_gpu,
+                                sort=self.sort_column, descending=self.sort_reverse)
+
+    def set_grouping(self, mode: str) -> None:
+        """One row per process, or per group ("job", "user"); the columns change with it."""
+        from gputop.tui.grouped import GROUP_COLUMNS
+
+        self.grouping = mode
+        self.columns = COLUMNS if mode == "process" else GROUP_COLUMNS
+        self._widths = ()
+        self._strips.clear()
+        self.cursor_key = None  # rows of another kind: the cursor starts at the top
+        self.cursor_row = 0
+        self.rows = []
+        self.scroll_to(y=0, animate=False)
+        self._reapply()
+        self._header = None
+        self.refresh()
 
     def _reapply(self) -> None:
         if self._snapshot is not None:
@@ -206,6 +239,8 @@ class ProcessTable(KeyedTable):
             self.post_message(self.Open(row))
 
     def empty_message(self) -> str:
+        if self.needle and self.grouping != "process":
+            return f"no group matches the filter {self.needle!r}"
         if self.needle:
             return f"no process matches the filter {self.needle!r}"
         return self.empty_text

@@ -62,18 +62,29 @@ class ConfirmSignal(ModalScreen[bool]):
     ConfirmSignal Button { margin-right: 2; }
     """
 
-    def __init__(self, signal_name: str, row: ProcRow) -> None:
+    def __init__(self, signal_name: str, row) -> None:
         super().__init__()
         self.signal_name = signal_name
-        self.row = row
+        self.row = row  # a ProcRow, or a GroupRow: then every process of the group
+        group = getattr(row, "group", None)
+        self.pids = group.pids if group is not None else [row.process.pid]
+
+    def _lines(self) -> tuple[str, str]:
+        group = getattr(self.row, "group", None)
+        if group is None:
+            p = self.row.process
+            return (f" to process {p.pid}?",
+                    f"{p.user or '?'} on GPU {self.row.gpu}: {p.command or p.name or '?'}")
+        n = len(self.pids)
+        return (f" to {n} process{'es' if n != 1 else ''} of {group.label}?",
+                "PIDs " + ", ".join(str(pid) for pid in self.pids))
 
     def compose(self) -> ComposeResult:
-        p = self.row.process
+        question, detail = self._lines()
         with Vertical():
-            yield Label(Text.assemble(("Send ", ""), (self.signal_name, "bold"),
-                                      (f" to process {p.pid}?", "")))
-            yield Label(Text(f"{p.user or '?'} on GPU {self.row.gpu}: "
-                             f"{p.command or p.name or '?'}", overflow="ellipsis", no_wrap=True))
+            yield Label(Text.assemble(("Send ", ""), (self.signal_name, "bold"), (question, "")))
+            # every PID shows: the list wraps rather than hiding some
+            yield Label(Text(detail, overflow="fold"), id="targets")
             with Horizontal():
                 yield Button(f"Yes, send {self.signal_name} (y)", variant="error", id="yes")
                 yield Button("No (n / esc)", id="no")

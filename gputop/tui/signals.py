@@ -74,3 +74,29 @@ def send(pid: int, name: str, started: float | None = None) -> Outcome:
     except PermissionError:
         return Outcome(False, f"no permission to signal process {pid}", "error")
     return Outcome(True, f"sent {name} to process {pid}")
+
+
+def group_refusal(processes) -> str | None:
+    """Why a group may not be signalled: the first of its processes that may not be (the
+    single-process rules, each); None if every one may. All or none: a job half-stopped is
+    worse than one left running."""
+    for p in processes:
+        pid = local_pid(p)
+        if pid is None:
+            return (f"process {p.pid} is outside gputop's PID namespace: run gputop on the host "
+                    "(or with --pid=host) to signal it")
+        reason = refusal(pid, p.started)
+        if reason is not None:
+            return reason
+    return None
+
+
+def send_group(processes, name: str) -> Outcome:
+    """``name`` to each process; one outcome that names what failed."""
+    outcomes = [send(local_pid(p) or p.pid, name, p.started) for p in processes]
+    failed = [o.message for o in outcomes if not o.ok]
+    if failed:
+        return Outcome(False, f"{name} to {len(outcomes) - len(failed)} of {len(outcomes)} "
+                       "processes; " + "; ".join(failed), "error")
+    pids = ", ".join(str(p.pid) for p in processes)
+    return Outcome(True, f"sent {name} to {len(outcomes)} processes ({pids})")
