@@ -8,6 +8,9 @@ immutable :class:`NodeStatus` values.
 from __future__ import annotations
 
 import random
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gputop.cluster import remote, states
@@ -293,3 +296,17 @@ class Node:
             data=self.data, received=self.received, hello=self.hello,
             rejected=self.rejected, attempts=self.attempts, seq=self.seq, done=self.done,
         )
+
+
+def wait_until(changed: threading.Condition, ready: Callable[[], bool], timeout: float) -> bool:
+    """Block until ``ready()`` holds (checked under ``changed``, whose notifications wake the wait)
+    or ``timeout`` passes. Re-checked at least every 0.5 s: readiness can also come from time
+    passing (a node going stale), which no notification announces."""
+    deadline = time.monotonic() + timeout
+    with changed:
+        while not ready():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            changed.wait(min(left, 0.5))
+        return True

@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from gputop.cluster import states
-from gputop.cluster.node import NodeStatus
+from gputop.cluster.node import NodeStatus, wait_until
 from gputop.errors import UsageError
 from gputop.exporter import dcgm
 from gputop.model import DEVICE_STATUSES, Device, Hint, Process, Saturation, Snapshot
@@ -340,15 +340,9 @@ class PrometheusCluster:
         raise KeyError(host)
 
     def wait(self, predicate: Callable[[list[NodeStatus]], bool], timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while True:
-                if self._done or predicate([self._statuses[k] for k in self._order]):
-                    return True
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._changed.wait(min(left, 0.5))
+        return wait_until(
+            self._changed,
+            lambda: self._done or predicate([self._statuses[k] for k in self._order]), timeout)
 
     @staticmethod
     def settled(statuses: Sequence[NodeStatus]) -> bool:

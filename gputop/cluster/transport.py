@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from gputop.cluster import remote, states
 from gputop.cluster.hosts import HostSpec
 from gputop.cluster.lines import DEFAULT_MAX_LINE, LineSplitter
-from gputop.cluster.node import Node, NodeStatus, Policy
+from gputop.cluster.node import Node, NodeStatus, Policy, wait_until
 
 READ_CHUNK = 256 * 1024
 DEFAULT_MAX_OPENING = 8
@@ -124,16 +124,9 @@ class Cluster:
 
     def wait(self, predicate: Callable[[list[NodeStatus]], bool], timeout: float) -> bool:
         """Block until ``predicate(statuses)`` holds or ``timeout`` passes."""
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while True:
-                current = [self._statuses[n.spec.name] for n in self.nodes]
-                if predicate(current):
-                    return True
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._changed.wait(min(left, 0.5))
+        return wait_until(
+            self._changed, lambda: predicate([self._statuses[n.spec.name] for n in self.nodes]),
+            timeout)
 
     @staticmethod
     def settled(statuses: Sequence[NodeStatus]) -> bool:
