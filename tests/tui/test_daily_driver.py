@@ -238,3 +238,20 @@ async def test_sorting_by_host_memory_keeps_the_title_and_its_arrow():
         await settle(pilot)
         header = next(line for line in screen_text(app).splitlines() if "COMMAND" in line)
         assert "HOSTMEM▼" in header and "…" not in header
+
+
+async def test_the_saturation_verdicts_are_whole_at_80_columns():
+    from gputop.tui.saturation import GpuSaturation
+
+    app = make_app("straggler")
+    async with app.run_test(size=(80, 24)) as pilot:
+        advance(app, 60)
+        await pilot.press("s")
+        await settle(pilot)
+        text = screen_text(app)
+        verdicts = {card.index: card.verdict_text for card in app.screen.query(GpuSaturation)}
+        assert verdicts[5].startswith("straggler: the slow GPU of its job")
+        assert len(verdicts[5]) > 60  # longer than what is left beside the bars at 80 columns
+        for index, verdict in verdicts.items():
+            assert verdict in text, (index, verdict)
+        assert "…" not in text
