@@ -54,7 +54,9 @@ def device_line(dev: Device, color: bool) -> str:
         f"{p.user or '?'}:{p.name or '?'}/{p.pid}({_fmt(p.gpu_memory_mib, '.0f', 'M')})"
         for p in dev.processes
     )
-    return f"{c(_CYAN, head)} | {temp:>5} {util} | {mem} | {power} | {procs}"
+    line = f"{c(_CYAN, head)} | {temp:>5} {util} | {mem} | {power}"
+    # a replayed log, or an idle GPU, has no processes: no empty column after the last bar
+    return f"{line} | {procs}" if procs else line
 
 
 def render_text(snap: Snapshot, color: bool = False) -> str:

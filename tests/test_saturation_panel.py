@@ -180,7 +180,8 @@ async def test_eight_gpus_on_a_small_terminal_switch_to_the_compact_form():
         panel.update_snapshot(snap, hist)
         await pilot.pause()
         assert panel.compact
-        assert all(card.size.height == 1 for card in app.query(GpuSaturation))
+        # one line of bars, and the verdict below it where 80 columns cannot hold both
+        assert all(card.size.height in (1, 2) for card in app.query(GpuSaturation))
         await pilot.resize_terminal(120, 40)
         await pilot.pause()
         assert not panel.compact and panel.has_class("-wide")

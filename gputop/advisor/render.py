@@ -204,26 +204,32 @@ def restored_lines(restored: Sequence[tuple[int, float | None, float]],
 # ------------------------------------------------------------------ plot
 def plot(rows: Sequence[Row], width: int = 72, height: int = 16, max_slowdown_pct: float | None = None,
          color: bool = False) -> str:
-    """The slowdown-versus-limit curve drawn by plotext, as text (ANSI colours if ``color``)."""
+    """The slowdown-versus-limit curve drawn by plotext, as text (ANSI colours if ``color``).
+
+    The legend is a line of its own under the plot: plotext draws its legend box inside the
+    canvas, where it hid half the curve."""
     import plotext
 
     fig = plotext.figure
     fig.clear()
-    fig.plot_size(width, height)
+    fig.plot_size(width, height - 1)  # the last line is the legend's
     fig.theme("simple" if color else "colorless")
     fig.ruler("x").direction(-1)  # the sweep's order: from the current limit down, left to right
     xs = [r.limit_w for r in rows]
-    est = fig.signal(xs, [r.slowdown_pct for r in rows], marker="●").label("measured slowdown %")
+    legend = ["● measured slowdown %"]
+    est = fig.signal(xs, [r.slowdown_pct for r in rows], marker="●")
     est.lines()
     fig.draw(est)
     truth = [r.true_slowdown_pct for r in rows]
     if all(t is not None for t in truth):
-        fig.draw(fig.signal(xs, truth, marker="x").label("true (simulator)"))
+        fig.draw(fig.signal(xs, truth, marker="x"))
+        legend.append("x true (simulator)")
     if max_slowdown_pct is not None and len(xs) > 1:
         limit = fig.signal([min(xs), max(xs)], [max_slowdown_pct] * 2, marker="·")
-        limit.label(f"max {max_slowdown_pct:g}%").lines()
+        limit.lines()
         fig.draw(limit)
+        legend.append(f"· max {max_slowdown_pct:g}%")
     fig.label("power limit (W)", "x")
     text = fig.build().string(colorless=not color)
     fig.clear()
-    return text
+    return text.rstrip("\n") + "\n" + "   ".join(legend).center(width).rstrip()

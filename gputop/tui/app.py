@@ -635,7 +635,8 @@ class GputopApp(App[int]):
         dur = _attr(p, "duration", "duration_s")
         speed = getattr(p, "speed", None)
         playing = getattr(p, "playing", True)
-        text = f"{'▶' if playing else '⏸'} {_mmss(pos)} / {_mmss(dur)}"
+        digits = _position_digits(getattr(p, "times", None) or (), dur)
+        text = f"{'▶' if playing else '⏸'} {_mmss(pos, digits)} / {_mmss(dur, digits)}"
         if speed:
             text += f" x{speed:g}"
         return text
@@ -779,11 +780,24 @@ def position_seconds(text: str) -> float | None:
     return seconds
 
 
-def _mmss(seconds: float | None) -> str:
+def _position_digits(times, duration: float | None) -> int:
+    """Decimals a replay position needs so that stepping one sample always shows: none for a
+    log of a sample a second or slower, tenths for up to 10 Hz, hundredths above."""
+    if len(times) < 2 or not duration:
+        return 0
+    period = duration / (len(times) - 1)
+    return 0 if period >= 1 else 1 if period >= 0.1 else 2
+
+
+def _mmss(seconds: float | None, digits: int = 0) -> str:
     if seconds is None:
         return "--:--"
-    m, s = divmod(int(seconds), 60)
-    return f"{m}:{s:02d}"
+    scale = 10 ** digits
+    # a hair up: a sample logged at 0.0999999 s is at the tenth 0.1, as its log line says
+    units = int(seconds * scale + 1e-3)
+    m, rest = divmod(units, 60 * scale)
+    whole, part = divmod(rest, scale)
+    return f"{m}:{whole:02d}" + (f".{part:0{digits}d}" if digits else "")
 
 
 def run_app(args: argparse.Namespace, backend: Backend, devices, first: Snapshot | None) -> int:

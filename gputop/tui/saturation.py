@@ -154,7 +154,7 @@ class GpuSaturation(Widget):
 
     DEFAULT_CSS = """
     GpuSaturation { height: 7; width: 1fr; }
-    GpuSaturation.-compact { height: 1; }
+    GpuSaturation.-compact { height: auto; }
     """
 
     def __init__(self, index: int) -> None:
@@ -191,8 +191,15 @@ class GpuSaturation(Widget):
         return out
 
     def render(self) -> Text:
+        return self._content(self.size.width)
+
+    def get_content_height(self, container, viewport, width: int) -> int:
+        # a compact line takes a second line for its verdict where the width is short
+        return len(self._content(width).split())
+
+    def _content(self, width: int) -> Text:
         dev = self.device
-        width = max(20, self.size.width)
+        width = max(20, width)
         if dev is None:
             return Text(f"GPU {self.index}: waiting for the first sample", style="dim")
         if self.compact:
@@ -297,10 +304,17 @@ class GpuSaturation(Widget):
             t.append(filled, style=color)
             t.append(empty, style=colors["gauge-empty"])
             t.append(pct_text(value) + " ")
-        t.append("│ ", style=colors["muted"])
-        t.append(self.verdict_text, style="italic")
+        verdict_text = Text(self.verdict_text, style="italic")
+        if t.cell_len + 2 + verdict_text.cell_len <= width:
+            t.append("│ ", style=colors["muted"])
+            t.append_text(verdict_text)
+            return t
+        # too narrow for both (80 columns): the verdict is what the user came for, so it goes
+        # whole on the lines below the bars rather than being cut to "│ waits…"
         t.truncate(width, overflow="ellipsis")
-        return t
+        indent = " " * 6
+        wrapped = verdict_text.wrap(self.app.console, max(10, width - len(indent)))
+        return Text("\n").join([t, *(Text(indent) + line for line in wrapped)])
 
 
 # ---------------------------------------------------------------- the panel
@@ -315,7 +329,7 @@ class SaturationPanel(VerticalScroll):
         layout: grid; grid-size: 1; grid-gutter: 0 2; grid-rows: 7; height: auto; padding: 0 1;
     }
     SaturationPanel.-wide > #sat-grid { grid-size: 2; }
-    SaturationPanel.-compact > #sat-grid { grid-size: 1; grid-rows: 1; }
+    SaturationPanel.-compact > #sat-grid { grid-size: 1; grid-rows: auto; }
     SaturationPanel > #sat-hints { height: auto; padding: 0 1; }
     """
 

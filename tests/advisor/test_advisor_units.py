@@ -305,3 +305,20 @@ def test_plot_is_plotext_text():
     assert "power limit (W)" in text and "●" in text and "true (simulator)" in text
     assert "\x1b[" not in text  # colourless unless asked
     assert "\x1b[" in render.plot(rows, width=60, height=12, color=True)
+
+
+def test_plot_legend_is_under_the_canvas_not_over_the_data():
+    # a curve that falls from the left: plotext's own legend box sat exactly there
+    rows = [curve.Row(w, {}, None, None, None, 1 - s / 100, s, None, None, None, None, None,
+                      true_slowdown_pct=t)
+            for w, s, t in [(700, 9.0, 8.5), (650, 7.0, 6.0), (600, 3.0, 2.7), (550, 0.0, 0.5)]]
+    lines = render.plot(rows, width=60, height=12, max_slowdown_pct=5).splitlines()
+    top = next(i for i, line in enumerate(lines) if "┌" in line)
+    bottom = next(i for i, line in enumerate(lines) if "└" in line)
+    canvas = lines[top + 1:bottom]
+    assert not any("measured" in line or "simulator" in line or "max 5%" in line
+                   or "┌" in line or "└" in line for line in canvas)
+    assert "●" in canvas[1] or "●" in canvas[0]  # the first point, top left, is drawn
+    legend = lines[-1]
+    assert bottom < len(lines) - 1
+    assert all(s in legend for s in ("● measured slowdown %", "x true (simulator)", "· max 5%"))

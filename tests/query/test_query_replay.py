@@ -238,3 +238,13 @@ def test_any_log_parses_or_fails_cleanly(header, rows):
         build_samples(parse_log(text, "f.csv"), "f.csv")
     except LogFormatError as exc:
         assert str(exc).startswith("f.csv")
+
+
+def test_replayed_snapshot_text_has_no_empty_trailing_column(capsys):
+    capture = FIX / "csv_all-fields_1xH100-80GB-HBM3_590.48.01_load.csv"
+    assert main(["--backend", "replay", "--replay", str(capture), "snapshot"]) == 0
+    rows = capsys.readouterr().out.splitlines()[1:]
+    assert rows and rows[0].startswith("[0] NVIDIA H100 80GB HBM3")
+    for row in rows:
+        assert not row.rstrip().endswith("|"), row
+        assert row.rstrip().endswith(" W"), row  # the power column is the last one

@@ -238,3 +238,62 @@ async def test_sorting_by_host_memory_keeps_the_title_and_its_arrow():
         await settle(pilot)
         header = next(line for line in screen_text(app).splitlines() if "COMMAND" in line)
         assert "HOSTMEM▼" in header and "…" not in header
+
+
+async def test_the_saturation_verdicts_are_whole_at_80_columns():
+    from gputop.tui.saturation import GpuSaturation
+
+    app = make_app("straggler")
+    async with app.run_test(size=(80, 24)) as pilot:
+        advance(app, 60)
+        await pilot.press("s")
+        await settle(pilot)
+        text = screen_text(app)
+        verdicts = {card.index: card.verdict_text for card in app.screen.query(GpuSaturation)}
+        assert verdicts[5].startswith("straggler: the slow GPU of its job")
+        assert len(verdicts[5]) > 60  # longer than what is left beside the bars at 80 columns
+        for index, verdict in verdicts.items():
+            assert verdict in text, (index, verdict)
+        assert "…" not in text
+
+
+async def test_stepping_a_10_hz_replay_moves_the_shown_position_and_snapshot(tmp_path):
+    """`,`/`.` on a log of ten samples a second: each step shows in the header and on screen,
+    with the sampler running as it does for a user (not ticked by the test)."""
+    import asyncio
+
+    from gputop.backends import open_backend
+    from gputop.backends.base import BackendOptions
+    from gputop.query.recorder import Recorder
+
+    log = tmp_path / "fast.csv"
+    sim = demo_backend("training")
+    with Recorder(str(log)) as rec:
+        for _ in range(50):  # five seconds at 10 Hz
+            rec.write(sim.sample())
+            sim.clock.sleep(0.1)
+    backend = open_backend("replay", BackendOptions(replay=str(log)))
+    player = backend.player
+    app = GputopApp(backend)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("space")  # pause
+        player.seek(2.0)
+        await settle(pilot)
+
+        async def shown_after(key: str) -> tuple[str, float]:
+            await pilot.press(key)
+            want = backend.snapshot(player.index).time
+            for _ in range(100):  # the sampler's thread reads the new position
+                await asyncio.sleep(0.02)
+                await settle(pilot)
+                if app.snapshot.time == want:
+                    break
+            assert app.snapshot.time == want, key
+            header = screen_text(app).splitlines()[0]
+            return app.header.state.replay, header
+
+        seen = [await shown_after(key) for key in ("full_stop", "full_stop", "comma")]
+        assert [r for r, _ in seen] == ["⏸ 0:02.1 / 0:04.9 x1", "⏸ 0:02.2 / 0:04.9 x1",
+                                        "⏸ 0:02.1 / 0:04.9 x1"]
+        assert all(r in header for r, header in seen)
+        assert abs(app.snapshot.time - backend.snapshot(0).time - 2.1) < 1e-3
