@@ -27,11 +27,13 @@ from textual.widgets import Footer, Input
 
 from gputop import budget
 from gputop.backends.base import Backend
+from gputop.hostinfo import HostFacts, HostReader
 from gputop.model import Snapshot
 from gputop.sampler import Sampler
 from gputop.tui.dashboard import WANTS as DASHBOARD_WANTS
 from gputop.tui.dashboard import DashboardView
 from gputop.tui.header import Header
+from gputop.tui.hostline import HostLine
 from gputop.tui.processes import COLUMNS, ProcessTable, ProcRow
 from gputop.tui.themes import APP_VARIABLES, all_themes, install_themes
 
@@ -43,10 +45,11 @@ SIGNAL_ACTIONS = {"signal"}
 
 
 class SampleReady(Message):
-    def __init__(self, snapshot: Snapshot, wants=None) -> None:
+    def __init__(self, snapshot: Snapshot, wants=None, host=None) -> None:
         super().__init__()
         self.snapshot = snapshot
         self.wants = wants  # what the tick read (gputop.budget; None: everything)
+        self.host = host  # gputop.hostinfo.HostFacts read on the same thread, when due
 
 
 class SampleFailed(Message):
@@ -200,6 +203,8 @@ class GputopApp(App[int]):
         self._local_host = socket.gethostname()
         self._remove_stop_handlers = lambda: None
         self._notices: dict = {}
+        # this machine's load, read on the sampler's thread; a replayed log is another node
+        self.host_reader = None if self.player is not None else HostReader()
 
     # ------------------------------------------------------------------ setup
     def get_theme_variable_defaults(self) -> dict[str, str]:
@@ -209,6 +214,7 @@ class GputopApp(App[int]):
         from gputop.tui.hintbar import HintBar
 
         yield Header(id="header")
+        yield HostLine(id="host")
         yield HintBar(id="hints")
         yield DashboardView(id="dashboard")
         yield Input(placeholder="filter: user, command or PID (enter: keep, esc: clear)",
@@ -288,7 +294,8 @@ class GputopApp(App[int]):
 
     # ------------------------------------------------------------------ samples
     def _sample_from_thread(self, snap: Snapshot) -> None:
-        self.post_message(SampleReady(snap, self.sampler.latest_wants))
+        host = self.host_reader.due() if self.host_reader is not None else None
+        self.post_message(SampleReady(snap, self.sampler.latest_wants, host))
 
     def _error_from_thread(self, exc: BaseException) -> None:
         self.post_message(SampleFailed(exc))
@@ -298,6 +305,8 @@ class GputopApp(App[int]):
             return
         try:
             self.show_snapshot(message.snapshot, message.wants)
+            if message.host is not None:
+                self.show_host(message.host)
         except NoMatches:  # a sample that arrives while the app shuts down
             pass
 
@@ -325,6 +334,9 @@ class GputopApp(App[int]):
                 screen.update(snap)
             except Exception as exc:  # another helper's screen must not break sampling
                 self.log.error(f"screen update failed: {exc}")
+
+    def show_host(self, facts: HostFacts) -> None:
+        self.query_one("#host", HostLine).show(facts)
 
     def on_sample_failed(self, message: SampleFailed) -> None:
         self.header.set(error=f"sampling failed: {message.error}")

@@ -8,9 +8,21 @@ from dataclasses import replace
 from gputop.backends.base import BackendOptions
 from gputop.backends.sim import SimBackend
 from gputop.backends.sim.clock import SimClock
+from gputop.hostinfo import HostFacts
 
 FIXED_EPOCH = 1763769600.0  # 2025-11-22 00:00:00 UTC
 DEMO_HOST = "node-a"
+# the host line's figures in tests and screenshots, the same on every machine
+DEMO_HOST_FACTS = HostFacts(cpu_pct=38.0, load=(41.52, 40.87, 39.95), mem_used=412 * 2**30,
+                            mem_total=2015 * 2**30, swap_used=0, swap_total=0,
+                            uptime_s=12 * 86400 + 7 * 3600)
+
+
+class FixedHost:
+    """A host reader that always reads DEMO_HOST_FACTS."""
+
+    def due(self) -> HostFacts:
+        return DEMO_HOST_FACTS
 
 
 def demo_backend(scenario: str, *, seed: int = 0, host: str = DEMO_HOST,
@@ -26,6 +38,8 @@ def demo_backend(scenario: str, *, seed: int = 0, host: str = DEMO_HOST,
 def advance(app, seconds: float, interval: float = 1.0) -> None:
     """Sample ``app``'s backend every ``interval`` seconds of virtual time for ``seconds``."""
     clock = app.backend.clock
+    if app.host_reader is not None:  # not this machine's load: the same picture everywhere
+        app.host_reader = FixedHost()
     steps = max(1, int(round(seconds / interval)))
     for _ in range(steps):
         app.sampler.tick()

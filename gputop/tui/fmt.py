@@ -172,3 +172,25 @@ def changed_span(old: str, new: str) -> tuple[int, int] | None:
         end_old -= 1
         end_new -= 1
     return start, max(end_old, end_new)
+
+
+def gib_pair(used: int, total: int) -> str:
+    """`61.2/503.5G`: used and total bytes of host RAM or swap in GiB, the unit once."""
+    return f"{used / 2**30:.1f}/{total / 2**30:.1f}G"
+
+
+def host_line(facts, width: int) -> str:
+    """The host line for ``facts`` (gputop.hostinfo.HostFacts) in at most ``width`` cells: the
+    whole line where it fits, then without separators' padding and labels, then without swap."""
+    cpu = f"{facts.cpu_pct:3.0f}%"
+    load = NA if facts.load is None else " ".join(f"{v:.2f}" for v in facts.load)
+    ram = gib_pair(facts.mem_used, facts.mem_total)
+    swap = gib_pair(facts.swap_used, facts.swap_total) if facts.swap_total else "none"
+    up = duration(facts.uptime_s)
+    for text in (f"CPU {cpu} · load {load} · RAM {ram} · swap {swap} · up {up}",
+                 f"CPU {cpu} load {load} RAM {ram} swap {swap} up {up}",
+                 f"CPU {cpu} load {load} RAM {ram} up {up}",
+                 f"CPU {cpu} load {load} RAM {ram}"):
+        if len(text) <= width:
+            return text
+    return fit(f"CPU {cpu} load {load} RAM {ram}", width)
