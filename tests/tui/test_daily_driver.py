@@ -193,8 +193,9 @@ async def test_hints_show_on_the_main_view_and_s_opens_the_panel_at_their_gpu():
         advance(app, 60)
         await settle(pilot)
         lines = screen_text(app).splitlines()
-        assert lines[1].startswith("▲ GPU 5 straggler (+1 more, s: details): GPU 5 is the slow"
-                                   " one"), lines[1]
+        assert lines[1].startswith("CPU  38% · load 41.52"), lines[1]  # the host line
+        assert lines[2].startswith("▲ GPU 5 straggler (+1 more, s: details): GPU 5 is the slow"
+                                   " one"), lines[2]
         card5 = app.dashboard.cards[5].line_texts()[0]
         assert "[straggler]" in card5 and "[thermal-throttled]" in card5
         assert "[straggler]" not in app.dashboard.cards[4].line_texts()[0]
