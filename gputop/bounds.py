@@ -135,6 +135,7 @@ AGENT_COUNT = Bound("agent --count", 0, 10**9, integer=True)
 CONNECT_TIMEOUT = Bound("cluster --connect-timeout", 1, 3600, "s")
 ONCE_TIMEOUT = Bound("cluster --timeout", 0.1, DAY_S, "s")
 MAX_OPENING = Bound("cluster --max-opening", 1, 1024, integer=True)
+EXPORTER_TOP_PROCESSES = Bound("exporter --top-processes", 0, 1000, integer=True)
 
 # The power-limit advisor.
 ADVISE_WINDOW = Bound("advise --window", 0.1, DAY_S, "s")

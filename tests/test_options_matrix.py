@@ -45,6 +45,8 @@ OPTIONS = [
     (["cluster", "node1", "--once"], "--connect-timeout", [], bounds.CONNECT_TIMEOUT),
     (["cluster", "node1", "--once"], "--timeout", [], bounds.ONCE_TIMEOUT),
     (["cluster", "node1", "--once"], "--max-opening", [], bounds.MAX_OPENING),
+    ([*SIM, "exporter", "--listen", "127.0.0.1:0"], "--top-processes", [],
+     bounds.EXPORTER_TOP_PROCESSES),
     ([*SIM, "advise"], "--window", [], bounds.ADVISE_WINDOW),
     ([*SIM, "advise", "--sweep"], "--step", [], bounds.ADVISE_STEP),
     ([*SIM, "advise", "--sweep"], "--settle", [], bounds.ADVISE_SETTLE),

@@ -11,6 +11,8 @@ import argparse
 import sys
 import threading
 
+from gputop import bounds
+
 DEFAULT_LISTEN = ":9400"  # dcgm-exporter's port: a node runs one or the other
 
 
@@ -24,9 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         default="both",
                         help="the node label(s): dcgm-exporter's older Hostname, its newer "
                              "hostname, or both (default)")
-    parser.add_argument("--top-processes", type=int, default=None, metavar="N",
+    parser.add_argument("--top-processes", type=bounds.EXPORTER_TOP_PROCESSES.arg_type,
+                        default=None, metavar="N",
                         help="per-process series for the N processes holding the most memory "
-                             "on each GPU (default: 10)")
+                             f"on each GPU (default: 10; {bounds.EXPORTER_TOP_PROCESSES.describe()})")
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -45,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from gputop import __version__, stop_signals
     from gputop.analysis.pipeline import default_analyzer
     from gputop.backends import open_backend
-    from gputop.errors import GputopError, UsageError
+    from gputop.errors import GputopError
     from gputop.exporter import labels, own, server, webconfig
     from gputop.options import backend_options
     from gputop.sampler import Sampler
@@ -53,8 +56,6 @@ def run(args: argparse.Namespace) -> int:
 
     host, port = parse_listen(args.listen)
     top = own.DEFAULT_TOP_PROCESSES if args.top_processes is None else args.top_processes
-    if top < 0:
-        raise UsageError(f"--top-processes must not be negative: {top}")
     web = webconfig.load(args.web_config) if args.web_config else webconfig.WebConfig()
     opts = own.Options(hostname_labels=labels.HOSTNAME_LABELS[args.hostname_label],
                        top_processes=top)

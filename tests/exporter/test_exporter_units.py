@@ -203,7 +203,7 @@ def test_a_bad_web_config_is_one_clear_error(tmp_path: Path, text: str, needle: 
 
 @pytest.mark.parametrize("argv, needle", [
     (["--listen", "nope"], "--listen: expected ADDR:PORT"),
-    (["--backend", "sim", "--top-processes", "-1"], "--top-processes must not be negative"),
+    (["--backend", "sim", "--top-processes", "-1"], "--top-processes: expected a whole number from 0 to 1000"),
     (["--backend", "sim", "--web-config", "/nonexistent/web.yml"], "web config"),
 ])
 def test_bad_exporter_options_get_one_line(argv, needle):
