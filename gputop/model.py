@@ -26,6 +26,7 @@ HINT_CODES = (
     "device-unhealthy",
 )
 HINT_SEVERITIES = ("info", "warning", "critical")
+MIG_MODES = ("enabled", "disabled")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +92,31 @@ class Process:
     # True when gputop runs in another PID namespace and no process it can see is this one:
     # only the device's facts (PID as the driver reports it, memory) are known.
     outside_pid_namespace: bool = False
+    # MIG: the GPU instance and compute instance the process runs in (None on a whole GPU).
+    gpu_instance_id: int | None = None
+    compute_instance_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MigInstance:
+    """One MIG device: a compute instance inside a GPU instance, as ``nvidia-smi -L`` lists it."""
+
+    gpu_instance_id: int
+    compute_instance_id: int
+    index: int | None = None  # the MIG device's index on its GPU ("MIG 3g.40gb Device 0")
+    profile: str | None = None  # nvidia-smi's name: "1g.10gb", "3g.40gb", "1g.10gb+me"
+    uuid: str | None = None  # "MIG-…"
+    sm_count: int | None = None
+    memory_total_mib: float | None = None
+    memory_used_mib: float | None = None
+    saturation: Saturation = field(default_factory=Saturation)  # GPM of its GPU instance
+    processes: tuple[Process, ...] = ()
+
+    @property
+    def memory_pct(self) -> float | None:
+        if self.memory_used_mib is None or not self.memory_total_mib:
+            return None
+        return 100.0 * self.memory_used_mib / self.memory_total_mib
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +160,7 @@ class Device:
     pcie_width_max: int | None = None
     ecc_mode: bool | None = None
     persistence_mode: bool | None = None
-    mig_mode: bool | None = None
+    mig_mode: str | None = None  # MIG_MODES; None where the device has no MIG
     compute_mode: str | None = None
     serial: str | None = None
     vbios_version: str | None = None
@@ -150,7 +176,7 @@ class Device:
     clock_graphics_max_mhz: float | None = None
     clock_event_supported_mask: int | None = None
     ecc_mode_pending: bool | None = None
-    mig_mode_pending: bool | None = None
+    mig_mode_pending: str | None = None
     ecc_errors_corrected_volatile: int | None = None
     ecc_errors_uncorrected_volatile: int | None = None
     ecc_errors_corrected_aggregate: int | None = None
@@ -162,7 +188,10 @@ class Device:
     remapped_rows_uncorrectable: int | None = None
     remapped_rows_failed: bool | None = None
     saturation: Saturation = field(default_factory=Saturation)
+    # Every process on the device; under MIG the union of its instances' processes, each
+    # carrying its instance ids.
     processes: tuple[Process, ...] = ()
+    mig_instances: tuple[MigInstance, ...] = ()
     # Simulator only: {"work_rate": ground-truth throughput relative to the unthrottled job}.
     sim: dict[str, float] | None = None
     # Huawei Ascend: npu-smi's NPU (card) id and the chip's id on it; None on other vendors.
@@ -248,8 +277,11 @@ _JOB_FIELDS = tuple(f.name for f in fields(Job))
 _PROC_NESTED = ("container", "job")
 _PROC_FIELDS = tuple(f.name for f in fields(Process) if f.name not in _PROC_NESTED)
 _HINT_FIELDS = tuple(f.name for f in fields(Hint))
+_MIG_NESTED = ("saturation", "processes")
+_MIG_FIELDS = tuple(f.name for f in fields(MigInstance) if f.name not in _MIG_NESTED)
 _DEV_SCALARS = tuple(
-    f.name for f in fields(Device) if f.name not in ("saturation", "processes", "clock_event_reasons")
+    f.name for f in fields(Device)
+    if f.name not in ("saturation", "processes", "clock_event_reasons", "mig_instances")
 )
 _SNAPSHOT_KEYS = ("schema", "host", "time", "backend", "driver_version", "cuda_version")
 
@@ -270,6 +302,14 @@ def device_to_json(dev: Device) -> dict[str, Any]:
     out["clock_event_reasons"] = list(reasons) if reasons is not None else None
     out["saturation"] = _flat(dev.saturation, _SAT_FIELDS)
     out["processes"] = [process_to_json(p) for p in dev.processes]
+    out["mig_instances"] = [mig_instance_to_json(m) for m in dev.mig_instances]
+    return out
+
+
+def mig_instance_to_json(inst: MigInstance) -> dict[str, Any]:
+    out = _flat(inst, _MIG_FIELDS)
+    out["saturation"] = _flat(inst.saturation, _SAT_FIELDS)
+    out["processes"] = [process_to_json(p) for p in inst.processes]
     return out
 
 
@@ -311,7 +351,25 @@ def device_from_json(data: dict[str, Any]) -> Device:
     procs = data.get("processes") or []
     _check(isinstance(procs, list), "processes is not a list")
     kwargs["processes"] = tuple(process_from_json(p) for p in procs)
+    instances = data.get("mig_instances") or []
+    _check(isinstance(instances, list), "mig_instances is not a list")
+    kwargs["mig_instances"] = tuple(mig_instance_from_json(m) for m in instances)
     return Device(**kwargs)
+
+
+def mig_instance_from_json(data: Any) -> MigInstance:
+    _check(isinstance(data, dict), "MIG instance is not an object")
+    _check(isinstance(data.get("gpu_instance_id"), int)
+           and isinstance(data.get("compute_instance_id"), int),
+           "MIG instance without integer gpu_instance_id and compute_instance_id")
+    kwargs = {k: data[k] for k in _MIG_FIELDS if k in data}
+    sat = data.get("saturation") or {}
+    _check(isinstance(sat, dict), "MIG instance saturation is not an object")
+    kwargs["saturation"] = _pick(Saturation, sat, _SAT_FIELDS)
+    procs = data.get("processes") or []
+    _check(isinstance(procs, list), "MIG instance processes is not a list")
+    kwargs["processes"] = tuple(process_from_json(p) for p in procs)
+    return MigInstance(**kwargs)
 
 
 def _strings(data: Any, names: tuple[str, ...], what: str) -> dict[str, str | None]:

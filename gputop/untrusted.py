@@ -28,6 +28,7 @@ from gputop.model import (
     Device,
     Hint,
     Job,
+    MigInstance,
     Process,
     Saturation,
     SchemaError,
@@ -39,6 +40,7 @@ MAX_INT_DIGITS = 19  # len(str(2**63)); longer digit strings are refused before 
 MAX_STRING = 4096
 MAX_DEVICES = 1024
 MAX_PROCESSES = 10000
+MAX_MIG_INSTANCES = 64  # 7 GPU instances today, each with up to 7 compute instances at most
 MAX_HINTS = 1000
 MAX_SMALL = 64  # entries of a small list or dict (clock event reasons, the sim's figures)
 
@@ -136,6 +138,7 @@ _OBJECT = "object"  # a nested model object (saturation): checked by its own tab
 _LIST = "list"  # a list of nested model objects (processes, devices, hints)
 _KINDS = {"float": _NUM, "int": _INT, "str": _STR, "bool": _BOOL, "tuple[str, ...]": _STRLIST,
           "dict[str, float]": _NUMDICT, "Saturation": _OBJECT, "Container": _OBJECT, "Job": _OBJECT, "tuple[Process, ...]": _LIST,
+          "tuple[MigInstance, ...]": _LIST,
           "tuple[Device, ...]": _LIST, "tuple[Hint, ...]": _LIST}
 _TYPES = {_NUM: (int, float), _INT: (int,), _STR: (str,), _BOOL: (bool,), _STRLIST: (list,),
           _NUMDICT: (dict,), _OBJECT: (dict,), _LIST: (list,)}
@@ -164,11 +167,12 @@ _PROCESS = _kinds(Process)
 _PROCESS_NESTED = {"container": (_kinds(Container), ()),
                    "job": (_kinds(Job), ("scheduler", "id"))}
 _SATURATION = _kinds(Saturation)
+_MIG = _kinds(MigInstance)
 _HINT = _kinds(Hint)
 _SNAPSHOT = _kinds(Snapshot)
 # Per table: key -> accepted types, for the all-in-C fast check below.
 _FAST = {id(t): {k: types for k, (types, _) in t.items()}
-         for t in (_DEVICE, _PROCESS, _SATURATION, _HINT, _SNAPSHOT,
+         for t in (_DEVICE, _PROCESS, _SATURATION, _MIG, _HINT, _SNAPSHOT,
                    *(table for table, _ in _PROCESS_NESTED.values()))}
 
 
@@ -264,6 +268,15 @@ def _clean_process(proc: Any, what: str) -> dict[str, Any]:
     return out
 
 
+def _clean_mig(inst: Any, what: str) -> dict[str, Any]:
+    out = _require(_clean(inst, _MIG, what), ("gpu_instance_id", "compute_instance_id"), what)
+    if "saturation" in out:
+        out["saturation"] = _clean(out["saturation"], _SATURATION, f"{what}.saturation")
+    out["processes"] = [_clean_process(p, f"{what}.processes[{j}]")
+                        for j, p in enumerate(_list(inst, "processes", MAX_PROCESSES, what))]
+    return out
+
+
 def _list(doc: dict[str, Any], key: str, limit: int, what: str) -> list[Any]:
     value = doc.get(key, [])
     if type(value) is not list:
@@ -293,6 +306,9 @@ def clean_document(doc: Any) -> dict[str, Any]:
         clean["processes"] = [
             _clean_process(p, f"{where}.processes[{j}]")
             for j, p in enumerate(_list(dev, "processes", MAX_PROCESSES, where))]
+        clean["mig_instances"] = [
+            _clean_mig(m, f"{where}.mig_instances[{j}]")
+            for j, m in enumerate(_list(dev, "mig_instances", MAX_MIG_INSTANCES, where))]
         out_devices.append(clean)
     out["devices"] = out_devices
     out["hints"] = [_require(_clean(h, _HINT, f"hints[{k}]"), ("code", "severity", "message"),

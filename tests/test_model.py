@@ -6,6 +6,7 @@ from gputop.model import (
     SCHEMA,
     Device,
     Hint,
+    MigInstance,
     Process,
     Saturation,
     SchemaError,
@@ -85,6 +86,42 @@ def test_invalid_documents_raise_schema_error(mutate, message):
     mutate(doc)
     with pytest.raises(SchemaError, match=message):
         snapshot_from_json(doc)
+
+
+def mig_snapshot() -> Snapshot:
+    proc = Process(pid=77, user="bob", gpu_memory_mib=9000, gpu_instance_id=2,
+                   compute_instance_id=0)
+    inst = MigInstance(gpu_instance_id=2, compute_instance_id=0, index=0, profile="3g.40gb",
+                       uuid="MIG-1d9e0ec3-3c3a-5a09-9b0e-7f4a1a4a4a4a", sm_count=60,
+                       memory_total_mib=40192, memory_used_mib=9100,
+                       saturation=Saturation(source="gpm", sm_active_pct=41.0),
+                       processes=(proc,))
+    dev = Device(index=0, name="NVIDIA H100 80GB HBM3", mig_mode="enabled",
+                 mig_mode_pending="enabled", processes=(proc,), mig_instances=(inst,))
+    return Snapshot(host="node-m", time=1.0, backend="nvml", devices=(dev,))
+
+
+def test_mig_instances_round_trip_and_pass_the_validation_layer():
+    from gputop.untrusted import clean_document
+    doc = json.loads(json.dumps(snapshot_to_json(mig_snapshot())))
+    assert doc["devices"][0]["mig_mode"] == "enabled"
+    assert doc["devices"][0]["mig_instances"][0]["processes"][0]["gpu_instance_id"] == 2
+    assert snapshot_from_json(doc) == mig_snapshot()
+    assert snapshot_from_json(clean_document(doc)) == mig_snapshot()
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda m: m.pop("gpu_instance_id"), "gpu_instance_id"),
+    (lambda m: m.update(compute_instance_id="0"), "compute_instance_id"),
+    (lambda m: m["processes"][0].pop("pid"), "pid"),
+    (lambda m: m.update(memory_used_mib=float("inf")), "memory_used_mib"),
+])
+def test_a_malformed_mig_instance_is_refused_by_name(mutate, message):
+    from gputop.untrusted import clean_document
+    doc = snapshot_to_json(mig_snapshot())
+    mutate(doc["devices"][0]["mig_instances"][0])
+    with pytest.raises(SchemaError, match=message):
+        snapshot_from_json(clean_document(doc))
 
 
 def test_derived_percentages_handle_missing_values():

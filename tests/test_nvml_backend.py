@@ -105,7 +105,7 @@ def test_every_field_of_an_h100_maps_from_nvml() -> None:
     assert dev.clock_event_reasons == ("sw_power_cap", "hw_thermal_slowdown")
     assert dev.clock_event_reasons == clock_events.decode(0x44)
     assert (dev.pcie_gen, dev.pcie_width, dev.pcie_gen_max, dev.pcie_width_max) == (4, 8, 5, 16)
-    assert dev.ecc_mode is True and dev.persistence_mode is False and dev.mig_mode is False
+    assert dev.ecc_mode is True and dev.persistence_mode is False and dev.mig_mode == "disabled"
     assert dev.compute_mode == "Exclusive_Process"
     assert dev.serial == gpu.serial and dev.vbios_version == "96.00.74.00.01"
     assert dev.saturation.source == "gpm"
@@ -214,10 +214,10 @@ def test_slow_values_follow_a_change_after_the_refresh_period(h100_node) -> None
     backend, nv, clock = h100_node
     nv.gpus[1].mig = 1
     nv.gpus[1].ecc = 0
-    assert backend.sample([1]).devices[0].mig_mode is False
+    assert backend.sample([1]).devices[0].mig_mode == "disabled"
     clock.advance(nvml_backend.SLOW_REFRESH_S)
     dev = backend.sample([1]).devices[0]
-    assert dev.mig_mode is True and dev.ecc_mode is False
+    assert dev.mig_mode == "enabled" and dev.ecc_mode is False
 
 
 # ---------------------------------------------------------------------------- query-mode fields
@@ -250,7 +250,7 @@ def test_the_fields_query_mode_prints_map_from_nvml() -> None:
     assert (dev.clock_graphics_max_mhz, ampere.clock_graphics_max_mhz) == (1980, 1410)
     assert dev.clock_event_supported_mask == 0x1FF
     assert (dev.ecc_mode, dev.ecc_mode_pending) == (True, False)
-    assert (dev.mig_mode, dev.mig_mode_pending) == (False, True)
+    assert (dev.mig_mode, dev.mig_mode_pending) == ("disabled", "enabled")
     assert (dev.ecc_errors_corrected_volatile, dev.ecc_errors_corrected_aggregate,
             dev.ecc_errors_uncorrected_volatile, dev.ecc_errors_uncorrected_aggregate) == (
         3, 17, 1, 2)

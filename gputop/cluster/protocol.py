@@ -21,6 +21,7 @@ from gputop.model import (
     Saturation,
     SchemaError,
     Snapshot,
+    mig_instance_from_json,
     process_from_json,
 )
 from gputop.untrusted import clean_document, loads, printable
@@ -64,6 +65,8 @@ def build_snapshot(clean: dict[str, Any]) -> Snapshot:
         if sat is not None:
             kw["saturation"] = Saturation(**sat)
         kw["processes"] = tuple([process_from_json(p) for p in kw.get("processes", ())])
+        kw["mig_instances"] = tuple([mig_instance_from_json(m)
+                                     for m in kw.get("mig_instances", ())])
         reasons = kw.get("clock_event_reasons")
         if reasons is not None:
             kw["clock_event_reasons"] = tuple(reasons)

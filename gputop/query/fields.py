@@ -17,7 +17,7 @@ from typing import Any
 
 from gputop import budget
 from gputop.clock_events import REASONS
-from gputop.model import Device, Snapshot
+from gputop.model import MIG_MODES, Device, Snapshot
 from gputop.untrusted import parse_float, parse_int
 
 NA = "[N/A]"
@@ -280,7 +280,7 @@ _DEPRECATED = frozenset({
 # Value formats: how a number (or flag) from the model is written.
 #   str: as is; int: rounded; floor: whole MiB (nvidia-smi divides bytes); f2: two decimals;
 #   hex2/hex4/hex8/hex16: 0x + upper-case hex digits; enabled: Enabled/Disabled;
-#   active: Active/Not Active; yesno: Yes/No
+#   active: Active/Not Active; yesno: Yes/No; mode: a model mode word ("enabled") capitalised
 Getter = Callable[[Snapshot, Device, int], Any]
 
 
@@ -391,8 +391,8 @@ _SOURCES: dict[str, tuple[str, str | Getter]] = {
     "clocks.max.graphics": ("int", "clock_graphics_max_mhz"),
     "clocks.max.sm": ("int", "clock_sm_max_mhz"),
     "clocks.max.memory": ("int", "clock_mem_max_mhz"),
-    "mig.mode.current": ("enabled", "mig_mode"),
-    "mig.mode.pending": ("enabled", "mig_mode_pending"),
+    "mig.mode.current": ("mode", "mig_mode"),
+    "mig.mode.pending": ("mode", "mig_mode_pending"),
 }
 for _name, _bit in REASONS.items():
     if _name != "display_clock_setting":  # nvidia-smi has no field for this bit
@@ -512,6 +512,8 @@ def format_value(field: Field, value: Any, units: bool = True) -> str:
         return format_timestamp(value)
     if kind == "enabled":
         return "Enabled" if value else "Disabled"
+    if kind == "mode":
+        return str(value).capitalize()
     if kind == "active":
         return "Active" if value else "Not Active"
     if kind == "yesno":
@@ -573,6 +575,8 @@ def parse_value(field: Field, raw: str) -> Any:
             return text
         if kind == "timestamp":
             return parse_timestamp(text)
+        if kind == "mode":
+            return text.lower() if text.lower() in MIG_MODES else None
         if kind in ("enabled", "active", "yesno"):
             return {"Enabled": True, "Disabled": False, "Active": True, "Not Active": False,
                     "Yes": True, "No": False}.get(text)

@@ -58,7 +58,7 @@ def test_formats_of_each_kind():
                  power_draw_w=85.123, memory_total_mib=143771.9, memory_used_mib=0.0,
                  utilization_gpu_pct=0, pstate="P0", persistence_mode=True, ecc_mode=False,
                  clock_event_mask=0x4, clock_event_supported_mask=0x1FF, clock_sm_mhz=1979.6,
-                 fan_pct=None, pci_device_id=0x233010DE, mig_mode=False)
+                 fan_pct=None, pci_device_id=0x233010DE, mig_mode="disabled")
     snap = Snapshot(host="h", time=1752480758.6969, backend="sim", devices=(dev,),
                     driver_version="590.48.01")
     names = ("power.draw,memory.total,memory.used,utilization.gpu,pstate,persistence_mode,"

@@ -46,6 +46,7 @@ RETRY_FIRST_S = 2.0
 RETRY_MAX_S = 60.0
 SM_SAMPLE_TTL_S = 3.0  # a per-process SM% older than this is no longer shown
 
+_MIG_MODE = {True: "enabled", False: "disabled"}  # nvmlDeviceGetMigMode's 1/0
 COMPUTE_MODES = {0: "Default", 1: "Exclusive_Thread", 2: "Prohibited", 3: "Exclusive_Process"}
 # What nvidia-smi says for the init failures people actually meet.
 INIT_MESSAGES = {
@@ -255,7 +256,7 @@ class NvmlBackend(Backend):
         gpm = gpu.gpm
         assert gpm is not None
         try:
-            gpm.prime(self.clock.monotonic(), bool(gpu.values.get("mig_mode")))
+            gpm.prime(self.clock.monotonic(), gpu.values.get("mig_mode") == "enabled")
         except self.nv.NVMLError as exc:
             if exc.value == self._lost_code:
                 raise
@@ -492,8 +493,8 @@ class NvmlBackend(Backend):
 
     def _read_mig(self, gpu: _Gpu) -> dict[str, Any]:
         mig = self._field(gpu, "mig", self.nv.nvmlDeviceGetMigMode, gpu.handle)
-        return {"mig_mode": bool(mig[0]) if mig is not None else None,
-                "mig_mode_pending": bool(mig[1]) if mig is not None else None}
+        return {"mig_mode": _MIG_MODE[bool(mig[0])] if mig is not None else None,
+                "mig_mode_pending": _MIG_MODE[bool(mig[1])] if mig is not None else None}
 
     def _read_pcie_max(self, gpu: _Gpu) -> dict[str, Any]:
         nv, h = self.nv, gpu.handle
@@ -522,13 +523,13 @@ class NvmlBackend(Backend):
             return None
         return v.value.uiVal
 
-    def _saturation(self, gpu: _Gpu, mig: bool | None) -> Saturation:
+    def _saturation(self, gpu: _Gpu, mig: str | None) -> Saturation:
         gpm = gpu.gpm
         if gpm is None:
             return NO_SATURATION
         nv = self.nv
         try:
-            return gpm.saturation(self.clock.monotonic, bool(mig))
+            return gpm.saturation(self.clock.monotonic, mig == "enabled")
         except nv.NVMLError as exc:
             if exc.value == self._lost_code:
                 raise

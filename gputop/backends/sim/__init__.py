@@ -407,7 +407,7 @@ class SimBackend(Backend):
             pcie_width_max=part.pcie_width,
             ecc_mode=True if part.vendor == "nvidia" else None,
             persistence_mode=True if part.vendor == "nvidia" else None,
-            mig_mode=False if part.vendor == "nvidia" else None,
+            mig_mode="disabled" if part.vendor == "nvidia" else None,
             compute_mode="Default" if part.vendor == "nvidia" else None,
             serial=f"{1650000000000 + int(1e9 * physics.mix64(self.seed, i, 5))}",
             vbios_version="96.00.A5.00.01" if part.vendor == "nvidia" else None,
@@ -417,7 +417,7 @@ class SimBackend(Backend):
             clock_graphics_max_mhz=part.clock_sm_max_mhz if nvidia else None,
             clock_event_supported_mask=SUPPORTED_EVENTS if nvidia else None,
             ecc_mode_pending=True if nvidia else None,
-            mig_mode_pending=False if nvidia else None,
+            mig_mode_pending="disabled" if nvidia else None,
             # A training job uses no video engines; a healthy part has no errors to count.
             utilization_encoder_pct=0 if nvidia else None,
             utilization_decoder_pct=0 if nvidia else None,
