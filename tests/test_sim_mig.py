@@ -2,7 +2,9 @@
 readings follow from its instances'."""
 
 import json
+import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +14,8 @@ from gputop.backends.sim.mig import place
 from gputop.backends.sim.scenario import parse
 from tests.conftest import gputop_cmd
 
+MIG_FIX = Path(__file__).resolve().parent / "fixtures" / "mig"
+
 
 def sim(scenario="mig", **kw) -> SimBackend:
     backend = SimBackend(BackendOptions(scenario=scenario, **kw))
@@ -19,14 +23,20 @@ def sim(scenario="mig", **kw) -> SimBackend:
     return backend
 
 
-def test_placement_gives_the_ids_a_real_h100_shows():
-    # nvidia-smi on an H100 80GB HBM3 split 3g.40gb + 2g.20gb + 2x 1g.10gb (535.104.12) lists
-    # GI 2, 3, 9, 10 as MIG devices 0-3 with 40320, 20096, 9984 and 9984 MiB, 60/32/16/16 SMs.
+def _captured_mig_devices() -> list[tuple[int, int, int, int, int]]:
+    """(GI, CI, MIG dev, MiB total, SMs) of each row of a real H100's ``MIG devices`` table."""
+    rows = re.findall(r"^\|\s+0\s+(\d+)\s+(\d+)\s+(\d+)\s+\|\s+\d+MiB /\s+(\d+)MiB\s+\|\s+(\d+) ",
+                      (MIG_FIX / "table_1xH100-MIG_590.48.01_load.txt").read_text(), re.M)
+    return [tuple(map(int, row)) for row in rows]
+
+
+def test_placement_and_sizes_are_what_a_real_h100_shows():
+    # the capture's GPU was split 3g.40gb + 2g.20gb + 2x 1g.10gb, created in that order
+    captured = _captured_mig_devices()
+    assert len(captured) == 4
     slots = place(["3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"])
-    assert [(s.index, s.gpu_instance_id, s.compute_instance_id) for s in slots] == \
-        [(0, 2, 0), (1, 3, 0), (2, 9, 0), (3, 10, 0)]
-    assert [(s.profile.memory_total_mib, s.profile.sm_count) for s in slots] == \
-        [(40320, 60), (20096, 32), (9984, 16), (9984, 16)]
+    assert [(s.gpu_instance_id, s.compute_instance_id, s.index, s.profile.memory_total_mib,
+             s.profile.sm_count) for s in slots] == captured
     assert [s.gpu_instance_id for s in place(["1g.10gb"] * 7)] == list(range(7, 14))
 
 
@@ -132,6 +142,6 @@ def test_snapshot_json_nests_instances_with_profiles_uuids_and_processes():
     assert dev["mig_mode"] == "enabled" and dev["utilization_gpu_pct"] is None
     inst = dev["mig_instances"][0]
     assert (inst["profile"], inst["gpu_instance_id"], inst["memory_total_mib"]) == \
-        ("3g.40gb", 2, 40320)
+        ("3g.40gb", 2, 40448)
     assert inst["uuid"].startswith("MIG-") and inst["processes"][0]["gpu_instance_id"] == 2
 

@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "nvidia-smi"
+MIG_FIX = FIX.parent / "mig"  # captures of a MIG-enabled H100
 ROOT = Path(__file__).resolve().parent.parent.parent
-ALL_FIELDS_CAPTURES = sorted(FIX.glob("csv_all-fields_*.csv"))
-CSV_CAPTURES = sorted(FIX.glob("csv_*.csv"))
+ALL_FIELDS_CAPTURES = sorted([*FIX.glob("csv_all-fields_*.csv"), *MIG_FIX.glob("csv_all-fields_*.csv")])
+CSV_CAPTURES = sorted([*FIX.glob("csv_*.csv"), *MIG_FIX.glob("csv_*.csv")])
 
 
 def gputop_cmd(*args: str) -> list[str]:

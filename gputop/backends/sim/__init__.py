@@ -516,6 +516,10 @@ class SimBackend(Backend):
             utilization_memory_pct=None,
             utilization_encoder_pct=None,
             utilization_decoder_pct=None,
+            # the row remapper is not reported under MIG either (nvidia-smi: [N/A])
+            remapped_rows_correctable=None,
+            remapped_rows_uncorrectable=None,
+            remapped_rows_failed=None,
             memory_used_mib=used,
             memory_free_mib=dev.memory_total_mib - used - RESERVED_MIB,
             saturation=sat,
@@ -541,7 +545,7 @@ class SimBackend(Backend):
             uuid=self._mig_uuid(i, slot),
             sm_count=profile.sm_count,
             memory_total_mib=profile.memory_total_mib,
-            memory_used_mib=min(profile.memory_total_mib, profile.empty_used_mib + held),
+            memory_used_mib=min(profile.memory_total_mib, profile.overhead_mib + held),
             saturation=self._saturation(i, job, busy, speed, t) if detail else Saturation(),
             processes=self._processes(i, d.jobs, busy, t, slot) if detail else (),
         )

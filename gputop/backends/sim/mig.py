@@ -2,9 +2,10 @@
 
 Figures are the driver's, as real captures show them on an H100 80GB HBM3:
 - SM counts from ``nvidia-smi mig -lgip`` (1g 16, 2g 32, 3g 60, the whole GPU 132);
-- memory per MIG device in MiB from the ``MIG devices`` table of ``nvidia-smi`` (9984, 20096,
-  40320), and what an empty instance already uses there (12, 25, 37 MiB). ``1g.10gb+me`` has the
-  same memory and SMs as ``1g.10gb`` (equal rows in ``-lgip``) plus the media engines.
+- memory per MIG device in MiB, and what an instance holds beyond its processes' memory, from
+  the ``MIG devices`` table of ``nvidia-smi`` 590.48.01 (tests/fixtures/mig/table_…): 40448,
+  20096 and 9984 MiB; 39, 17 and 9 MiB. ``1g.10gb+me`` has the memory and SMs of ``1g.10gb``
+  (equal rows in ``-lgip``) plus the media engines.
 Only profiles with a captured memory figure are offered: a scenario naming another is refused.
 
 GPU instance ids follow the placements the driver uses (a 3g instance at memory slices 4-7 is
@@ -25,7 +26,7 @@ class Profile:
     name: str
     sm_count: int
     memory_total_mib: float
-    empty_used_mib: float  # what the driver holds in an instance with no process
+    overhead_mib: float  # what the driver holds in the instance beyond its processes' memory
     # (GI id, first memory slice, slices) for each placement, in the order the driver tries them
     placements: tuple[tuple[int, int, int], ...]
 
@@ -37,10 +38,10 @@ class Profile:
 _ONE_G = tuple((7 + s, s, 1) for s in range(7))
 PROFILES: dict[str, Profile] = {
     p.name: p for p in (
-        Profile("1g.10gb", 16, 9984, 12, _ONE_G),
-        Profile("1g.10gb+me", 16, 9984, 12, _ONE_G),
-        Profile("2g.20gb", 32, 20096, 25, ((3, 0, 2), (4, 2, 2), (5, 4, 2))),
-        Profile("3g.40gb", 60, 40320, 37, ((2, 4, 4), (1, 0, 4))),
+        Profile("1g.10gb", 16, 9984, 9, _ONE_G),
+        Profile("1g.10gb+me", 16, 9984, 9, _ONE_G),
+        Profile("2g.20gb", 32, 20096, 17, ((3, 0, 2), (4, 2, 2), (5, 4, 2))),
+        Profile("3g.40gb", 60, 40448, 39, ((2, 4, 4), (1, 0, 4))),
     )
 }
 
