@@ -8,7 +8,8 @@ import sys
 import time
 from pathlib import Path
 
-from gputop.cluster.protocol import decode_snapshot
+from gputop.cluster.protocol import AgentDecoder, Checked, Hello, build_snapshot, decode_snapshot
+from gputop.model import snapshot_from_json
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = [sys.executable, "-m", "gputop", "agent", "--backend", "sim"]
@@ -37,6 +38,28 @@ def test_hello_then_snapshots_with_hints_until_stdin_closes():
     assert proc.wait(5) == 0
     assert proc.stderr.read() == b""
     assert first_line_s < 3.0  # a remote agent must start fast (about 0.15 s here, unloaded)
+
+
+def test_mig_instances_travel_from_the_agent_to_the_cluster_view():
+    proc = subprocess.run([*AGENT, "--scenario", "mig", "--interval", "0.05", "--count", "2",
+                           "--ignore-stdin"], capture_output=True, stdin=subprocess.DEVNULL,
+                          timeout=30, cwd=ROOT, check=True)
+    lines = proc.stdout.splitlines()
+    decoder = AgentDecoder()
+    assert isinstance(decoder.feed(lines[0]), Hello)
+    for line in lines[1:]:
+        event = decoder.feed(line)
+        assert isinstance(event, Checked)
+        snap = build_snapshot(event.doc)
+        assert snap == snapshot_from_json(json.loads(line))  # nothing lost or changed on the way
+        gpu = snap.devices[2]
+        assert gpu.mig_mode == "enabled" and gpu.utilization_gpu_pct is None
+        assert [(m.profile, m.gpu_instance_id) for m in gpu.mig_instances] == \
+            [("3g.40gb", 2), ("2g.20gb", 3), ("2g.20gb", 4)]
+        assert all(m.uuid.startswith("MIG-") and m.processes and m.saturation.source == "sim"
+                   for m in gpu.mig_instances)
+        assert {p.gpu_instance_id for p in gpu.processes} == {2, 3, 4}
+        assert sum(len(d.mig_instances) for d in snap.devices) == 22
 
 
 def test_exits_quietly_when_stdout_closes():
