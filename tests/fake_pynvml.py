@@ -89,6 +89,19 @@ class FakeProcess:
 
 
 @dataclass
+class FakeMigDevice:
+    """One MIG device: a compute instance spanning its GPU instance (``-cgi … -C``)."""
+
+    gi: int  # GPU instance id
+    sms: int
+    profile: str = "1g.10gb"
+    ci: int = 0  # compute instance id
+    memory_total_mib: float = 9984.0
+    memory_used_mib: float = 9.0  # what an instance without processes holds
+    uuid: str = ""  # "" : made from the GPU's UUID and the GI id
+
+
+@dataclass
 class FakeGpu:
     """One GPU's state. Units as NVML reports them (bytes, mW, mJ, MHz)."""
 
@@ -145,7 +158,7 @@ class FakeGpu:
     # metric id -> value (float, NaN allowed) or an NVML error code int wrapped as ("err", code)
     gpm_metrics: dict[int, float | tuple[str, int]] = field(default_factory=dict)
     mig_gpm_metrics: dict[int, dict[int, float]] = field(default_factory=dict)  # GI id -> metrics
-    mig_instances: list[tuple[int, int]] = field(default_factory=list)  # (GI id, SM count)
+    mig_instances: list[FakeMigDevice] = field(default_factory=list)  # while ``mig`` is 1
     processes: list[FakeProcess] = field(default_factory=list)
 
 
@@ -230,6 +243,26 @@ def a100(index: int, processes: Iterable[FakeProcess] = ()) -> FakeGpu:
     )
 
 
+def mig_h100(index: int) -> FakeGpu:
+    """An H100 with MIG on, as the real 590.48.01 capture shows it
+    (tests/fixtures/mig/table_1xH100-MIG_590.48.01_load.txt): 3g.40gb + 2g.20gb + 2x 1g.10gb,
+    three processes in the 3g.40gb instance (GI 2)."""
+    gpu = h100(index, [FakeProcess(21180, 2296.0, gpu_instance_id=2, compute_instance_id=0),
+                       FakeProcess(21181, 1272.0, gpu_instance_id=2, compute_instance_id=0),
+                       FakeProcess(21198, 7484.0, gpu_instance_id=2, compute_instance_id=0)])
+    gpu.mig = 1
+    gpu.memory_used = 11125 * MIB
+    gpu.mig_instances = [FakeMigDevice(2, 60, "3g.40gb", memory_total_mib=40448,
+                                       memory_used_mib=11091),
+                         FakeMigDevice(3, 32, "2g.20gb", memory_total_mib=20096,
+                                       memory_used_mib=17),
+                         FakeMigDevice(9, 16, "1g.10gb"),
+                         FakeMigDevice(10, 16, "1g.10gb")]
+    gpu.mig_gpm_metrics = {2: default_gpm_metrics(91.0), 3: default_gpm_metrics(0.0),
+                           9: default_gpm_metrics(0.0), 10: default_gpm_metrics(0.0)}
+    return gpu
+
+
 def node(count: int, procs_per_gpu: int = 0, pid_base: int = 9_000_000,
          pids: list[int] | None = None) -> list[FakeGpu]:
     """``count`` H100s, each with ``procs_per_gpu`` compute processes (pids from ``pids`` or
@@ -249,12 +282,14 @@ def node(count: int, procs_per_gpu: int = 0, pid_base: int = 9_000_000,
 class FakeHandle:
     """Stands for a ``c_nvmlDevice_t``: opaque to the caller."""
 
-    __slots__ = ("index", "mig_of", "gi_id")
+    __slots__ = ("index", "mig_of", "gi_id", "mig_index")
 
-    def __init__(self, index: int, mig_of: int | None = None, gi_id: int | None = None) -> None:
+    def __init__(self, index: int, mig_of: int | None = None, gi_id: int | None = None,
+                 mig_index: int | None = None) -> None:
         self.index = index
-        self.mig_of = mig_of
+        self.mig_of = mig_of  # a MIG device handle: its parent GPU's index
         self.gi_id = gi_id
+        self.mig_index = mig_index
 
     def __repr__(self) -> str:
         return f"<c_nvmlDevice_t fake {self.index}>"
@@ -348,6 +383,21 @@ class FakeNvml:
             raise NVMLError(_real.NVML_ERROR_GPU_IS_LOST)
         return self.gpus[index]
 
+    def _mig_dev(self, gpu: FakeGpu, handle: FakeHandle) -> FakeMigDevice | None:
+        """The MIG device a handle stands for (None: the parent GPU's own handle)."""
+        if handle.mig_index is None:
+            return None
+        if not gpu.mig or handle.mig_index >= len(gpu.mig_instances):
+            raise NVMLError(_real.NVML_ERROR_INVALID_ARGUMENT)  # torn down since
+        return gpu.mig_instances[handle.mig_index]
+
+    def _no_mig(self, gpu: FakeGpu) -> None:
+        """NVML: "On MIG-enabled GPUs, querying the utilization of encoder, decoder, jpeg, ofa,
+        gpu, and memory is not currently supported" (--help-query-gpu of 590.48.01), nor is
+        per-process utilization; the real MIG capture shows the row remapper [N/A] too."""
+        if gpu.mig:
+            raise NVMLError(_real.NVML_ERROR_NOT_SUPPORTED)
+
     # ---------------------------------------------------------------- init / system
     def nvmlInit(self) -> None:
         self.nvmlInitWithFlags(0)
@@ -409,10 +459,16 @@ class FakeNvml:
         return self._dev("nvmlDeviceGetIndex", handle).index
 
     def nvmlDeviceGetName(self, handle: FakeHandle) -> str:
-        return self._dev("nvmlDeviceGetName", handle).name
+        gpu = self._dev("nvmlDeviceGetName", handle)
+        dev = self._mig_dev(gpu, handle)
+        return gpu.name if dev is None else f"{gpu.name} MIG {dev.profile}"
 
     def nvmlDeviceGetUUID(self, handle: FakeHandle) -> str:
-        return self._dev("nvmlDeviceGetUUID", handle).uuid
+        gpu = self._dev("nvmlDeviceGetUUID", handle)
+        dev = self._mig_dev(gpu, handle)
+        if dev is None:
+            return gpu.uuid
+        return dev.uuid or "MIG-" + _uuid(gpu.index * 100 + dev.gi, "mig")[4:]
 
     def nvmlDeviceGetSerial(self, handle: FakeHandle) -> str:
         return self._dev("nvmlDeviceGetSerial", handle).serial
@@ -441,15 +497,22 @@ class FakeNvml:
 
     # ---------------------------------------------------------------- memory / utilization
     def nvmlDeviceGetMemoryInfo(self, handle: FakeHandle, version: int | None = None):
+        gpu = self._dev("nvmlDeviceGetMemoryInfo" if not version else "nvmlDeviceGetMemoryInfo_v2",
+                        handle)
+        dev = self._mig_dev(gpu, handle)
+        if dev is not None:  # a MIG device reserves nothing of its own (nvidia-smi -q: 0 MiB)
+            mem = _real.c_nvmlMemory_t() if not version else _real.c_nvmlMemory_v2_t()
+            mem.total = int(dev.memory_total_mib * MIB)
+            mem.used = int(dev.memory_used_mib * MIB)
+            mem.free = mem.total - mem.used
+            return mem
         if not version:
-            gpu = self._dev("nvmlDeviceGetMemoryInfo", handle)
             mem = _real.c_nvmlMemory_t()
             # v1 counts the driver's reservation as used
             mem.total = gpu.memory_total
             mem.used = gpu.memory_used + gpu.memory_reserved
             mem.free = gpu.memory_total - mem.used
             return mem
-        gpu = self._dev("nvmlDeviceGetMemoryInfo_v2", handle)
         if version != _real.nvmlMemory_v2:
             raise NVMLError(_real.NVML_ERROR_ARGUMENT_VERSION_MISMATCH)
         mem2 = _real.c_nvmlMemory_v2_t()
@@ -462,6 +525,7 @@ class FakeNvml:
 
     def nvmlDeviceGetUtilizationRates(self, handle: FakeHandle):
         gpu = self._dev("nvmlDeviceGetUtilizationRates", handle)
+        self._no_mig(gpu)
         util = _real.c_nvmlUtilization_t()
         util.gpu = gpu.util_gpu
         util.memory = gpu.util_mem
@@ -470,12 +534,14 @@ class FakeNvml:
     def nvmlDeviceGetEncoderUtilization(self, handle: FakeHandle) -> list[int]:
         """``[utilization %, sampling period µs]``, as the real wrapper returns."""
         gpu = self._dev("nvmlDeviceGetEncoderUtilization", handle)
+        self._no_mig(gpu)
         if gpu.util_encoder is None:
             raise NVMLError(_real.NVML_ERROR_NOT_SUPPORTED)
         return [gpu.util_encoder, 167_000]
 
     def nvmlDeviceGetDecoderUtilization(self, handle: FakeHandle) -> list[int]:
         gpu = self._dev("nvmlDeviceGetDecoderUtilization", handle)
+        self._no_mig(gpu)
         if gpu.util_decoder is None:
             raise NVMLError(_real.NVML_ERROR_NOT_SUPPORTED)
         return [gpu.util_decoder, 167_000]
@@ -532,6 +598,7 @@ class FakeNvml:
 
     def nvmlDeviceGetRemappedRows(self, device: FakeHandle) -> tuple[int, int, int, int]:
         gpu = self._dev("nvmlDeviceGetRemappedRows", device)
+        self._no_mig(gpu)
         if gpu.remapped_rows is None:
             raise NVMLError(_real.NVML_ERROR_NOT_SUPPORTED)
         return gpu.remapped_rows
@@ -642,31 +709,46 @@ class FakeNvml:
         gpu = self._dev("nvmlDeviceGetMigDeviceHandleByIndex", device)
         if not gpu.mig or index >= len(gpu.mig_instances):
             raise NVMLError(_real.NVML_ERROR_NOT_FOUND)
-        return FakeHandle(1000 + index, mig_of=gpu.index, gi_id=gpu.mig_instances[index][0])
+        return FakeHandle(1000 + index, mig_of=gpu.index, gi_id=gpu.mig_instances[index].gi,
+                          mig_index=index)
 
     def nvmlDeviceGetGpuInstanceId(self, device: FakeHandle) -> int:
-        self._dev("nvmlDeviceGetGpuInstanceId", device)
-        if device.gi_id is None:
+        gpu = self._dev("nvmlDeviceGetGpuInstanceId", device)
+        dev = self._mig_dev(gpu, device)
+        if dev is None:
             raise NVMLError(_real.NVML_ERROR_INVALID_ARGUMENT)
-        return device.gi_id
+        return dev.gi
+
+    def nvmlDeviceGetComputeInstanceId(self, device: FakeHandle) -> int:
+        gpu = self._dev("nvmlDeviceGetComputeInstanceId", device)
+        dev = self._mig_dev(gpu, device)
+        if dev is None:
+            raise NVMLError(_real.NVML_ERROR_INVALID_ARGUMENT)
+        return dev.ci
+
+    def nvmlDeviceGetDeviceHandleFromMigDeviceHandle(self, migDevice: FakeHandle) -> FakeHandle:
+        gpu = self._dev("nvmlDeviceGetDeviceHandleFromMigDeviceHandle", migDevice)
+        if self._mig_dev(gpu, migDevice) is None:
+            raise NVMLError(_real.NVML_ERROR_INVALID_ARGUMENT)
+        return FakeHandle(gpu.index)
 
     def nvmlDeviceGetAttributes(self, device: FakeHandle):
         gpu = self._dev("nvmlDeviceGetAttributes", device)
+        dev = self._mig_dev(gpu, device)
         attrs = _real.c_nvmlDeviceAttributes()
-        sms = 132
-        for gi, count in gpu.mig_instances:
-            if gi == device.gi_id:
-                sms = count
-        attrs.multiprocessorCount = sms
+        attrs.multiprocessorCount = 132 if dev is None else dev.sms
         return attrs
 
     # ---------------------------------------------------------------- processes
     def _procs(self, fn: str, handle: FakeHandle, kind: str, fields: tuple[str, ...]) -> list:
         gpu = self._dev(fn, handle)
+        dev = self._mig_dev(gpu, handle)
         out = []
         for p in gpu.processes:
             if kind not in p.kind:
                 continue
+            if dev is not None and (p.gpu_instance_id, p.compute_instance_id) != (dev.gi, dev.ci):
+                continue  # a MIG device lists its own instance's processes
             used = _real.NVML_VALUE_NOT_AVAILABLE_ulonglong.value if p.used_mib is None \
                 else int(p.used_mib * MIB)
             values = {"pid": p.pid, "usedGpuMemory": used,
@@ -703,6 +785,7 @@ class FakeNvml:
         """Samples newer than ``timeStamp`` (µs); NVML samples about every 1/6 s.
         NOT_FOUND when there is none, as the driver answers."""
         gpu = self._dev("nvmlDeviceGetProcessUtilization", handle)
+        self._no_mig(gpu)
         now_us = int(self.clock() * 1e6)
         stamp = now_us - now_us % 166_667
         samples = []
@@ -762,7 +845,7 @@ class FakeNvml:
         gpu = self._dev("nvmlGpmMigSampleGet", device)
         if not gpu.gpm or not gpu.mig:
             raise NVMLError(_real.NVML_ERROR_NOT_SUPPORTED)
-        if gpuInstanceId not in {gi for gi, _ in gpu.mig_instances}:
+        if gpuInstanceId not in {d.gi for d in gpu.mig_instances}:
             raise NVMLError(_real.NVML_ERROR_NOT_FOUND)
         state = self._gpm_state(gpmSample)
         state.device, state.gi, state.time = gpu.index, gpuInstanceId, self.clock()

@@ -14,6 +14,7 @@ import pytest
 from conftest import ROOT, gputop_cmd
 from fake_pynvml import (
     FakeGpu,
+    FakeMigDevice,
     FakeNvml,
     FakeProcess,
     ManualClock,
@@ -745,7 +746,7 @@ def test_gpm_turning_unsupported_at_runtime_stops_asking() -> None:
 def test_gpm_with_mig_reads_each_gpu_instance() -> None:
     gpu = h100(0)
     gpu.mig = 1
-    gpu.mig_instances = [(1, 66), (2, 33)]
+    gpu.mig_instances = [FakeMigDevice(1, 66), FakeMigDevice(2, 33)]
     gpu.mig_gpm_metrics = {1: {2: 90.0, 10: 50.0, 20: 100.0}, 2: {2: 30.0, 10: 20.0, 20: 50.0}}
     backend, nv, clock = make([gpu])
     with backend:

@@ -34,12 +34,20 @@ from gputop.backends.base import (
     hostname,
 )
 from gputop.backends.hostproc import HostProcesses
-from gputop.backends.nvml import procs, reads
+from gputop.backends.nvml import mig, procs, reads
 from gputop.backends.nvml.gpm import NO_SATURATION, DeviceGpm, is_supported
 from gputop.backends.nvml.procs import ProcessBuffers
 from gputop.backends.nvml.reads import SLOW_REFRESH_S  # noqa: F401 - tests tune it here
 from gputop.budget import EVERYTHING, Wants
-from gputop.model import Device, DeviceInfo, NodeInfo, Process, Saturation, Snapshot
+from gputop.model import (
+    Device,
+    DeviceInfo,
+    MigInstance,
+    NodeInfo,
+    Process,
+    Saturation,
+    Snapshot,
+)
 
 MIB = 1024 * 1024
 RETRY_FIRST_S = 2.0
@@ -129,7 +137,7 @@ class _Gpu:
     """Mutable per-device state."""
 
     __slots__ = ("info", "handle", "status", "reason", "skip", "pci_ids", "values", "read_at",
-                 "retry_at", "backoff", "util_seen", "sm", "gpm", "memory_v2", "procs")
+                 "retry_at", "backoff", "util_seen", "sm", "gpm", "memory_v2", "procs", "mig")
 
     def __init__(self, info: DeviceInfo, handle: Any) -> None:
         self.info = info
@@ -147,6 +155,7 @@ class _Gpu:
         self.gpm: DeviceGpm | None = None
         self.memory_v2 = True
         self.procs = ProcessBuffers()
+        self.mig: tuple[mig.MigSlot, ...] = ()  # its MIG devices while MIG is on
 
 
 class NvmlBackend(Backend):
@@ -245,11 +254,15 @@ class NvmlBackend(Backend):
             gpu.info, gpu.pci_ids = self._static(index, handle)
             if is_supported(nv, handle):
                 self._read_now(gpu, "mig", self.clock.monotonic())
-                gpu.gpm = DeviceGpm(nv, handle, self.clock.sleep)
-                self._prime_gpm(gpu)
+                self._new_gpm(gpu)
         except nv.NVMLError as exc:
             self._mark(gpu, exc)
         return gpu
+
+    def _new_gpm(self, gpu: _Gpu) -> None:
+        gpu.gpm = DeviceGpm(self.nv, gpu.handle, self.clock.sleep,
+                            lambda: mig.gpu_instances(gpu.mig))
+        self._prime_gpm(gpu)
 
     def _prime_gpm(self, gpu: _Gpu) -> None:
         """Take the first GPM sample now, so the first snapshot has one 100 ms old."""
@@ -377,6 +390,13 @@ class NvmlBackend(Backend):
                 values["processes"] = self._processes(gpu)
                 gpu.read_at["processes"] = now
             processes = values["processes"]
+        instances: tuple[MigInstance, ...] = ()
+        if "mig_instances" in due and gpu.mig:
+            if reads.due(due["mig_instances"], gpu.read_at.get("mig_instances"), now):
+                values["mig_memory"] = [mig.memory(self._optional(
+                    self.nv.nvmlDeviceGetMemoryInfo, s.handle)) for s in gpu.mig]
+                gpu.read_at["mig_instances"] = now
+            instances = self._instances(gpu, values["mig_memory"], processes, saturation)
         return Device(
             index=info.index,
             uuid=info.uuid,
@@ -393,8 +413,33 @@ class NvmlBackend(Backend):
             pci_sub_device_id=gpu.pci_ids[1],
             saturation=saturation,
             processes=processes,
+            mig_instances=instances,
             **shown,
         )
+
+    def _instances(self, gpu: _Gpu, memory: list[tuple[float | None, float | None]],
+                   processes: tuple[Process, ...],
+                   saturation: Saturation) -> tuple[MigInstance, ...]:
+        """The MIG devices with their memory, their share of the processes and, where GPM
+        read this tick, their GPU instance's saturation."""
+        by_gi = gpu.gpm.by_gi if gpu.gpm is not None and saturation.source else {}
+        out = []
+        for slot, (total, used) in zip(gpu.mig, memory):
+            ids = (slot.gpu_instance_id, slot.compute_instance_id)
+            out.append(MigInstance(
+                gpu_instance_id=slot.gpu_instance_id,
+                compute_instance_id=slot.compute_instance_id,
+                index=slot.index,
+                profile=slot.profile,
+                uuid=slot.uuid,
+                sm_count=slot.sm_count,
+                memory_total_mib=total,
+                memory_used_mib=used,
+                saturation=by_gi.get(slot.gpu_instance_id, NO_SATURATION),
+                processes=tuple(p for p in processes
+                                if (p.gpu_instance_id, p.compute_instance_id) == ids),
+            ))
+        return tuple(out)
 
     def _read(self, gpu: _Gpu, read: str) -> dict[str, Any]:
         """One read of READS: the values of its attributes (None where the GPU has none)."""
@@ -492,9 +537,17 @@ class NvmlBackend(Backend):
         return out
 
     def _read_mig(self, gpu: _Gpu) -> dict[str, Any]:
-        mig = self._field(gpu, "mig", self.nv.nvmlDeviceGetMigMode, gpu.handle)
-        return {"mig_mode": _MIG_MODE[bool(mig[0])] if mig is not None else None,
-                "mig_mode_pending": _MIG_MODE[bool(mig[1])] if mig is not None else None}
+        modes = self._field(gpu, "mig", self.nv.nvmlDeviceGetMigMode, gpu.handle)
+        slots = mig.probe(self.nv, gpu.handle, self._optional, _text) \
+            if modes is not None and modes[0] else ()
+        if [s.ids for s in slots] != [s.ids for s in gpu.mig]:
+            gpu.mig = slots
+            gpu.values.pop("mig_memory", None)
+            gpu.read_at.pop("mig_instances", None)
+            if gpu.gpm is not None:
+                gpu.gpm.close()  # re-partitioned: GPM streams per the new GPU instances
+        return {"mig_mode": _MIG_MODE[bool(modes[0])] if modes is not None else None,
+                "mig_mode_pending": _MIG_MODE[bool(modes[1])] if modes is not None else None}
 
     def _read_pcie_max(self, gpu: _Gpu) -> dict[str, Any]:
         nv, h = self.nv, gpu.handle
@@ -540,21 +593,23 @@ class NvmlBackend(Backend):
             return NO_SATURATION
 
     # ------------------------------------------------------------------ processes
-    def _running(self, gpu: _Gpu, kind: str) -> list[tuple[int, Any]]:
-        """(pid, used bytes) of the compute ("C") or graphics ("G") processes via the newest
-        function that works here: _v3, else _v2, else the unsuffixed one (driver 535.98 changed
-        the struct)."""
+    def _running(self, gpu: _Gpu, kind: str, handle: Any,
+                 buffers: ProcessBuffers) -> list[tuple[int, Any]]:
+        """(pid, used bytes) of the compute ("C") or graphics ("G") processes on ``handle`` (the
+        GPU's, or one of its MIG devices') via the newest function that works here: _v3, else
+        _v2, else the unsuffixed one (driver 535.98 changed the struct)."""
         nv = self.nv
         chosen = self._proc_fn.get(kind, "")
         if chosen:
-            return self._field(gpu, "procs" + kind, self._list_reader(chosen), gpu) or []
+            return self._field(gpu, "procs" + kind, self._list_reader(chosen),
+                               handle, buffers) or []
         if chosen is None:
             return []
         for name in PROCESS_FUNCTIONS[kind]:
             if getattr(nv, name, None) is None:
                 continue
             try:
-                procs = self._list_reader(name)(gpu)
+                procs = self._list_reader(name)(handle, buffers)
             except nv.NVMLError as exc:
                 if exc.value in (nv.NVML_ERROR_FUNCTION_NOT_FOUND,
                                  nv.NVML_ERROR_ARGUMENT_VERSION_MISMATCH):
@@ -570,36 +625,46 @@ class NvmlBackend(Backend):
         self._proc_fn[kind] = None
         return []
 
-    def _list_reader(self, name: str) -> Callable[[_Gpu], list[tuple[int, Any]]]:
+    def _list_reader(self, name: str) -> Callable[[Any, ProcessBuffers], list[tuple[int, Any]]]:
         """One call per tick through our own buffer where the binding allows (procs.py), else
         pynvml's wrapper (two calls)."""
         nv = self.nv
         if self._direct and name in procs.DIRECT_LISTS:
-            return lambda gpu: procs.running(nv, name, gpu.handle, gpu.procs)
+            return lambda handle, buffers: procs.running(nv, name, handle, buffers)
         fn = getattr(nv, name)
-        return lambda gpu: [(p.pid, p.usedGpuMemory) for p in fn(gpu.handle)]
+        return lambda handle, buffers: [(p.pid, p.usedGpuMemory) for p in fn(handle)]
+
+    def _lists(self, gpu: _Gpu) -> list[tuple[Any, ProcessBuffers, str, int | None, int | None]]:
+        """(handle, buffers, kinds, GI id, CI id) of each process list to read: the GPU's
+        compute and graphics lists, or under MIG each MIG device's compute list (graphics does
+        not run in MIG instances)."""
+        if gpu.mig:
+            return [(s.handle, s.buffers, "C", s.gpu_instance_id, s.compute_instance_id)
+                    for s in gpu.mig]
+        return [(gpu.handle, gpu.procs, "CG", None, None)]
 
     def _processes(self, gpu: _Gpu) -> tuple[Process, ...]:
         merged: dict[int, list] = {}
-        for kind in ("C", "G"):
-            if "procs" + kind in gpu.skip:
-                continue
-            for pid, used in self._running(gpu, kind):
-                entry = merged.get(pid)
-                if entry is None:
-                    merged[pid] = [used, kind]
-                else:
-                    if used is not None and (entry[0] is None or used > entry[0]):
-                        entry[0] = used
-                    if kind not in entry[1]:
-                        entry[1] += "+" + kind
+        for handle, buffers, kinds, gi, ci in self._lists(gpu):
+            for kind in kinds:
+                if "procs" + kind in gpu.skip:
+                    continue
+                for pid, used in self._running(gpu, kind, handle, buffers):
+                    entry = merged.get(pid)
+                    if entry is None:
+                        merged[pid] = [used, kind, gi, ci]
+                    else:
+                        if used is not None and (entry[0] is None or used > entry[0]):
+                            entry[0] = used
+                        if kind not in entry[1]:
+                            entry[1] += "+" + kind
         if not merged:
             gpu.sm.clear()
             return ()
         sm = self._process_sm(gpu, merged)
         facts_by_pid = self.host.lookup_device(gpu.info.pci_bus_id, merged)
         out = []
-        for pid, (used, kind) in merged.items():
+        for pid, (used, kind, gi, ci) in merged.items():
             facts = facts_by_pid[pid]
             owner = facts.owner
             out.append(Process(
@@ -617,6 +682,8 @@ class NvmlBackend(Backend):
                 job=owner.job,
                 namespace_pid=owner.namespace_pid,
                 outside_pid_namespace=facts.outside_pid_namespace,
+                gpu_instance_id=gi,
+                compute_instance_id=ci,
             ))
         return tuple(out)
 
@@ -705,11 +772,12 @@ class NvmlBackend(Backend):
                     if gpu.info.uuid is None:
                         gpu.info, gpu.pci_ids = self._static(gpu.info.index, gpu.handle)
                     gpu.read_at.clear()  # everything is read afresh on this tick
+                # MIG handles from before the re-init are dead: probe the layout again
+                gpu.mig = ()
+                gpu.read_at.pop("mig", None)
                 if is_supported(nv, gpu.handle):
-                    if "mig" not in gpu.read_at:
-                        self._read_now(gpu, "mig", now)
-                    gpu.gpm = DeviceGpm(nv, gpu.handle, self.clock.sleep)
-                    self._prime_gpm(gpu)
+                    self._read_now(gpu, "mig", now)
+                    self._new_gpm(gpu)
             except nv.NVMLError as exc:
                 self._mark(gpu, exc)
                 continue

@@ -143,13 +143,17 @@ def combine(parts: list[tuple[dict[str, float | None], float]]) -> dict[str, flo
 class DeviceGpm:
     """GPM for one device: a device-wide stream, or one stream per MIG GPU instance."""
 
-    def __init__(self, nv: Any, handle: Any, sleep: Callable[[float], None]) -> None:
+    def __init__(self, nv: Any, handle: Any, sleep: Callable[[float], None],
+                 gpu_instances: Callable[[], list[tuple[int, float]]]) -> None:
         self.nv = nv
         self.handle = handle
         self.sleep = sleep
+        # MIG: (GPU instance id, its SMs) of the instances the backend found (nvml/mig.py)
+        self.gpu_instances = gpu_instances
         self.device_stream: GpmStream | None = None
         self.mig_streams: list[tuple[GpmStream, float]] | None = None
         self.mig: bool | None = None
+        self.by_gi: dict[int, Saturation] = {}  # MIG: the last reading of each GPU instance
 
     def close(self) -> None:
         if self.device_stream is not None:
@@ -169,28 +173,8 @@ class DeviceGpm:
             return [(self.device_stream, 1.0)]
         if self.mig_streams is None:
             self.mig_streams = [(GpmStream(self.nv, self.handle, gi), sms)
-                                for gi, sms in self._gpu_instances()]
+                                for gi, sms in self.gpu_instances()]
         return self.mig_streams
-
-    def _gpu_instances(self) -> list[tuple[int, float]]:
-        nv = self.nv
-        found: dict[int, float] = {}
-        try:
-            count = nv.nvmlDeviceGetMaxMigDeviceCount(self.handle)
-        except nv.NVMLError:
-            return []
-        for i in range(count):
-            try:
-                mig = nv.nvmlDeviceGetMigDeviceHandleByIndex(self.handle, i)
-                gi = nv.nvmlDeviceGetGpuInstanceId(mig)
-            except nv.NVMLError:
-                continue  # an empty slot
-            try:
-                sms = float(nv.nvmlDeviceGetAttributes(mig).multiprocessorCount) or 1.0
-            except (nv.NVMLError, AttributeError):
-                sms = 1.0
-            found[gi] = found.get(gi, 0.0) + sms
-        return sorted(found.items())
 
     def prime(self, now: float, mig: bool) -> None:
         """Take the baseline sample(s) now, so that the first reading need not wait long."""
@@ -213,10 +197,14 @@ class DeviceGpm:
                 self.sleep(wait)
                 t = now()
         parts = []
+        by_gi = {}
         for stream, weight in streams:
             values = stream.read(t)
             if values is not None:
                 parts.append((values, weight))
+                if stream.gi is not None:
+                    by_gi[stream.gi] = Saturation(source="gpm", **values)
+        self.by_gi = by_gi
         if not parts:
             return NO_SATURATION
         values = parts[0][0] if len(parts) == 1 and not mig else combine(parts)

@@ -58,9 +58,15 @@ READS: dict[str, tuple[tuple[str, ...], float]] = {
     "clock_graphics_max": (("clock_graphics_max_mhz",), ONCE),
     "supported_events": (("clock_event_supported_mask",), ONCE),
 }
-# Reads that others depend on: GPM needs to know whether MIG is on; the ECC counters exist only
-# while ECC is on.
-NEEDS = {"saturation": ("mig",), "ecc_counters": ("ecc",)}
+# Reads beyond READS, each more than one attribute's worth: the process lists (and per-process
+# SM%), GPM, and under MIG each MIG device's memory (its processes come with "processes", its
+# GPM with "saturation").
+COMPOUND = ("processes", "saturation", "mig_instances")
+# Reads that others depend on: GPM, the process lists and the MIG devices need to know whether
+# MIG is on (reading the mode probes the MIG layout: gputop/backends/nvml/mig.py); the ECC
+# counters exist only while ECC is on.
+NEEDS = {"saturation": ("mig",), "processes": ("mig",), "mig_instances": ("mig",),
+         "ecc_counters": ("ecc",)}
 # Every attribute a read fills, with its read.
 READ_OF = {attr: read for read, (attrs, _) in READS.items() for attr in attrs}
 
@@ -70,13 +76,13 @@ def periods(wants: Wants | None) -> dict[str, float]:
     for any of its attributes, never shorter than the read's own floor."""
     if wants is None:
         out = {read: floor for read, (_, floor) in READS.items()}
-        out.update({"processes": LIVE, "saturation": LIVE})
+        out.update(dict.fromkeys(COMPOUND, LIVE))
         return out
     out = {}
     for attr, every in wants.items():
         read = READ_OF.get(attr)
         if read is None:
-            if attr in ("processes", "saturation"):
+            if attr in COMPOUND:
                 out[attr] = min(every, out.get(attr, math.inf))
             continue
         floor = READS[read][1]
