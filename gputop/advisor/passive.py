@@ -37,6 +37,8 @@ class PassiveGpu:
     energy_per_interval_j: float | None  # the same, per sampling interval
     suggestion_w: float | None  # a lower limit that would not have been reached
     note: str
+    # MIG: the profiles of its instances ("3g.40gb", ...); () on a whole GPU
+    mig_profiles: tuple[str, ...] = ()
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -128,4 +130,5 @@ def _one(series: list[tuple[float, Device]]) -> PassiveGpu:
         energy_per_interval_j=per_interval,
         suggestion_w=suggestion,
         note=note,
+        mig_profiles=tuple(m.profile or "?" for m in last.mig_instances),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,11 +41,28 @@ def passive_lines(gpus: Sequence[PassiveGpu], note: str = "passive: nothing was 
             f" {_f(g.draw_max_w, '5.0f', 'W'):>6}  {_f(g.limit_w, '5.0f', 'W'):>6}  {rng + ' W':>11}"
             f"  {capped:>6}  {energy:>9}  {g.note}"
         )
+    lines += mig_lines(gpus)
     suggested = {g.index: g.suggestion_w for g in gpus if g.suggestion_w is not None}
     if suggested:
         lines.append("To apply the no-cost limits: " + "; ".join(
             nvidia_smi_commands({i: w for i, w in suggested.items() if w is not None})))
     return lines
+
+
+def mig_lines(gpus: Sequence[PassiveGpu]) -> list[str]:
+    """One line where MIG splits some GPUs: a power limit belongs to the physical GPU, so
+    the advisor changes and measures the whole GPU, all of its instances' jobs together."""
+    split = [g for g in gpus if g.mig_profiles]
+    if not split:
+        return []
+    which = "; ".join(f"GPU {g.index} ({_profiles(g.mig_profiles)})" for g in split)
+    return [f"MIG: {which}. Power limits are per physical GPU: the advisor sets the whole GPU's"
+            " limit and measures the slowdown of all its instances' jobs together."]
+
+
+def _profiles(profiles: Sequence[str]) -> str:
+    counts = Counter(profiles)
+    return ", ".join(f"{n}x {p}" if n > 1 else p for p, n in counts.items())
 
 
 def passive_json(g: PassiveGpu) -> dict[str, Any]:
@@ -58,6 +76,7 @@ def passive_json(g: PassiveGpu) -> dict[str, Any]:
         "capped_share": _r(g.capped_share, 4), "energy_j": _r(g.energy_j),
         "energy_per_interval_j": _r(g.energy_per_interval_j),
         "no_cost_limit_w": g.suggestion_w, "note": g.note,
+        "mig_profiles": list(g.mig_profiles),
     }
 
 

@@ -235,7 +235,7 @@ class _Advise:
                            lowest_w=a.lowest, repeat=a.repeat)
 
     def sweep(self, left: list[Any]) -> int:
-        from gputop.advisor import journal, render
+        from gputop.advisor import journal, passive, render
         from gputop.advisor.recommend import make_plan
         from gputop.advisor.safety import missing_privilege
         from gputop.errors import GputopError
@@ -263,6 +263,7 @@ class _Advise:
                                                     plan.uuids.values())),
             }
             self._emit([self._header(), *render.plan_lines(plan, mode, self.argv),
+                        *render.mig_lines(passive.summarize([snap], self.devices)),
                         "Dry run: nothing was changed."])
             return 0
         ours = {plan.uuids[i] for i in plan.devices}
