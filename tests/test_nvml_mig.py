@@ -131,3 +131,20 @@ def test_mig_turned_off_leaves_no_instances_behind():
     assert dev.mig_mode == "disabled" and dev.mig_instances == ()
     assert sorted(p.pid for p in dev.processes) == [21180, 21181, 21198]
     assert all(p.gpu_instance_id is None for p in dev.processes)
+
+
+def test_instances_torn_down_between_probes_are_not_an_error():
+    gpu = mig_h100(0)
+    backend, nv, clock = make([gpu])
+    with backend:
+        backend.sample()
+        del gpu.mig_instances[2:]  # the two 1g.10gb instances destroyed (nvidia-smi mig -dci/-dgi)
+        clock.advance(1)
+        dev = backend.sample().devices[0]
+        assert dev.status == "ok"
+        # the dead handles read as nothing this tick; the next tick probes the layout again
+        assert [m.memory_used_mib for m in dev.mig_instances] == [11091, 17, None, None]
+        clock.advance(1)
+        dev = backend.sample().devices[0]
+    assert dev.status == "ok"
+    assert [m.profile for m in dev.mig_instances] == ["3g.40gb", "2g.20gb"]

@@ -393,8 +393,8 @@ class NvmlBackend(Backend):
         instances: tuple[MigInstance, ...] = ()
         if "mig_instances" in due and gpu.mig:
             if reads.due(due["mig_instances"], gpu.read_at.get("mig_instances"), now):
-                values["mig_memory"] = [mig.memory(self._optional(
-                    self.nv.nvmlDeviceGetMemoryInfo, s.handle)) for s in gpu.mig]
+                values["mig_memory"] = [mig.memory(self._on_mig_device(
+                    gpu, self.nv.nvmlDeviceGetMemoryInfo, s.handle)) for s in gpu.mig]
                 gpu.read_at["mig_instances"] = now
             instances = self._instances(gpu, values["mig_memory"], processes, saturation)
         return Device(
@@ -416,6 +416,18 @@ class NvmlBackend(Backend):
             mig_instances=instances,
             **shown,
         )
+
+    def _on_mig_device(self, gpu: _Gpu, fn: Callable[..., Any], *args: Any) -> Any:
+        """A read on a MIG device's handle. A handle that stopped answering (the GPU was
+        re-partitioned since the layout was probed) gives None and has the layout probed again
+        on the next tick, rather than marking the whole GPU failed."""
+        try:
+            return self._optional(fn, *args)
+        except self.nv.NVMLError as exc:
+            if exc.value == self._lost_code:
+                raise
+            gpu.read_at.pop("mig", None)
+            return None
 
     def _instances(self, gpu: _Gpu, memory: list[tuple[float | None, float | None]],
                    processes: tuple[Process, ...],
@@ -649,7 +661,12 @@ class NvmlBackend(Backend):
             for kind in kinds:
                 if "procs" + kind in gpu.skip:
                     continue
-                for pid, used in self._running(gpu, kind, handle, buffers):
+                if gi is None:
+                    listed = self._running(gpu, kind, handle, buffers)
+                else:
+                    listed = self._on_mig_device(gpu, self._running, gpu, kind, handle,
+                                                 buffers) or []
+                for pid, used in listed:
                     entry = merged.get(pid)
                     if entry is None:
                         merged[pid] = [used, kind, gi, ci]
