@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from gputop.backends.instances import combine
 from gputop.model import Saturation
 
 MIN_INTERVAL_S = 0.1
@@ -120,24 +121,6 @@ class GpmStream:
                 self.nv.nvmlGpmSampleFree(sample)
             except Exception:  # noqa: BLE001 - freeing during shutdown: nothing to do about it
                 pass
-
-
-def combine(parts: list[tuple[dict[str, float | None], float]]) -> dict[str, float | None]:
-    """MIG: GPU-instance readings to one device reading. Percentages are averaged weighted by
-    each instance's SM count; MiB/s rates add up."""
-    out: dict[str, float | None] = {}
-    for key, _ in PCT_METRICS:
-        num = den = 0.0
-        for values, weight in parts:
-            v = values.get(key)
-            if v is not None:
-                num += v * weight
-                den += weight
-        out[key] = num / den if den else None
-    for key, _ in RATE_METRICS:
-        present = [values[key] for values, _ in parts if values.get(key) is not None]
-        out[key] = sum(present) if present else None
-    return out
 
 
 class DeviceGpm:

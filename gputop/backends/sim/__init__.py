@@ -28,7 +28,7 @@ from gputop.backends.base import (
     Unsupported,
     hostname,
 )
-from gputop.backends.nvml.gpm import combine
+from gputop.backends.instances import combine
 from gputop.backends.sim import physics
 from gputop.backends.sim.clock import SimClock
 from gputop.backends.sim.mig import Slot
