@@ -92,3 +92,40 @@ def test_process_utilization_without_new_samples_is_not_found() -> None:
         nv.nvmlDeviceGetProcessUtilization(h, stamp)
     t[0] += 1
     assert len(nv.nvmlDeviceGetProcessUtilization(h, stamp)) == 2
+
+
+def test_mig_as_the_driver_documents_it() -> None:
+    from fake_pynvml import mig_h100
+
+    nv = FakeNvml([mig_h100(0)])
+    nv.nvmlInit()
+    parent = nv.nvmlDeviceGetHandleByIndex(0)
+    assert nv.nvmlDeviceGetMigMode(parent) == [1, 1]
+    # no utilization of any engine, nor per process, on a MIG-enabled GPU
+    for fn, args in [("nvmlDeviceGetUtilizationRates", ()), ("nvmlDeviceGetEncoderUtilization", ()),
+                     ("nvmlDeviceGetDecoderUtilization", ()),
+                     ("nvmlDeviceGetProcessUtilization", (0,))]:
+        with pytest.raises(real.NVMLError_NotSupported):
+            getattr(nv, fn)(parent, *args)
+    count = nv.nvmlDeviceGetMaxMigDeviceCount(parent)
+    handles = []
+    for i in range(count):
+        try:
+            handles.append(nv.nvmlDeviceGetMigDeviceHandleByIndex(parent, i))
+        except real.NVMLError_NotFound:  # an empty slot
+            continue
+    assert count == 7 and len(handles) == 4
+    big = handles[0]
+    assert nv.nvmlDeviceGetName(big) == "NVIDIA H100 80GB HBM3 MIG 3g.40gb"
+    assert nv.nvmlDeviceGetUUID(big).startswith("MIG-")
+    assert (nv.nvmlDeviceGetGpuInstanceId(big), nv.nvmlDeviceGetComputeInstanceId(big)) == (2, 0)
+    assert nv.nvmlDeviceGetAttributes(big).multiprocessorCount == 60
+    assert nv.nvmlDeviceGetMemoryInfo(big).total == 40448 * 1024 * 1024
+    assert nv.nvmlDeviceGetDeviceHandleFromMigDeviceHandle(big).index == parent.index
+    with pytest.raises(real.NVMLError_InvalidArgument):
+        nv.nvmlDeviceGetGpuInstanceId(parent)  # not a MIG device
+    # a MIG device lists its own instance's processes; the parent (as root) all, with their ids
+    assert sorted(p.pid for p in nv.nvmlDeviceGetComputeRunningProcesses_v3(big)) == \
+        [21180, 21181, 21198]
+    assert nv.nvmlDeviceGetComputeRunningProcesses_v3(handles[1]) == []
+    assert {p.gpuInstanceId for p in nv.nvmlDeviceGetComputeRunningProcesses_v3(parent)} == {2}
