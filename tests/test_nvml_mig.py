@@ -133,6 +133,20 @@ def test_mig_turned_off_leaves_no_instances_behind():
     assert all(p.gpu_instance_id is None for p in dev.processes)
 
 
+def test_utilization_comes_back_when_mig_is_turned_off():
+    gpu = mig_h100(0)
+    backend, nv, clock = make([gpu])
+    with backend:
+        assert backend.sample().devices[0].utilization_gpu_pct is None
+        gpu.mig, gpu.mig_instances = 0, []
+        clock.advance(nvml_backend.SLOW_REFRESH_S)
+        backend.sample()  # the MIG mode is read after this tick's utilization
+        clock.advance(1)
+        dev = backend.sample().devices[0]
+    assert (dev.utilization_gpu_pct, dev.utilization_encoder_pct, dev.remapped_rows_correctable) \
+        == (97, 0, 0)
+
+
 def test_instances_torn_down_between_probes_are_not_an_error():
     gpu = mig_h100(0)
     backend, nv, clock = make([gpu])

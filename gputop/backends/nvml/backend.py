@@ -55,6 +55,9 @@ RETRY_MAX_S = 60.0
 SM_SAMPLE_TTL_S = 3.0  # a per-process SM% older than this is no longer shown
 
 _MIG_MODE = {True: "enabled", False: "disabled"}  # nvmlDeviceGetMigMode's 1/0
+# Reads a MIG-enabled GPU answers NOT_SUPPORTED (NVML's notes; the real MIG capture): asked
+# again when the MIG mode changes.
+MIG_UNSUPPORTED = frozenset({"util", "encoder", "decoder", "remapped_rows", "proc_util"})
 COMPUTE_MODES = {0: "Default", 1: "Exclusive_Thread", 2: "Prohibited", 3: "Exclusive_Process"}
 # What nvidia-smi says for the init failures people actually meet.
 INIT_MESSAGES = {
@@ -552,13 +555,16 @@ class NvmlBackend(Backend):
         modes = self._field(gpu, "mig", self.nv.nvmlDeviceGetMigMode, gpu.handle)
         slots = mig.probe(self.nv, gpu.handle, self._optional, _text) \
             if modes is not None and modes[0] else ()
+        mode = _MIG_MODE[bool(modes[0])] if modes is not None else None
+        if mode != gpu.values.get("mig_mode", mode):
+            gpu.skip -= MIG_UNSUPPORTED  # what MIG took away may answer again, and vice versa
         if [s.ids for s in slots] != [s.ids for s in gpu.mig]:
             gpu.mig = slots
             gpu.values.pop("mig_memory", None)
             gpu.read_at.pop("mig_instances", None)
             if gpu.gpm is not None:
                 gpu.gpm.close()  # re-partitioned: GPM streams per the new GPU instances
-        return {"mig_mode": _MIG_MODE[bool(modes[0])] if modes is not None else None,
+        return {"mig_mode": mode,
                 "mig_mode_pending": _MIG_MODE[bool(modes[1])] if modes is not None else None}
 
     def _read_pcie_max(self, gpu: _Gpu) -> dict[str, Any]:
