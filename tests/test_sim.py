@@ -10,7 +10,7 @@ from gputop.sampler import Sampler
 from tests.conftest import gputop_cmd
 
 EXPECTED_SCENARIOS = {"training", "dataloader-bound", "straggler", "power-capped", "memory-bound",
-                      "idle", "mixed", "dense-16", "gpu-lost"}
+                      "idle", "mixed", "dense-16", "gpu-lost", "mig", "mig-dense"}
 
 
 def sim(scenario="training", **kw) -> SimBackend:

@@ -13,7 +13,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 from gputop import budget, clock_events, jsonout
 from gputop.backends.base import (
@@ -28,12 +28,22 @@ from gputop.backends.base import (
     Unsupported,
     hostname,
 )
+from gputop.backends.nvml.gpm import combine
 from gputop.backends.sim import physics
 from gputop.backends.sim.clock import SimClock
+from gputop.backends.sim.mig import Slot
 from gputop.backends.sim.scenario import Job, Scenario, load
 from gputop.bounds import as_written, json_type
 from gputop.budget import EVERYTHING, Wants
-from gputop.model import Device, DeviceInfo, NodeInfo, Process, Saturation, Snapshot
+from gputop.model import (
+    Device,
+    DeviceInfo,
+    MigInstance,
+    NodeInfo,
+    Process,
+    Saturation,
+    Snapshot,
+)
 
 DRIVER_VERSION = "580.95.05"
 CUDA_VERSION = "13.0"
@@ -51,6 +61,7 @@ SLOW_GPU_EXTRA_C = 44.0  # a clogged heatsink: why this GPU throttles
 # so the no-permission paths of the advisor can be exercised without a GPU.
 NO_PERMISSION_ENV = "GPUTOP_SIM_NO_PERMISSION"
 MAX_STATE_BYTES = 1 << 20  # a state file holds a few limits; /dev/zero must not be read whole
+_SAT_VALUES = tuple(f.name for f in fields(Saturation) if f.name != "source")
 
 
 class InvalidArgument(BackendError):
@@ -67,6 +78,15 @@ def busy_share(t0: float, t1: float, period: float, on: float) -> float:
     if t1 <= t0:
         return 1.0 if (t1 % period) < on else 0.0
     return (busy_integral(t1, period, on) - busy_integral(t0, period, on)) / (t1 - t0)
+
+
+@dataclass(frozen=True)
+class _MigDevice:
+    """A MIG device of the scenario with the jobs in it; ``primary`` sets its load."""
+
+    slot: Slot
+    jobs: tuple[tuple[int, Job], ...]
+    primary: Job | None
 
 
 @dataclass
@@ -92,6 +112,7 @@ class SimBackend(Backend):
         self._thermal: list[_Thermal] = []
         self._info: NodeInfo | None = None
         self._jobs_on: list[list[tuple[int, Job]]] = []
+        self._mig: dict[int, tuple[_MigDevice, ...]] = {}
         self._step_cache: dict[tuple, tuple[float, dict[int, float]]] = {}
 
     # ------------------------------------------------------------------ lifecycle
@@ -120,6 +141,8 @@ class SimBackend(Backend):
         self._info = NodeInfo(hostname(), self.name, driver, cuda, tuple(devices))
         self._jobs_on = [[(j, job) for j, job in enumerate(sc.jobs) if i in job.gpus]
                          for i in range(sc.count)]
+        self._mig = {i: tuple(self._mig_device(i, slot) for slot in slots)
+                     for i, slots in sc.mig.items()}
         default = sc.power_limit_w or part.tdp_w
         self._limits = {i: float(default) for i in range(sc.count)}
         self._read_state()
@@ -129,6 +152,11 @@ class SimBackend(Backend):
             temp = self._ambient(i) + DEGREES_PER_WATT * power
             baseline = 3.6e6 * (1 + 10 * physics.mix64(self.seed, i, 7))  # energy since boot
             self._thermal.append(_Thermal(temp, baseline, 0.0))
+
+    def _mig_device(self, i: int, slot: Slot) -> _MigDevice:
+        jobs = tuple((j, job) for j, job in self._jobs_on[i] if job.mig_device == slot.index)
+        primary = next((job for _, job in jobs if not job.idle), None)
+        return _MigDevice(slot, jobs, primary)
 
     def info(self) -> NodeInfo:
         if self._info is None:
@@ -239,9 +267,10 @@ class SimBackend(Backend):
         self._state_mtime = os.stat(path).st_mtime_ns
 
     # ------------------------------------------------------------------ physics per GPU
-    def _uuid(self, i: int) -> str:
+    def _uuid(self, i: int, *instance: int) -> str:
         salt = sum(map(ord, self.scenario.name))
-        hexs = "".join(f"{int(physics.mix64(self.seed, i, salt, k) * 2**64):016x}" for k in (1, 2))
+        hexs = "".join(f"{int(physics.mix64(self.seed, i, salt, k, *instance) * 2**64):016x}"
+                       for k in (1, 2))
         return f"GPU-{hexs[:8]}-{hexs[8:12]}-{hexs[12:16]}-{hexs[16:20]}-{hexs[20:32]}"
 
     def _ambient(self, i: int) -> float:
@@ -258,9 +287,19 @@ class SimBackend(Backend):
         """The clock while ``job`` computes on GPU i, and whether the power cap set it."""
         part = self.scenario.part
         dynamic = part.tdp_w - part.idle_w
-        capped = physics.capped_clock(self._limits[i], part.idle_w, dynamic, job.intensity)
+        capped = physics.capped_clock(self._limits[i], part.idle_w, dynamic, self._intensity(i, job))
         ceiling = self.scenario.slow_gpus.get(i, 1.0)
         return min(capped, ceiling), capped < min(1.0, ceiling) - 1e-9
+
+    def _intensity(self, i: int, job: Job) -> float:
+        """The share of the GPU's dynamic power drawn at the max clock while ``job`` computes.
+        Under MIG all instances share one clock and one power limit: the cap is set by every
+        instance's job computing at once, each on its share of the SMs."""
+        devices = self._mig.get(i)
+        if devices is None:
+            return job.intensity
+        return sum(d.slot.profile.compute_share * d.primary.intensity
+                   for d in devices if d.primary is not None)
 
     def _speed(self, i: int, job: Job) -> float:
         return physics.relative_speed(self._clock_fraction(i, job)[0], job.memory_bound)
@@ -281,12 +320,20 @@ class SimBackend(Backend):
         return cached
 
     def _phase(self, i: int, job: Job) -> float:
-        return job.step_s * physics.mix64(self.seed, i if len(job.gpus) == 1 else job.gpus[0], 11)
+        gpu = i if len(job.gpus) == 1 else job.gpus[0]
+        instance = () if job.mig_device is None else (job.mig_device,)  # each on its own beat
+        return job.step_s * physics.mix64(self.seed, gpu, 11, *instance)
 
     def _busy(self, i: int, t0: float, t1: float) -> float:
+        """The share of [t0, t1] GPU i computes; under MIG, weighted by each instance's SMs."""
+        devices = self._mig.get(i)
+        if devices is not None:
+            return sum(d.slot.profile.compute_share * self._job_busy(i, d.primary, t0, t1)
+                       for d in devices if d.primary is not None)
         job = self._primary(i)
-        if job is None:
-            return 0.0
+        return 0.0 if job is None else self._job_busy(i, job, t0, t1)
+
+    def _job_busy(self, i: int, job: Job, t0: float, t1: float) -> float:
         period, compute = self._step(job)
         off = self._phase(i, job)
         return busy_share(t0 + off, t1 + off, period, compute[i])
@@ -296,11 +343,21 @@ class SimBackend(Backend):
         job = self._primary(i)
         context = bool(self._jobs_on[i])
         idle_w = part.idle_w + (0.05 * (part.tdp_w - part.idle_w) if context else 0.0)
+        devices = self._mig.get(i)
+        if devices is not None:
+            return idle_w + sum(
+                d.slot.profile.compute_share * self._job_busy(i, d.primary, t0, t1)
+                * max(0.0, self._busy_power(i, d.primary) - idle_w)
+                for d in devices if d.primary is not None)
         if job is None:
             return idle_w
+        return idle_w + self._busy(i, t0, t1) * max(0.0, self._busy_power(i, job) - idle_w)
+
+    def _busy_power(self, i: int, job: Job) -> float:
+        """What GPU i draws while ``job`` computes on all of it at the clock the cap allows."""
+        part = self.scenario.part
         f, _ = self._clock_fraction(i, job)
-        busy_w = physics.power_draw(part.idle_w, part.tdp_w - part.idle_w, job.intensity, f)
-        return idle_w + self._busy(i, t0, t1) * max(0.0, busy_w - idle_w)
+        return physics.power_draw(part.idle_w, part.tdp_w - part.idle_w, job.intensity, f)
 
     def _advance(self, t: float) -> None:
         """Integrate temperature and energy up to virtual time t."""
@@ -427,12 +484,70 @@ class SimBackend(Backend):
             remapped_rows_uncorrectable=0 if nvidia else None,
             remapped_rows_failed=False if nvidia else None,
             saturation=sat,
-            processes=self._processes(i, busy, t) if detail else (),
+            processes=self._processes(i, self._jobs_on[i], busy, t) if detail else (),
             sim={"work_rate": round(work_rate, 5) if work_rate is not None else None},
         )
+        if i in self._mig:
+            dev = self._as_mig(dev, t, detail)
         if part.vendor == "huawei":
             dev = _as_npu_smi(dev, i)
         return dev
+
+    def _as_mig(self, dev: Device, t: float, detail: bool) -> Device:
+        """A MIG-enabled GPU as its driver reports it: its instances hold the memory, the
+        processes and the GPM streams; the parent keeps power, clocks and temperature, and
+        reports no utilization (``[N/A]`` in nvidia-smi)."""
+        i = dev.index
+        instances = tuple(self._instance(i, d, t, detail) for d in self._mig[i])
+        used = sum(inst.memory_used_mib for inst in instances)
+        rates = [job.step_s / self._step(job)[0] for d in self._mig[i]
+                 if (job := d.primary) is not None]
+        sat = Saturation()
+        if detail:
+            parts = [({k: getattr(inst.saturation, k) for k in _SAT_VALUES}, inst.sm_count)
+                     for inst in instances]
+            sat = Saturation(source="sim", **{k: None if v is None else round(v, 1)
+                                              for k, v in combine(parts).items()})
+        return replace(
+            dev,
+            mig_mode="enabled",
+            mig_mode_pending="enabled",
+            utilization_gpu_pct=None,
+            utilization_memory_pct=None,
+            utilization_encoder_pct=None,
+            utilization_decoder_pct=None,
+            memory_used_mib=used,
+            memory_free_mib=dev.memory_total_mib - used - RESERVED_MIB,
+            saturation=sat,
+            processes=tuple(p for inst in instances for p in inst.processes),
+            mig_instances=instances,
+            # the instances' jobs' mean throughput: what a power limit on the parent costs them
+            sim={"work_rate": round(sum(rates) / len(rates), 5) if rates else None},
+        )
+
+    def _instance(self, i: int, d: _MigDevice, t: float, detail: bool) -> MigInstance:
+        slot, job = d.slot, d.primary
+        profile = slot.profile
+        busy = speed = 0.0
+        if job is not None:
+            busy = self._job_busy(i, job, t - UTIL_WINDOW_S, t)
+            speed = self._speed(i, job)
+        held = sum(_allocator(j.memory_mib, j.age_s + t) for _, j in d.jobs)
+        return MigInstance(
+            gpu_instance_id=slot.gpu_instance_id,
+            compute_instance_id=slot.compute_instance_id,
+            index=slot.index,
+            profile=profile.name,
+            uuid=self._mig_uuid(i, slot),
+            sm_count=profile.sm_count,
+            memory_total_mib=profile.memory_total_mib,
+            memory_used_mib=min(profile.memory_total_mib, profile.empty_used_mib + held),
+            saturation=self._saturation(i, job, busy, speed, t) if detail else Saturation(),
+            processes=self._processes(i, d.jobs, busy, t, slot) if detail else (),
+        )
+
+    def _mig_uuid(self, i: int, slot: Slot) -> str:
+        return "MIG-" + self._uuid(i, slot.gpu_instance_id)[4:]
 
     def _saturation(self, i: int, job: Job | None, busy: float, speed: float, t: float) -> Saturation:
         if job is None:
@@ -473,10 +588,11 @@ class SimBackend(Backend):
             total += _allocator(job.memory_mib, job.age_s + t)
         return min(total, self.scenario.part.memory_total_mib - RESERVED_MIB)
 
-    def _processes(self, i: int, busy: float, t: float) -> tuple[Process, ...]:
+    def _processes(self, i: int, jobs: Sequence[tuple[int, Job]], busy: float, t: float,
+                   slot: Slot | None = None) -> tuple[Process, ...]:
         procs = []
         epoch = self.clock.epoch
-        for j, job in self._jobs_on[i]:
+        for j, job in jobs:
             rank = job.gpus.index(i)
             n = max(1, job.procs_per_gpu)
             memory = _allocator(job.memory_mib, job.age_s + t) / n
@@ -498,11 +614,14 @@ class SimBackend(Backend):
                         name=sys.intern(os.path.basename(command.split()[0])),
                         command=command,
                         gpu_memory_mib=round(memory),
-                        sm_pct=0.0 if job.idle else round(100 * busy / n),
+                        # NVML has no per-process utilization under MIG
+                        sm_pct=None if slot else 0.0 if job.idle else round(100 * busy / n),
                         cpu_pct=round(cpu, 1),
                         host_memory_mib=round(job.host_memory_mib / n),
                         started=round(epoch - job.age_s - 60 * k, 3),
                         type="C",
+                        gpu_instance_id=slot.gpu_instance_id if slot else None,
+                        compute_instance_id=slot.compute_instance_id if slot else None,
                     )
                 )
         return tuple(procs)

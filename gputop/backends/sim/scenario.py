@@ -13,6 +13,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 from gputop.backends.base import BackendError
+from gputop.backends.sim.mig import Slot, place
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class Job:
     age_s: float = 3600.0  # how long before the simulation started the job began
     procs_per_gpu: int = 1  # extra processes (e.g. inference workers) per GPU
     idle: bool = False  # holds memory, runs nothing (a forgotten notebook)
+    mig_device: int | None = None  # the MIG device (index on its one GPU) the job runs in
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,7 @@ class Scenario:
     slow_gpus: dict[int, float] = field(default_factory=dict)  # gpu -> clock ceiling fraction
     lost: dict[int, float] = field(default_factory=dict)  # gpu -> virtual second it falls off
     ambient_c: float = 28.0
+    mig: dict[int, tuple[Slot, ...]] = field(default_factory=dict)  # gpu -> its MIG devices
 
 
 class UnknownScenario(BackendError):
@@ -111,13 +114,16 @@ def parse(data: dict[str, Any], name: str) -> Scenario:
     if part_key not in PARTS:
         raise ValueError(f"unknown part {part_key!r}")
     count = int(data["count"])
+    mig = {int(k): place(v) for k, v in data.get("mig", {}).items()}
+    if any(not 0 <= g < count for g in mig):
+        raise ValueError(f"[mig] names a GPU outside 0..{count - 1}")
     jobs = []
     for raw in data.get("job", []):
         raw = dict(raw)
         raw["gpus"] = tuple(int(g) for g in raw["gpus"])
         if any(not 0 <= g < count for g in raw["gpus"]):
             raise ValueError(f"job {raw.get('name')!r} names a GPU outside 0..{count - 1}")
-        jobs.append(Job(**raw))
+        jobs.extend(_per_instance(raw, mig))
     return Scenario(
         name=name,
         description=data.get("description", ""),
@@ -128,4 +134,28 @@ def parse(data: dict[str, Any], name: str) -> Scenario:
         slow_gpus={int(k): float(v) for k, v in data.get("slow_gpus", {}).items()},
         lost={int(k): float(v) for k, v in data.get("lost", {}).items()},
         ambient_c=float(data.get("ambient_c", 28.0)),
+        mig=mig,
     )
+
+
+def _per_instance(raw: dict[str, Any], mig: dict[int, tuple[Slot, ...]]) -> list[Job]:
+    """A job entry as jobs: one as written on whole GPUs, or with ``mig_devices`` one
+    independent job in each of those MIG devices of each of its GPUs (a sweep's trials, an
+    inference fleet). A process on a MIG GPU always runs inside an instance."""
+    devices = raw.pop("mig_devices", None)
+    name = raw.get("name")
+    if devices is None:
+        if any(g in mig for g in raw["gpus"]):
+            raise ValueError(f"job {name!r} runs on a MIG GPU without naming its mig_devices")
+        return [Job(**raw)]
+    jobs = []
+    for g in raw["gpus"]:
+        slots = mig.get(g)
+        if slots is None:
+            raise ValueError(f"job {name!r} names mig_devices on GPU {g}, which has no [mig] layout")
+        for d in devices:
+            if not 0 <= int(d) < len(slots):
+                raise ValueError(f"job {name!r} names MIG device {d} of GPU {g}, which has"
+                                 f" {len(slots)}")
+            jobs.append(Job(**{**raw, "gpus": (g,), "mig_device": int(d)}))
+    return jobs
