@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from gputop.analysis.mig import busiest, fullest, sm_active
 from gputop.model import MigInstance
 
-CHIP_LEGEND = "MIG SM/mem"
 CHIP_GAP = "  "
 
 
@@ -18,17 +17,24 @@ def _pct(value: float | None) -> str:
 
 
 def chip(inst: MigInstance) -> str:
-    """'1g.10gb 98/97%': profile, SM activity and memory used, in percent ('-': not reported)."""
-    return f"{inst.profile or '?'} {_pct(sm_active(inst))}/{_pct(inst.memory_pct)}%"
+    """'1g.10gb 98/97': profile, SM activity and memory used in percent ('-': not reported)."""
+    return f"{inst.profile or '?'} {_pct(sm_active(inst))}/{_pct(inst.memory_pct)}"
 
 
 def chips_text(instances: Sequence[MigInstance], width: int) -> str:
-    """'MIG SM/mem  1g.10gb 98/97%  1g.10gb 3/12%  +4': as many whole chips as fit ``width``."""
-    parts = [chip(i) for i in instances]
+    """'7 MIG SM/mem%  1g.10gb 98/97  1g.10gb 3/12  +4': every instance's chip in order where
+    they all fit ``width``; else the busiest and the fullest first, then as many as fit."""
+    legend = f"{len(instances)} MIG SM/mem%"
+    order = list(instances)
+    if len(CHIP_GAP.join([legend, *map(chip, order)])) > width:
+        first = [i for i in (busiest(instances), fullest(instances)) if i is not None]
+        first = list(dict.fromkeys(id(i) for i in first))
+        by_id = {id(i): i for i in instances}
+        order = [by_id[k] for k in first] + [i for i in instances if id(i) not in first]
+    parts = [chip(i) for i in order]
     for shown in range(len(parts), -1, -1):
         rest = len(parts) - shown
-        words = [CHIP_LEGEND, *parts[:shown]] + ([f"+{rest}"] if rest else [])
-        text = CHIP_GAP.join(words)
+        text = CHIP_GAP.join([legend, *parts[:shown]] + ([f"+{rest}"] if rest else []))
         if len(text) <= width:
             return text
     return ""
