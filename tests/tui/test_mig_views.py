@@ -4,6 +4,7 @@ utilization never drawn as 0%, the process table's GI/CI column only while some 
 from __future__ import annotations
 
 import re
+from contextlib import asynccontextmanager
 
 import pytest
 from tui_helpers import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse fixtures
@@ -128,16 +129,19 @@ def visible(app) -> list[str]:
     return ["".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips()]
 
 
-async def settle(pilot) -> None:
-    await pilot.pause()
-    await pilot.pause()
+@asynccontextmanager
+async def running(scenario: str, size: tuple[int, int], seconds: float = 5):
+    """The dashboard on a simulator scenario, ``seconds`` sampled and drawn."""
+    app = GputopApp(demo_backend(scenario), autostart=False)
+    async with app.run_test(size=size) as pilot:
+        advance(app, seconds)
+        await pilot.pause()
+        await pilot.pause()
+        yield app
 
 
 async def test_eight_gpus_of_seven_instances_at_120x40_show_every_instance():
-    app = GputopApp(demo_backend("mig-dense"), autostart=False)
-    async with app.run_test(size=(120, 40)) as pilot:
-        advance(app, 5)
-        await settle(pilot)
+    async with running("mig-dense", (120, 40), 5) as app:
         panel = app.dashboard.panel
         assert panel.mig_style == "chips" and panel.virtual_size.height <= panel.size.height
         lines = panel_lines(app)
@@ -151,10 +155,7 @@ async def test_eight_gpus_of_seven_instances_at_120x40_show_every_instance():
 
 
 async def test_eight_gpus_of_seven_instances_at_80x24_keep_count_busiest_and_fullest():
-    app = GputopApp(demo_backend("mig-dense"), autostart=False)
-    async with app.run_test(size=(80, 24)) as pilot:
-        advance(app, 5)
-        await settle(pilot)
+    async with running("mig-dense", (80, 24), 5) as app:
         assert app.dashboard.panel.mig_style == "inline"
         for line in panel_lines(app):
             assert re.search(r" 7 MIG · SM \d+% 1g\.10gb · mem \d+% 1g\.10gb\s*$", line), line
@@ -163,10 +164,7 @@ async def test_eight_gpus_of_seven_instances_at_80x24_keep_count_busiest_and_ful
 
 
 async def test_instances_get_a_line_each_when_there_is_room():
-    app = GputopApp(demo_backend("mig"), autostart=False)
-    async with app.run_test(size=(140, 60)) as pilot:
-        advance(app, 5)
-        await settle(pilot)
+    async with running("mig", (140, 60), 5) as app:
         assert not app.dashboard.compact and app.dashboard.panel.mig_style == "lines"
         card = app.dashboard.cards[2]
         text = card.line_texts()
@@ -178,10 +176,7 @@ async def test_instances_get_a_line_each_when_there_is_room():
 
 
 async def test_the_gi_ci_column_shows_only_while_some_gpu_has_mig_on():
-    app = GputopApp(demo_backend("mig"), autostart=False)
-    async with app.run_test(size=(120, 40)) as pilot:
-        advance(app, 3)
-        await settle(pilot)
+    async with running("mig", (120, 40), 3) as app:
         table = app.dashboard.table
         assert [c.title for c in table.columns][:2] == ["GPU", "GI/CI"]
         cells = {row.key: row.cells for row in table.rows}
@@ -194,10 +189,7 @@ async def test_the_gi_ci_column_shows_only_while_some_gpu_has_mig_on():
         assert any(c[1] != "-" for c in cells.values()) and any(c[1] == "-" for c in cells.values())
         text = "\n".join(visible(app))
         assert "GI/CI" in text
-    app = GputopApp(demo_backend("training"), autostart=False)
-    async with app.run_test(size=(120, 40)) as pilot:
-        advance(app, 3)
-        await settle(pilot)
+    async with running("training", (120, 40), 3) as app:
         assert "GI/CI" not in [c.title for c in app.dashboard.table.columns]
 
 
