@@ -218,6 +218,8 @@ class Hint:
     severity: str
     message: str
     advice: str | None = None
+    # MIG: the GPU instance the hint is about (None: the whole device).
+    gpu_instance_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

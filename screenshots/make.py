@@ -55,6 +55,11 @@ SHOTS = (
     Shot("saturation-straggler", "straggler", keys=("s",)),
     Shot("saturation-dataloader-bound", "dataloader-bound", keys=("s",)),
     Shot("replay-paused", "straggler", seconds=120.0, replay=True),
+    Shot("mig-120x40", "mig"),
+    Shot("mig-80x24", "mig", size=(80, 24)),
+    Shot("mig-dense", "mig-dense"),
+    Shot("mig-instances", "mig", size=(150, 56)),
+    Shot("mig-saturation", "mig", keys=("s",)),
 )
 
 

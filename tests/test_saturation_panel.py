@@ -221,3 +221,29 @@ async def test_fake_nvml_node_gpm_h100_beside_pre_hopper_a100():
         assert "SIMULATED" not in text
         assert "not measured: SM, occupancy, tensor, DRAM (needs GPM)" in text  # A100 block
         assert "est. ~" in text and "/989 TFLOPS tensor" in text  # H100 block
+
+
+async def test_mig_gpus_show_each_gpu_instances_own_gpm_under_their_line():
+    snap, hist = sim_history("mig", seconds=20.0)
+    app = PanelApp()
+    async with app.run_test(size=(160, 60)) as pilot:  # each verdict on its GPU's line
+        panel = app.query_one(SaturationPanel)
+        panel.update_snapshot(snap, hist)
+        await pilot.pause()
+        assert panel.compact  # a MIG GPU's instances follow its line
+        lines = screen_text(app).splitlines()
+        for dev in snap.devices:
+            head = next(n for n, line in enumerate(lines) if line.startswith(f" GPU{dev.index} "))
+            if not dev.mig_instances:
+                assert not lines[head + 1].startswith("   ├")
+                continue
+            assert f"MIG: {len(dev.mig_instances)} GPU instance" in lines[head]
+            assert "utilization N/A" in lines[head]
+            rows = lines[head + 1:head + 1 + len(dev.mig_instances)]
+            for inst, row in zip(dev.mig_instances, rows, strict=True):
+                assert row.startswith(f"   {'└' if inst is dev.mig_instances[-1] else '├'} "
+                                      f"{inst.profile:<11}GI {inst.gpu_instance_id:<3} SM ")
+                sat = inst.saturation
+                for label, value in (("SM", sat.sm_active_pct), ("TC", sat.tensor_active_pct),
+                                     ("DRAM", sat.dram_bw_pct), ("occ", sat.sm_occupancy_pct)):
+                    assert f"{label} " in row and f"{value:4.0f}%" in row.split(f"{label} ", 1)[1]

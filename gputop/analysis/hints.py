@@ -32,6 +32,13 @@ Hints and their thresholds (shares are of the samples in the window):
   ``IDLE_MIN_OBSERVED_S`` seconds, >= ``IDLE_MIN_MEMORY_MIB`` MiB held, and either the idle run
   spans ``IDLE_MINUTES_S`` seconds or the holding processes started more than that long ago.
 - ``memory-nearly-full`` (warning): memory used >= ``MEMORY_FULL_PCT`` % of the total (latest).
+
+Under MIG the parent GPU reports no utilization and its memory and processes belong to its
+instances: ``idle-allocated`` and ``memory-nearly-full`` are judged per instance (idle: the
+instance's SM activity, measured by GPM, <= ``IDLE_UTIL_PCT``; an unmeasured instance is never
+called idle), carry the instance's ``gpu_instance_id`` and name it ("GPU 2 MIG 3g.40gb (GI 1)").
+A MIG GPU is never a straggler's peer: its instances run different jobs on different shares of
+one clock, and instances of different sizes are not peers.
 - ``device-unhealthy`` (critical): the device's status is not "ok" (lost, error).
 """
 
@@ -43,7 +50,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from gputop.analysis.jobs import gpu_list, job_name
-from gputop.model import Device, Hint, Snapshot
+from gputop.analysis.mig import instance_name, instance_of, sm_active
+from gputop.model import Device, Hint, MigInstance, Snapshot
 
 # ---------------------------------------------------------------- thresholds (documented above)
 WINDOW_S = 60.0
@@ -177,8 +185,10 @@ def _measured(dev: Device) -> bool:
     return dev.saturation.source is not None
 
 
-def _hint(index: int | None, code: str, severity: str, message: str) -> Hint:
-    return Hint(device=index, code=code, severity=severity, message=message, advice=ADVICE[code])
+def _hint(index: int | None, code: str, severity: str, message: str,
+          gpu_instance_id: int | None = None) -> Hint:
+    return Hint(device=index, code=code, severity=severity, message=message, advice=ADVICE[code],
+                gpu_instance_id=gpu_instance_id)
 
 
 # ---------------------------------------------------------------- single-device hints
@@ -281,11 +291,26 @@ def thermal_throttled(s: Series) -> Hint | None:
 
 def memory_nearly_full(dev: Device) -> Hint | None:
     pct = dev.memory_pct
-    if pct is None or pct < MEMORY_FULL_PCT:
-        return None
+    if pct is None or pct < MEMORY_FULL_PCT or dev.mig_instances:
+        return None  # under MIG memory belongs to the instances: see instances_nearly_full
     return _hint(dev.index, "memory-nearly-full", "warning",
                  f"GPU {dev.index} memory {pct:.0f}% full "
                  f"({dev.memory_used_mib / 1024:.1f} of {dev.memory_total_mib / 1024:.1f} GiB)")
+
+
+def instances_nearly_full(dev: Device) -> list[Hint]:
+    """memory-nearly-full for each MIG instance of ``dev`` (one per GPU instance)."""
+    out: dict[int, Hint] = {}
+    for inst in dev.mig_instances:
+        pct = inst.memory_pct
+        if pct is None or pct < MEMORY_FULL_PCT or inst.gpu_instance_id in out:
+            continue
+        out[inst.gpu_instance_id] = _hint(
+            dev.index, "memory-nearly-full", "warning",
+            f"{instance_name(dev.index, inst)} memory {pct:.0f}% full "
+            f"({inst.memory_used_mib / 1024:.1f} of {inst.memory_total_mib / 1024:.1f} GiB)",
+            inst.gpu_instance_id)
+    return list(out.values())
 
 
 def device_unhealthy(dev: Device) -> Hint | None:
@@ -316,31 +341,81 @@ def idle_allocated(s: Series, history: Sequence[Snapshot]) -> Hint | None:
     held = _held_mib(dev)
     if held < IDLE_MIN_MEMORY_MIB:
         return None
-    idle_s = _idle_run_s(s.index, history)
+
+    def idle_at(snap: Snapshot) -> bool:
+        d = snap.device(s.index)
+        return d is not None and _idle(d)
+
+    found = _idle_long_enough(history, idle_at, dev.processes)
+    if found is None:
+        return None
+    return _hint(s.index, "idle-allocated", "warning",
+                 f"GPU {s.index}: {held / 1024:.1f} GiB held{found[0]} with 0% utilization for "
+                 f"{found[1]}")
+
+
+def _instance_idle(inst: MigInstance | None) -> bool:
+    """Idle by its GPU instance's SM activity (GPM); not measured is not idle."""
+    if inst is None:
+        return False
+    sm = sm_active(inst)
+    return sm is not None and sm <= IDLE_UTIL_PCT and all(not p.sm_pct for p in inst.processes)
+
+
+def instances_idle_allocated(s: Series, history: Sequence[Snapshot]) -> list[Hint]:
+    """idle-allocated for each MIG instance of the device that holds memory and did nothing."""
+    out = []
+    if s.span_s < IDLE_MIN_OBSERVED_S:
+        return out
+    for inst in s.latest.mig_instances:
+        ids = (inst.gpu_instance_id, inst.compute_instance_id)
+        if not all(_instance_idle(instance_of(d, *ids)) for d in s.devices):
+            continue
+        held = sum(p.gpu_memory_mib or 0.0 for p in inst.processes)
+        if not inst.processes:  # processes not visible (container): the instance's used memory
+            held = inst.memory_used_mib or 0.0
+        if held < IDLE_MIN_MEMORY_MIB:
+            continue
+
+        def idle_at(snap: Snapshot, ids=ids) -> bool:
+            d = snap.device(s.index)
+            return d is not None and _instance_idle(instance_of(d, *ids))
+
+        found = _idle_long_enough(history, idle_at, inst.processes)
+        if found is not None:
+            out.append(_hint(s.index, "idle-allocated", "warning",
+                             f"{instance_name(s.index, inst)}: {held / 1024:.1f} GiB held"
+                             f"{found[0]} with 0% SM activity for {found[1]}",
+                             inst.gpu_instance_id))
+    return out
+
+
+def _idle_long_enough(history: Sequence[Snapshot], idle_at,
+                      processes) -> tuple[str, str] | None:
+    """(who holds it, for how long) where the idle run or the holders' age reaches
+    IDLE_MINUTES_S; else None."""
+    idle_s = _idle_run_s(history, idle_at)
     now = history[-1].time
-    starts = [p.started for p in dev.processes if p.started is not None and p.gpu_memory_mib]
+    starts = [p.started for p in processes if p.started is not None and p.gpu_memory_mib]
     age = now - min(starts) if starts else None
     if idle_s < IDLE_MINUTES_S and (age is None or age < IDLE_MINUTES_S):
         return None
     who = ""
-    if dev.processes:
-        p = max(dev.processes, key=lambda p: p.gpu_memory_mib or 0.0)
+    if processes:
+        p = max(processes, key=lambda p: p.gpu_memory_mib or 0.0)
         who = f" by {p.name or 'pid ' + str(p.pid)} (pid {p.pid}"
         who += f", {p.user}" if p.user else ""
         who += f", started {_ago(age)} ago)" if age is not None else ")"
     since = f"at least {_ago(idle_s)}" if idle_s >= IDLE_MINUTES_S else f"the last {_ago(idle_s)}"
-    return _hint(s.index, "idle-allocated", "warning",
-                 f"GPU {s.index}: {held / 1024:.1f} GiB held{who} with 0% utilization for "
-                 f"{since}")
+    return who, since
 
 
-def _idle_run_s(index: int, history: Sequence[Snapshot]) -> float:
-    """How long the device has been idle, walking back at most IDLE_LOOKBACK_MAX_SAMPLES."""
+def _idle_run_s(history: Sequence[Snapshot], idle_at) -> float:
+    """How long ``idle_at(snapshot)`` has held, walking back at most IDLE_LOOKBACK_MAX_SAMPLES."""
     newest = history[-1].time
     start = newest
     for i in range(len(history) - 1, max(-1, len(history) - 1 - IDLE_LOOKBACK_MAX_SAMPLES), -1):
-        dev = history[i].device(index)
-        if dev is None or not _idle(dev):
+        if not idle_at(history[i]):
             break
         start = history[i].time
         if newest - start >= IDLE_MINUTES_S:  # long enough: no need to look further back
@@ -391,7 +466,8 @@ def _busy_clock(s: Series) -> float | None:
 
 
 def stragglers(series: dict[int, Series]) -> list[Hint]:
-    latest = [s.latest for s in series.values()]
+    # A MIG GPU is no peer: its instances run their own jobs on slices of different sizes.
+    latest = [s.latest for s in series.values() if not s.latest.mig_instances]
     out: dict[int, Hint] = {}
     for key, gpus in jobs(latest).items():
         members = [series[g] for g in gpus if g in series and series[g].enough()]
@@ -447,6 +523,8 @@ def analyze(history: Sequence[Snapshot]) -> list[Hint]:
             h = check(dev)
             if h is not None:
                 hints.append(h)
+        if dev.status == "ok":
+            hints.extend(instances_nearly_full(dev))
     window = recent_window(history)
     series = device_series(window)
     current = {d.index for d in history[-1].devices if d.status == "ok"}
@@ -460,7 +538,9 @@ def analyze(history: Sequence[Snapshot]) -> list[Hint]:
         h = idle_allocated(s, history)
         if h is not None:
             hints.append(h)
+        hints.extend(instances_idle_allocated(s, history))
     hints.extend(h for h in stragglers(series) if h.device in current)
     hints.sort(key=lambda h: (h.device if h.device is not None else -1,
-                              _SEVERITY_ORDER.get(h.severity, 9), h.code))
+                              _SEVERITY_ORDER.get(h.severity, 9), h.code,
+                              -1 if h.gpu_instance_id is None else h.gpu_instance_id))
     return hints

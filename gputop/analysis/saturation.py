@@ -139,6 +139,18 @@ def _pct(v: float | None) -> str:
     return "N/A" if v is None else f"{v:.0f}%"
 
 
+def _mig_verdict(dev: Device) -> str:
+    """A MIG GPU has no utilization of its own: how many instances, and the busiest one's GPM."""
+    from gputop.analysis.mig import busiest, sm_active
+
+    top = busiest(dev.mig_instances)
+    n = len({i.gpu_instance_id for i in dev.mig_instances})
+    head = f"MIG: {n} GPU instance{'' if n == 1 else 's'}, utilization N/A"
+    if top is None:
+        return head + "; no instance's SM activity measured"
+    return f"{head}; busiest {top.profile or '?'} (GI {top.gpu_instance_id}) SM {sm_active(top):.0f}%"
+
+
 def verdict(dev: Device, history: Sequence[Snapshot] = (),
             hints: Sequence[Hint] | None = None) -> str:
     """One line: how loaded this GPU really is and, if it is not, why not.
@@ -162,6 +174,8 @@ def verdict(dev: Device, history: Sequence[Snapshot] = (),
     if waits is not None:
         return f"waits for straggler GPU {waits} (busy {_pct(dev.utilization_gpu_pct)})"
     util = dev.utilization_gpu_pct
+    if util is None and dev.mig_instances:
+        return _mig_verdict(dev)
     if util is None:
         return "no utilization reading from this device"
     if util <= 5:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gputop.model import Device
+from gputop.model import Device, MigInstance
 
 MIB = 1024 * 1024
 MB_PER_MIB = MIB / 1e6
@@ -94,3 +94,51 @@ METRICS: tuple[DcgmMetric, ...] = (
 )
 
 BY_NAME = {m.name: m for m in METRICS}
+
+
+# ---------------------------------------------------------------- MIG
+#
+# On a MIG GPU dcgm-exporter (its default "-d f") watches each GPU instance instead of the GPU:
+# every series carries the parent's gpu/UUID/device/modelName labels plus GPU_I_PROFILE and
+# GPU_I_ID, and no series is left for the parent itself. Framebuffer and profiling fields are the
+# instance's own; DCGM has no utilization fields under MIG (dcgm-exporter issues #105, #430);
+# the other device fields (clocks, temperature, power, …) are the parent's, repeated per instance.
+
+NOT_UNDER_MIG = frozenset({"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_MEM_COPY_UTIL",
+                           "DCGM_FI_DEV_ENC_UTIL", "DCGM_FI_DEV_DEC_UTIL"})
+
+
+def _instance_free(inst: MigInstance) -> float | None:
+    if inst.memory_total_mib is None or inst.memory_used_mib is None:
+        return None
+    return inst.memory_total_mib - inst.memory_used_mib
+
+
+_INSTANCE_MEMORY: dict[str, Callable[[MigInstance], float | None]] = {
+    "DCGM_FI_DEV_FB_USED": lambda inst: inst.memory_used_mib,
+    "DCGM_FI_DEV_FB_FREE": _instance_free,
+    "DCGM_FI_DEV_FB_RESERVED": lambda inst: None,  # not reported per instance
+}
+
+
+def read_instance(metric: DcgmMetric, dev: Device, inst: MigInstance) -> float | None:
+    """``metric`` for one GPU instance of ``dev``, as dcgm-exporter reports it (None: no sample)."""
+    if metric.name in NOT_UNDER_MIG:
+        return None
+    memory = _INSTANCE_MEMORY.get(metric.name)
+    if memory is not None:
+        value = memory(inst)
+    elif metric.sat:
+        value = getattr(inst.saturation, metric.attr)
+    else:
+        return metric.read(dev)
+    return None if value is None else float(value) * metric.scale
+
+
+def gpu_instances(dev: Device) -> list[MigInstance]:
+    """One MIG device per GPU instance (its first compute instance): DCGM watches GPU
+    instances, whose memory and GPM its compute instances share."""
+    seen: dict[int, MigInstance] = {}
+    for inst in dev.mig_instances:
+        seen.setdefault(inst.gpu_instance_id, inst)
+    return list(seen.values())

@@ -37,6 +37,19 @@ def device_labels(snap: Snapshot, dev: Device, hostname_labels: tuple[str, ...])
     return labels
 
 
+def instance_labels(labels: dict[str, str], profile: str | None,
+                    gpu_instance_id: int) -> dict[str, str]:
+    """A GPU's labels with dcgm-exporter's MIG pair after modelName (its template's order):
+    GPU_I_PROFILE as nvidia-smi names the profile ("3g.40gb"), GPU_I_ID the GPU instance id."""
+    out: dict[str, str] = {}
+    for key, value in labels.items():
+        out[key] = value
+        if key == "modelName":
+            out["GPU_I_PROFILE"] = profile or ""
+            out["GPU_I_ID"] = str(gpu_instance_id)
+    return out
+
+
 def process_labels(base: dict[str, str], proc: Process) -> dict[str, str]:
     """A process's series: its GPU's labels plus who runs it. The hook for attribution: add
     container / job labels here when the model carries them."""

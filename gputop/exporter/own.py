@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from prometheus_client.core import Metric
 
 from gputop import clock_events
-from gputop.exporter.labels import device_labels, node_labels, process_labels
+from gputop.analysis.mig import instance_of
+from gputop.exporter.labels import device_labels, instance_labels, node_labels, process_labels
 from gputop.model import DEVICE_STATUSES, Device, Snapshot
 
 MIB = 1024 * 1024
@@ -65,6 +66,10 @@ def families(snap: Snapshot, opts: Options, version: str) -> list[Metric]:
             source.add_sample(source.name, {**labels, "source": dev.saturation.source}, 1.0)
         for proc in top_processes(dev, opts.top_processes):
             plabels = process_labels(labels, proc)
+            if proc.gpu_instance_id is not None:  # under MIG: its instance, as dcgm-exporter
+                inst = instance_of(dev, proc.gpu_instance_id, proc.compute_instance_id or 0)
+                plabels = instance_labels(plabels, inst.profile if inst else None,
+                                          proc.gpu_instance_id)
             if proc.gpu_memory_mib is not None:
                 proc_mem.add_sample(proc_mem.name, plabels, proc.gpu_memory_mib * MIB)
             if proc.sm_pct is not None:

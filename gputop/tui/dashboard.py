@@ -2,18 +2,28 @@
 
 `DashboardView` needs no backend: feed it with ``update(snapshot)`` (the cluster view does so for
 one remote node). It picks its layout from its own size: a grid of 4-line cards when they fit,
-one line per GPU when they do not (16 GPUs at 120x40, anything at 80x24).
+one line per GPU when they do not (16 GPUs at 120x40, anything at 80x24). A MIG GPU's instances
+follow its card or line: one line each where they fit, else one line of chips per GPU, else a
+summary (count, busiest, fullest) on the GPU's own line.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from textual.app import ComposeResult
 from textual.widget import Widget
 
 from gputop.model import Snapshot
-from gputop.tui.gpu import CARD_HEIGHT, CARD_MIN_WIDTH, HALF_LINE_MIN, GpuCard, GpuPanel
+from gputop.tui.gpu import (
+    CARD_HEIGHT,
+    CARD_MIN_WIDTH,
+    HALF_LINE_MIN,
+    GpuCard,
+    GpuPanel,
+    mig_lines,
+)
 from gputop.tui.plot import HistoryPlot
 from gputop.tui.processes import ProcessTable
 from gputop.tui.wants import DASHBOARD as WANTS  # noqa: F401 - what it reads
@@ -22,21 +32,39 @@ TABLE_MIN_ROWS = 8  # header + 7 processes: below this the process table is not 
 PLOT_HEIGHT = 12
 
 
-def choose_layout(width: int, height: int, count: int, plot: bool) -> tuple[bool, int, int]:
-    """(compact, columns, GPU area height) for ``count`` GPUs in a ``width`` x ``height`` body."""
+def panel_height(instances: Sequence[int], cols: int, compact: bool, mig_style: str) -> int:
+    """Lines the GPU panel takes: rows of ``cols`` GPUs (``instances``: each GPU's MIG instance
+    count), each row as tall as its tallest GPU, with a blank line between rows of cards."""
+    own = 1 if compact else CARD_HEIGHT
+    tall = [own + mig_lines(n, mig_style) for n in instances]
+    rows = [max(tall[i:i + cols]) for i in range(0, len(tall), cols)]
+    return sum(rows) + (0 if compact else len(rows) - 1)
+
+
+def choose_layout(width: int, height: int, count: int, plot: bool,
+                  instances: Sequence[int] = ()) -> tuple[bool, int, int, str]:
+    """(compact, columns, GPU area height, MIG style) for ``count`` GPUs in a ``width`` x
+    ``height`` body; ``instances`` gives each GPU's MIG instance count (none: no MIG)."""
     if count <= 0:
-        return False, 1, 1
+        return False, 1, 1, "lines"
+    instances = tuple(instances) or (0,) * count
     cols = max(1, min(count, width // CARD_MIN_WIDTH))
-    rows = math.ceil(count / cols)
-    full = rows * CARD_HEIGHT + (rows - 1)
     extra = PLOT_HEIGHT if plot else 0
-    if full + TABLE_MIN_ROWS + extra <= height:
-        return False, cols, full
-    room = max(3, height - TABLE_MIN_ROWS - extra)
+    fits = height - TABLE_MIN_ROWS - extra
+    # Every instance on a line of its own first (cards, then one line per GPU); then one line
+    # of chips per MIG GPU; then only a summary on each GPU's line.
+    for compact, columns, style in ((False, cols, "lines"), (True, 1, "lines"),
+                                    (True, 1, "chips")):
+        if style == "chips" and not any(instances):
+            break
+        needed = panel_height(instances, columns, compact, style)
+        if needed <= fits:
+            return compact, columns, needed, style
+    room = max(3, fits)
     cols = 1
     if count > room and width >= 2 * HALF_LINE_MIN + GpuPanel.GAP_X:
         cols = 2  # two half-width lines per row (16 GPUs in 8 lines of an 80x24 terminal)
-    return True, cols, min(math.ceil(count / cols), room)
+    return True, cols, min(math.ceil(count / cols), room), "inline"
 
 
 class DashboardView(Widget):
@@ -92,11 +120,14 @@ class DashboardView(Widget):
         self.snapshot = snapshot
         panel = self.panel
         count = len(panel.cards)
+        shape = self._shape()
         panel.update(snapshot.devices, snapshot.time, snapshot.hints)
         if len(panel.cards) != count:
             if self.selected_gpu is None and panel.cards:
                 self.selected_gpu = min(panel.cards)
             self._mark_selected()
+            self._relayout()
+        elif self._shape() != shape:  # MIG instances created or destroyed
             self._relayout()
         self.table.update(snapshot, now)
         if self.plot.has_class("-shown") and self.selected_gpu in self.cards:
@@ -146,23 +177,28 @@ class DashboardView(Widget):
         self._layout_key = None
         self._relayout()
 
+    def _shape(self) -> tuple[int, ...]:
+        """Each GPU's MIG instance count, in panel order: what the layout depends on."""
+        return tuple(self.cards[i].instance_count() for i in sorted(self.cards))
+
     def _relayout(self) -> None:
         width, height = self.size.width, self.size.height
         count = len(self.cards)
-        key = (width, height, count, self.plot_choice)
+        shape = self._shape()
+        key = (width, height, count, self.plot_choice, shape)
         if key == self._layout_key or width <= 0 or height <= 0:
             return
         self._layout_key = key
         plot = self.plot_choice
         if plot is None:  # automatic: show the plot only where it fits beside full cards
-            compact, _, _ = choose_layout(width, height, count, True)
-            plot = not compact and count > 0
-        compact, cols, gpu_h = choose_layout(width, height, count, plot)
+            compact, _, _, style = choose_layout(width, height, count, True, shape)
+            plot = not compact and style == "lines" and count > 0
+        compact, cols, gpu_h, style = choose_layout(width, height, count, plot, shape)
         if plot and height - gpu_h - PLOT_HEIGHT < TABLE_MIN_ROWS:
             plot = height - gpu_h - PLOT_HEIGHT >= 3  # the user asked for it: keep 3 table rows
         self.compact = compact
         panel = self.panel
-        panel.configure(compact, cols)
+        panel.configure(compact, cols, style)
         panel.styles.height = gpu_h
         self.plot.set_class(plot, "-shown")
         if plot and self.selected_gpu in self.cards:

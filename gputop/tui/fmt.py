@@ -14,7 +14,7 @@ _SPARK = " ▁▂▃▄▅▆▇█"
 
 
 _TRACE = "⣀⠤⠒⠉"  # a dot line at one of four heights (braille: two dots side by side per row)
-_NARROW = frozenset(" ▏▎▍▌▋▊▉█░▁▂▃▄▅▆▇°…▲▼●▶⏸" + _TRACE)
+_NARROW = frozenset(" ▏▎▍▌▋▊▉█░▁▂▃▄▅▆▇°…▲▼●▶⏸├└·" + _TRACE)
 
 
 _DROP_NARROW = {ord(c): None for c in _NARROW}

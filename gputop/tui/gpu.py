@@ -7,7 +7,6 @@ ticks touch a handful of cells, so the terminal sees little more than the digits
 
 from __future__ import annotations
 
-import math
 import time
 from collections import deque
 from itertools import islice
@@ -19,10 +18,12 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from gputop.analysis.mig import busy_pct, parent_sm_active, sm_active
 from gputop.clock_events import LABELS, SLOWDOWNS
-from gputop.model import Device
+from gputop.model import Device, MigInstance
 from gputop.tui import fmt
 from gputop.tui.fmt import short_name
+from gputop.tui.mig import chips_text, summary_text
 from gputop.tui.strips import StripCache, line_strip
 
 HISTORY_POINTS = 300
@@ -31,6 +32,9 @@ CARD_HEIGHT = 4
 CARD_MIN_WIDTH = 50
 NARROW_LINE = 60  # compact lines narrower than this drop the name (two columns in 80 cells)
 HALF_LINE_MIN = 38  # the narrowest compact line that still shows bars, power and temperature
+# How a MIG GPU's instances show under its card or line: one line each, one line of chips, or
+# only a summary on the GPU's own line (see dashboard.choose_layout).
+MIG_STYLES = ("lines", "chips", "inline")
 
 # (text, component class or "" for the widget's own style)
 Span = tuple[str, str]
@@ -45,12 +49,20 @@ def clock_text(dev: Device) -> str:
 
 def util_text(dev: Device) -> str:
     """' 95%', and beside it the SM activity where GPM measures it (' 95% SM act 41%'): busy
-    time alone reads 100% while most SMs idle."""
+    time alone reads 100% while most SMs idle. A MIG GPU's utilization is N/A (the driver
+    reports none): its instances' SM activity stands in ('62% · util N/A')."""
+    if dev.utilization_gpu_pct is None and dev.mig_instances:
+        return f"{fmt.num(parent_sm_active(dev.mig_instances), '3.0f')}% · util N/A"
     text = f"{fmt.num(dev.utilization_gpu_pct, '3.0f')}%"
     sm = dev.saturation.sm_active_pct if dev.saturation is not None else None
     if sm is not None:
         text += f"  SM act {sm:3.0f}%"
     return text
+
+
+def pct4(value: float | None) -> str:
+    """' 95%' in four cells; ' N/A' (not 'N/A%') where the device reports none."""
+    return f"{value:4.0f}%" if value is not None else f"{fmt.NA:>5}"
 
 
 def power_text(dev: Device) -> str:
@@ -79,8 +91,9 @@ def hint_badges(hints: list[tuple[str, str]]) -> list[Span]:
 
 def badges(dev: Device, short: bool = False) -> list[Span]:
     out: list[Span] = []
+    busy = busy_pct(dev)
     for reason in dev.clock_event_reasons or ():
-        if reason == "gpu_idle" and (dev.utilization_gpu_pct or 0) > 0:
+        if reason == "gpu_idle" and (busy or 0) > 0:
             continue  # NVML sets it between kernels of a busy GPU: noise, not news
         label = (SHORT_LABELS if short else LABELS).get(reason, reason)
         cls = "gpu--slowdown" if reason in SLOWDOWNS else "gpu--badge"
@@ -145,6 +158,9 @@ class GpuCard:
         self.compact = False
         self.selected = False
         self.hints: list[tuple[str, str]] = []  # (code, severity) of this GPU's active hints
+        # (code, severity) per MIG GPU instance id: the badges of each instance's line
+        self.instance_hints: dict[int, list[tuple[str, str]]] = {}
+        self.mig_style = "lines"
         self.width = 0
         self.lines: list[Line] = []
 
@@ -196,9 +212,57 @@ class GpuCard:
         return changed
 
     def compose_lines(self, width: int) -> list[Line]:
-        if self.compact:
-            return [self._compact_line(width)]
-        return self._card_lines(width)
+        own = [self._compact_line(width)] if self.compact else self._card_lines(width)
+        return own + self._mig_lines(width)
+
+    def instance_count(self) -> int:
+        dev = self.device
+        return len(dev.mig_instances) if dev is not None and dev.status == "ok" else 0
+
+    def height(self) -> int:
+        """Lines this GPU takes: its card or line, and its MIG instances' lines or chips."""
+        return (1 if self.compact else CARD_HEIGHT) + mig_lines(self.instance_count(),
+                                                                self.mig_style)
+
+    # ------------------------------------------------------------------ MIG instances
+    def _mig_lines(self, width: int) -> list[Line]:
+        count = self.instance_count()
+        if not count or self.mig_style == "inline":
+            return []
+        instances = self.device.mig_instances
+        if self.mig_style == "chips":
+            return [_join([("  ", ""), (chips_text(instances, width - 2), "gpu--muted")], width)]
+        return [self._instance_line(inst, width, n == count - 1)
+                for n, inst in enumerate(instances)]
+
+    def _instance_line(self, inst: MigInstance, width: int, last: bool) -> Line:
+        """'  ├ 3g.40gb     GI 1 CI 0  M▕███ ▏ 20000/40192MiB  50%  SM▕██ ▏  85%  2 procs':
+        whole parts only; bars shrink, then the process count and badges go, never a word cut."""
+        head: list[Span] = [("  └ " if last else "  ├ ", "gpu--muted"),
+                            (fmt.fit(inst.profile or "?", 11), "gpu--title"),
+                            (fmt.fit(f"GI {inst.gpu_instance_id} CI {inst.compute_instance_id}",
+                                     11), "gpu--muted")]
+        mem = fmt.rfit(f"{fmt.num(inst.memory_used_mib)}/{fmt.num(inst.memory_total_mib)}MiB "
+                       f"{fmt.num(inst.memory_pct, '3.0f')}%", 19)
+        sm = f"{fmt.num(sm_active(inst), '3.0f')}%"
+        n = len(inst.processes)
+        procs = [(f"  {n} proc{'' if n == 1 else 's'}", "gpu--muted")] if n else []
+        tail = procs + [(" " + t, c) for t, c in
+                        hint_badges(self.instance_hints.get(inst.gpu_instance_id, []))]
+        fixed = sum(len(t) for t, _ in head) + len(" M") + 1 + len(mem) + len("  SM") + 1 + len(sm)
+        while tail and fixed + sum(len(t) for t, _ in tail) > width:
+            tail.pop()
+        rest = width - fixed - sum(len(t) for t, _ in tail)
+        bw = min(16, rest // 2) if rest >= 6 else 0
+        spans = head + [(" M", "gpu--label")]
+        if bw:
+            spans += _bar_spans(inst.memory_pct, bw, memory=True)
+        spans.append((" " + mem, "gpu--value"))
+        spans.append(("  SM", "gpu--label"))
+        if bw:
+            spans += _bar_spans(sm_active(inst), bw)
+        spans.append((" " + sm, "gpu--value"))
+        return _join(spans + tail, width)
 
     def _stale_span(self, dev: Device, short: bool = False) -> list[Span]:
         if dev.data_age_s is not None and dev.data_age_s > self.stale_after_s:
@@ -247,8 +311,9 @@ class GpuCard:
         mem = (f"{fmt.num(dev.memory_used_mib)}/{fmt.num(dev.memory_total_mib)}MiB "
                f"{fmt.num(dev.memory_pct, '3.0f')}%")
         power = power_text(dev)
+        mig = dev.utilization_gpu_pct is None and bool(dev.mig_instances)
         rows = (
-            ("UTIL", dev.utilization_gpu_pct, util_text(dev), "util", "gpu--spark-util"),
+            ("SM" if mig else "UTIL", busy_pct(dev), util_text(dev), "util", "gpu--spark-util"),
             ("MEM", dev.memory_pct, mem, "memory", "gpu--spark-memory"),
             ("PWR", dev.power_pct, power, "power", "gpu--spark-power"),
         )
@@ -288,14 +353,19 @@ class GpuCard:
             return _join(head + [(" ", ""), (f" {dev.status.upper()} ", "gpu--lost"),
                                  (f" {dev.status_reason or ''}", "gpu--muted")], width)
         bw = 10 if wide else 6
+        # A MIG GPU's line names its instances instead of a history; where the line is short
+        # the parent's utilization bar ([N/A] under MIG) and power bar make room for them.
+        summary = self.instance_count() > 0 and self.mig_style == "inline"
         spans = list(head)
-        spans += [(" U", "gpu--label")] + _bar_spans(dev.utilization_gpu_pct, bw)
-        spans.append((f"{fmt.num(dev.utilization_gpu_pct, '4.0f')}%", "gpu--value"))
+        if wide or not summary:
+            spans += [(" U", "gpu--label")] + _bar_spans(dev.utilization_gpu_pct, bw)
+            spans.append((pct4(dev.utilization_gpu_pct), "gpu--value"))
         spans += [(" M", "gpu--label")] + _bar_spans(dev.memory_pct, bw, memory=True)
         if wide:
             spans.append((fmt.rfit(f"{fmt.num(dev.memory_used_mib)}MiB", 9), "gpu--value"))
-        spans.append((f"{fmt.num(dev.memory_pct, '4.0f')}%", "gpu--value"))
-        spans += [(" P", "gpu--label")] + _bar_spans(dev.power_pct, bw)
+        spans.append((pct4(dev.memory_pct), "gpu--value"))
+        if wide or not summary:
+            spans += [(" P", "gpu--label")] + _bar_spans(dev.power_pct, bw)
         spans.append((fmt.rfit(f"{fmt.num(dev.power_draw_w)}W", 5), "gpu--value"))
         spans.append((fmt.rfit(f"{fmt.num(dev.temperature_c)}°C", 6), "gpu--value"))
         if wide:
@@ -303,6 +373,11 @@ class GpuCard:
         tail = [(" " + t, c) for t, c in hint_badges(self.hints) + badges(dev)
                 + self._stale_span(dev)]
         used = sum(len(t) for t, _ in spans + tail)
+        if summary:
+            text = summary_text(dev.mig_instances, width - used - 1)
+            if text:
+                tail.append((" " + text, "gpu--value"))
+            return _join(spans + tail, width)
         spark_w = width - used - 1
         if spark_w >= 6:
             spans.append((" " + self.spark("util", spark_w), "gpu--spark-util"))
@@ -318,11 +393,13 @@ class GpuCard:
             return _join(head + [(" ", ""), (f" {dev.status.upper()} ", "gpu--lost")], width)
         spans = list(head)
         spans += [(" U", "gpu--label")] + _bar_spans(dev.utilization_gpu_pct, 4)
-        spans.append((f"{fmt.num(dev.utilization_gpu_pct, '4.0f')}%", "gpu--value"))
+        spans.append((pct4(dev.utilization_gpu_pct), "gpu--value"))
         spans += [(" M", "gpu--label")] + _bar_spans(dev.memory_pct, 4, memory=True)
-        spans.append((f"{fmt.num(dev.memory_pct, '4.0f')}%", "gpu--value"))
+        spans.append((pct4(dev.memory_pct), "gpu--value"))
         spans.append((fmt.rfit(f"{fmt.num(dev.power_draw_w)}W", 5), "gpu--value"))
         spans.append((fmt.rfit(f"{fmt.num(dev.temperature_c)}°C", 5), "gpu--value"))
+        if self.instance_count() and self.mig_style == "inline":
+            spans.append((f" {self.instance_count()}MIG", "gpu--value"))
         for text, cls in badges(dev, short=True) + self._stale_span(dev, short=True):
             spans.append((" " + text, cls))
         return _join(spans, width)
@@ -332,13 +409,21 @@ class GpuCard:
         return ["".join(t for t, _ in line) for line in self.lines]
 
 
+def mig_lines(count: int, style: str) -> int:
+    """Lines a GPU's ``count`` MIG instances take under its card or line in ``style``."""
+    if not count or style == "inline":
+        return 0
+    return count if style == "lines" else 1
+
+
 def _peak(values: list[float | None]) -> float | None:
     present = [v for v in values if v is not None]
     return max(present) if present else None
 
 
 class GpuPanel(StripCache, ScrollView):
-    """All GPUs in one widget: a grid of 4-line cards or one line per GPU.
+    """All GPUs in one widget: a grid of 4-line cards or one line per GPU, each followed by its
+    MIG instances' lines (a row of cards is as tall as its tallest card).
 
     One widget rather than one per GPU: Textual's fixed cost per widget repaint (styles,
     messages, compositing) would otherwise be paid eight or sixteen times a second. Each tick only
@@ -389,63 +474,82 @@ class GpuPanel(StripCache, ScrollView):
         self.order: list[int] = []
         self.compact = False
         self.columns = 1
+        self.mig_style = "lines"
         self.stale_after_s = 3.0
         self._styles: dict[tuple[str, bool], Style] = {}
         self._strips: dict[int, tuple[tuple, Strip]] = {}
+        self._rows: list[tuple[int, int]] = []  # (top, height) of each row of cards
 
     # ------------------------------------------------------------------ geometry
     @property
-    def card_height(self) -> int:
-        return 1 if self.compact else CARD_HEIGHT
-
-    @property
-    def pitch(self) -> int:
-        """Lines from the top of one row of cards to the next."""
-        return 1 if self.compact else CARD_HEIGHT + self.GAP_Y
+    def gap_y(self) -> int:
+        return 0 if self.compact else self.GAP_Y
 
     def card_width(self, width: int | None = None) -> int:
         width = self.size.width if width is None else width
         cols = self.columns
         return max(1, (width - (cols - 1) * self.GAP_X) // cols)
 
+    def _measure_rows(self) -> None:
+        self._rows = []
+        top = 0
+        for start in range(0, len(self.order), self.columns):
+            height = max(self.cards[i].height() for i in self.order[start:start + self.columns])
+            self._rows.append((top, height))
+            top += height + self.gap_y
+
     def content_height(self) -> int:
-        rows = math.ceil(len(self.order) / self.columns) if self.order else 0
-        if rows == 0:
+        if not self._rows:
             return 0
-        return rows * self.pitch - (self.pitch - self.card_height)
+        top, height = self._rows[-1]
+        return top + height
+
+    def _row_at(self, vy: int) -> tuple[int, int] | None:
+        """(row, line within its cards) at virtual line ``vy``, or None in a gap or past the end."""
+        for row, (top, height) in enumerate(self._rows):
+            if top <= vy < top + height:
+                return row, vy - top
+        return None
 
     def place(self, index: int) -> tuple[int, int]:
         """(x, y) of a card's top-left cell in the panel's virtual space."""
-        n = self.order.index(index)
-        row, col = divmod(n, self.columns)
-        return col * (self.card_width() + self.GAP_X), row * self.pitch
+        row, col = divmod(self.order.index(index), self.columns)
+        return col * (self.card_width() + self.GAP_X), self._rows[row][0]
 
-    def configure(self, compact: bool, columns: int) -> None:
+    def _row_height(self, index: int) -> int:
+        return self._rows[self.order.index(index) // self.columns][1]
+
+    def configure(self, compact: bool, columns: int, mig_style: str = "lines") -> None:
         columns = max(1, columns)
-        if compact == self.compact and columns == self.columns:
+        if (compact, columns, mig_style) == (self.compact, self.columns, self.mig_style):
             return
-        self.compact, self.columns = compact, columns
+        self.compact, self.columns, self.mig_style = compact, columns, mig_style
         for card in self.cards.values():
             card.compact = compact
+            card.mig_style = mig_style
             card.width = 0  # recompose everything
         self._relines_all()
 
     # ------------------------------------------------------------------ feeding
     def update(self, devices, when: float | None = None, hints=()) -> None:
         """Take one reading of each device (appending to each card's history)."""
-        from gputop.tui.hintbar import card_badges
+        from gputop.tui.hintbar import card_badges, instance_badges
 
-        added = False
+        added = reshaped = False
         for dev in devices:
             card = self.cards.get(dev.index)
             if card is None:
                 card = self.cards[dev.index] = GpuCard(dev.index)
                 card.compact = self.compact
+                card.mig_style = self.mig_style
                 card.stale_after_s = self.stale_after_s
                 added = True
+            height = card.height()
             card.update(dev, when)
+            reshaped |= card.height() != height
             card.hints = card_badges(hints, dev.index) if hints else []
-        if added:
+            card.instance_hints = instance_badges(hints, dev.index) if dev.mig_instances else {}
+        if added or reshaped:  # a GPU came, or its MIG instances changed: lay out again
             self.order = sorted(self.cards)
             self._relines_all()
             return
@@ -481,13 +585,14 @@ class GpuPanel(StripCache, ScrollView):
                 self._forget_card(i)
         if index in self.cards:
             x, y = self.place(index)
-            self.scroll_to_region(Region(x, y, 1, self.card_height), animate=False)
+            self.scroll_to_region(Region(x, y, 1, self._row_height(index)), animate=False)
 
     def _forget_card(self, index: int) -> None:
         x, y = self.place(index)
-        for vy in range(y, y + self.card_height):
+        height = self._row_height(index)
+        for vy in range(y, y + height):
             self._strips.pop(vy, None)
-        self.refresh(Region(0, y - int(self.scroll_y), self.size.width, self.card_height))
+        self.refresh(Region(0, y - int(self.scroll_y), self.size.width, height))
 
     def _relines_all(self) -> None:
         width = self.size.width
@@ -495,6 +600,7 @@ class GpuPanel(StripCache, ScrollView):
             cw = self.card_width(width)
             for card in self.cards.values():
                 card.relines(cw)
+        self._measure_rows()
         self._strips.clear()
         self.virtual_size = Size(width, self.content_height())
         self.refresh()
@@ -521,10 +627,11 @@ class GpuPanel(StripCache, ScrollView):
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         vy = y + int(self.scroll_y)
-        row, line = divmod(vy, self.pitch)
+        at = self._row_at(vy)
         cw = self.card_width(width)
         parts = []
-        if line < self.card_height:
+        if at is not None:
+            row, line = at
             for col in range(self.columns):
                 n = row * self.columns + col
                 if n >= len(self.order):
@@ -532,8 +639,9 @@ class GpuPanel(StripCache, ScrollView):
                 card = self.cards[self.order[n]]
                 if card.width != cw:
                     card.relines(cw)
-                if line < len(card.lines):
-                    parts.append((card.lines[line], card.selected))
+                # a card shorter than its row's tallest keeps its column with a blank line
+                spans = card.lines[line] if line < len(card.lines) else ((" " * cw, ""),)
+                parts.append((spans, card.selected))
         key = (width, tuple(parts))
         cached = self._strips.get(vy)
         if cached is not None and cached[0] == key:
@@ -551,10 +659,10 @@ class GpuPanel(StripCache, ScrollView):
         return strip
 
     def card_at(self, x: int, y: int) -> int | None:
-        vy = y + int(self.scroll_y)
-        row, line = divmod(vy, self.pitch)
-        if line >= self.card_height:
+        at = self._row_at(y + int(self.scroll_y))
+        if at is None:
             return None
+        row = at[0]
         col = x // (self.card_width() + self.GAP_X)
         n = row * self.columns + min(col, self.columns - 1)
         return self.order[n] if 0 <= n < len(self.order) else None

@@ -39,6 +39,15 @@ def card_badges(hints: Sequence[Hint], index: int) -> list[tuple[str, str]]:
     return [(h.code, h.severity) for h in ranked(hints) if h.device == index]
 
 
+def instance_badges(hints: Sequence[Hint], index: int) -> dict[int, list[tuple[str, str]]]:
+    """(code, severity) of the hints about each MIG GPU instance of one GPU, by instance id."""
+    out: dict[int, list[tuple[str, str]]] = {}
+    for h in ranked(hints):
+        if h.device == index and h.gpu_instance_id is not None:
+            out.setdefault(h.gpu_instance_id, []).append((h.code, h.severity))
+    return out
+
+
 class HintBar(Widget):
     COMPONENT_CLASSES = {"hintbar--critical", "hintbar--warning", "hintbar--info"}
     DEFAULT_CSS = """

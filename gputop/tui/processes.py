@@ -29,6 +29,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("time", "TIME", 10, right=True, sort_key="T"),
     Column("command", "COMMAND", 0, sort_key="O"),
 )
+# Shown after GPU only while some GPU has MIG on: the process's GPU instance / compute instance,
+# as nvidia-smi's process table pairs them ("2/0"); "-" for a process on a whole GPU.
+MIG_COLUMN = Column("mig", "GI/CI", 5, right=True)
+MIG_COLUMNS = COLUMNS[:1] + (MIG_COLUMN,) + COLUMNS[1:]
 SORT_KEYS = {c.sort_key: c.key for c in COLUMNS}
 COLUMN_BY_KEY = {c.key: c for c in COLUMNS}
 # Numbers sort largest first by default, text A→Z.
@@ -47,7 +51,19 @@ def row_key(gpu: int, pid: int) -> str:
     return f"{gpu}:{pid}"
 
 
-def make_row(gpu: int, proc: Process, now: float) -> ProcRow:
+def mig_cell(proc: Process) -> str:
+    if proc.gpu_instance_id is None:
+        return "-"
+    ci = "-" if proc.compute_instance_id is None else proc.compute_instance_id
+    return f"{proc.gpu_instance_id}/{ci}"
+
+
+def with_mig(cells: tuple[str, ...], proc: Process) -> tuple[str, ...]:
+    """``cells`` in MIG_COLUMNS' order: the process's instance after its GPU."""
+    return cells[:1] + (mig_cell(proc),) + cells[1:]
+
+
+def make_row(gpu: int, proc: Process, now: float, mig: bool = False) -> ProcRow:
     running = now - proc.started if proc.started is not None else None
     cells = (
         str(gpu),
@@ -61,6 +77,8 @@ def make_row(gpu: int, proc: Process, now: float) -> ProcRow:
         fmt.duration(running),
         proc.command or proc.name or fmt.NA,
     )
+    if mig:
+        cells = with_mig(cells, proc)
     return ProcRow(row_key(gpu, proc.pid), gpu, proc, cells)
 
 
@@ -95,7 +113,7 @@ def matches(row: ProcRow, needle: str) -> bool:
             or n in (job_label(p) or "").lower())
 
 
-def outside_row(gpu: int, procs: list[Process]) -> ProcRow:
+def outside_row(gpu: int, procs: list[Process], mig: bool = False) -> ProcRow:
     """One row for a GPU's processes outside gputop's PID namespace: how many, how much memory."""
     known = [p.gpu_memory_mib for p in procs if p.gpu_memory_mib is not None]
     memory = sum(known) if known else None
@@ -107,13 +125,21 @@ def outside_row(gpu: int, procs: list[Process]) -> ProcRow:
                           f"{memory / 1024:.1f} GiB" if memory is not None else fmt.NA))
     cells = (str(gpu), "-", fmt.NA, "-", fmt.mib(memory), fmt.NA, fmt.NA, fmt.NA, fmt.NA,
              summary.command or "")
+    if mig:
+        cells = cells[:1] + ("-",) + cells[1:]
     return ProcRow(f"{gpu}:outside", gpu, summary, cells)
+
+
+def has_mig(snapshot: Snapshot) -> bool:
+    """True while some GPU is split into MIG instances: the table shows each process's."""
+    return any(dev.mig_instances for dev in snapshot.devices)
 
 
 def build_rows(snapshot: Snapshot, now: float | None = None, *, needle: str = "",
                only_gpu: int | None = None, sort: str = "gpu",
                descending: bool = False) -> list[ProcRow]:
     now = snapshot.time if now is None else now
+    mig = has_mig(snapshot)
     rows = []
     for dev in snapshot.devices:
         if only_gpu is not None and dev.index != only_gpu:
@@ -122,11 +148,11 @@ def build_rows(snapshot: Snapshot, now: float | None = None, *, needle: str = ""
         for proc in dev.processes:
             if proc.outside_pid_namespace:
                 continue
-            row = make_row(dev.index, proc, now)
+            row = make_row(dev.index, proc, now, mig)
             if matches(row, needle):
                 rows.append(row)
         if outside:
-            row = outside_row(dev.index, outside)
+            row = outside_row(dev.index, outside, mig)
             if matches(row, needle):
                 rows.append(row)
     # A stable tie-break (GPU, PID) keeps equal rows from swapping places between ticks.
@@ -178,6 +204,9 @@ class ProcessTable(KeyedTable):
         if self.grouping != "process":
             self.set_rows(self._group_rows(snapshot))
             return
+        columns = MIG_COLUMNS if has_mig(snapshot) else COLUMNS
+        if columns != self.columns:
+            self._set_columns(columns)
         self.set_rows(build_rows(snapshot, self._now, needle=self.needle,
                                  only_gpu=self.only_gpu, sort=self.sort_column,
                                  descending=self.sort_reverse))
@@ -199,7 +228,8 @@ class ProcessTable(KeyedTable):
         from gputop.tui.grouped import GROUP_COLUMNS
 
         self.grouping = mode
-        self.columns = COLUMNS if mode == "process" else GROUP_COLUMNS
+        mig = self._snapshot is not None and has_mig(self._snapshot)
+        self.columns = (MIG_COLUMNS if mig else COLUMNS) if mode == "process" else GROUP_COLUMNS
         self._widths = ()
         self._strips.clear()
         self.cursor_key = None  # rows of another kind: the cursor starts at the top
@@ -207,6 +237,13 @@ class ProcessTable(KeyedTable):
         self.rows = []
         self.scroll_to(y=0, animate=False)
         self._reapply()
+        self._header = None
+        self.refresh()
+
+    def _set_columns(self, columns: tuple[Column, ...]) -> None:
+        self.columns = columns
+        self._widths = ()
+        self._strips.clear()
         self._header = None
         self.refresh()
 

@@ -10,7 +10,9 @@ Interface for the app: mount ``SaturationPanel()`` and call
 ``panel.update_snapshot(snapshot, history)`` on each tick (``history``: the sampler's snapshots,
 oldest first, optional; used once to seed the bars' history and for the verdicts' job grouping).
 Up to 8 GPUs get a 7-line block each (two columns from 100 cells wide); more GPUs, a panel too
-short for the blocks, or ``compact=True`` get one line each (``compact=False`` forces blocks).
+short for the blocks, a GPU split into MIG instances, or ``compact=True`` get one line each
+(``compact=False`` forces blocks). Under a MIG GPU's line, one line per GPU instance shows its
+own GPM (SM, tensor, DRAM, occupancy): GPM runs per GPU instance.
 
 Colours come from the app's theme variables (``$gauge-low``/``-mid``/``-high``/``-empty``, falling
 back to ``$success``/``$warning``/``$error``/``$panel`` when a theme lacks them), read at render
@@ -30,6 +32,7 @@ from textual.containers import Container, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
+from gputop.analysis.mig import sm_active
 from gputop.analysis.saturation import (
     capability_note,
     estimates,
@@ -37,7 +40,7 @@ from gputop.analysis.saturation import (
     measured,
     verdict,
 )
-from gputop.model import Device, Hint, Snapshot
+from gputop.model import Device, Hint, MigInstance, Snapshot
 from gputop.tui.fmt import bar, level, short_name
 
 LEGEND = ("busy = GPU-Util (time a kernel ran) · SM = SM active · occ = occupancy · "
@@ -305,16 +308,46 @@ class GpuSaturation(Widget):
             t.append(empty, style=colors["gauge-empty"])
             t.append(pct_text(value) + " ")
         verdict_text = Text(self.verdict_text, style="italic")
+        instances = self._instance_lines(dev, width, colors)
         if t.cell_len + 2 + verdict_text.cell_len <= width:
             t.append("│ ", style=colors["muted"])
             t.append_text(verdict_text)
-            return t
+            return Text("\n").join([t, *instances])
         # too narrow for both (80 columns): the verdict is what the user came for, so it goes
         # whole on the lines below the bars rather than being cut to "│ waits…"
         t.truncate(width, overflow="ellipsis")
         indent = " " * 6
         wrapped = verdict_text.wrap(self.app.console, max(10, width - len(indent)))
-        return Text("\n").join([t, *(Text(indent) + line for line in wrapped)])
+        return Text("\n").join([t, *(Text(indent) + line for line in wrapped), *instances])
+
+    def _instance_lines(self, dev: Device, width: int,
+                        colors: dict[str, Style | str]) -> list[Text]:
+        """One line per GPU instance of a MIG GPU: its own GPM, whole gauges only."""
+        if dev.status != "ok":
+            return []
+        seen: dict[int, MigInstance] = {}
+        for inst in dev.mig_instances:  # compute instances share their GPU instance's GPM
+            seen.setdefault(inst.gpu_instance_id, inst)
+        out = []
+        for n, inst in enumerate(seen.values()):
+            t = Text()
+            t.append("  └ " if n == len(seen) - 1 else "  ├ ", style=colors["muted"])
+            t.append(f"{inst.profile or '?':<11}", style="bold")
+            t.append(f"GI {inst.gpu_instance_id:<3} ", style=colors["muted"])
+            sat = inst.saturation
+            for label, value in (("SM", sm_active(inst)), ("TC", sat.tensor_active_pct),
+                                 ("DRAM", sat.dram_bw_pct), ("occ", sat.sm_occupancy_pct)):
+                if t.cell_len + len(label) + 1 + 6 + 5 > width:
+                    break
+                filled, empty = bar(value, 6)
+                color = (colors.get(f"gauge-{level(value)}", "default") if value is not None
+                         else "default")
+                t.append(f"{label} ")
+                t.append(filled, style=color)
+                t.append(empty, style=colors["gauge-empty"])
+                t.append(pct_text(value) + " ")
+            out.append(t)
+        return out
 
 
 # ---------------------------------------------------------------- the panel
@@ -347,11 +380,14 @@ class SaturationPanel(VerticalScroll):
 
     @property
     def compact(self) -> bool:
-        """One line per GPU: forced, or more than 8 GPUs, or blocks that would not fit."""
+        """One line per GPU: forced, or more than 8 GPUs, a MIG GPU (its instances' lines follow
+        its own), or blocks that would not fit."""
         if self.forced_compact is not None:
             return self.forced_compact
         n = len(self.cards)
         if n > COMPACT_ABOVE:
+            return True
+        if self.snapshot is not None and any(d.mig_instances for d in self.snapshot.devices):
             return True
         width, height = self.size
         if not height:

@@ -249,3 +249,62 @@ def test_the_exporter_and_the_prometheus_transport_never_import_textual():
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True,
                          timeout=60)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def _labels(line: str) -> dict[str, str]:
+    inner = line.split("{", 1)[1].rsplit("}", 1)[0]
+    return dict(part.split("=", 1) for part in inner.replace('"', "").split(","))
+
+
+def test_mig_gpus_are_exported_per_gpu_instance_as_dcgm_exporter_does():
+    snap = sim_snapshot("mig")
+    got = samples(exposition.render(collect.families(snap, own.Options(), "t")))
+    dev = snap.device(2)
+    first = dev.mig_instances[0]
+    used = [line for line in got["DCGM_FI_DEV_FB_USED"] if 'gpu="2"' in line]
+    # one series per GPU instance, none for the parent, the MIG pair right after modelName
+    assert len(used) == len({i.gpu_instance_id for i in dev.mig_instances})
+    assert used[0] == (
+        f'DCGM_FI_DEV_FB_USED{{gpu="2",UUID="{dev.uuid}",pci_bus_id="{dev.pci_bus_id}",'
+        f'device="nvidia2",modelName="{dev.name}",GPU_I_PROFILE="{first.profile}",'
+        f'GPU_I_ID="{first.gpu_instance_id}",Hostname="{snap.host}",hostname="{snap.host}",'
+        f'DCGM_FI_DRIVER_VERSION="{snap.driver_version}"}} {float(first.memory_used_mib)}')
+    for line in used:
+        inst = next(i for i in dev.mig_instances
+                    if str(i.gpu_instance_id) == _labels(line)["GPU_I_ID"])
+        assert _labels(line)["GPU_I_PROFILE"] == inst.profile
+        assert float(line.rsplit(" ", 1)[1]) == inst.memory_used_mib
+        free = next(x for x in got["DCGM_FI_DEV_FB_FREE"] if x.split("}")[0] == line.split("}")[0]
+                    .replace("DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE"))
+        assert float(free.rsplit(" ", 1)[1]) == inst.memory_total_mib - inst.memory_used_mib
+        sm = next(x for x in got["DCGM_FI_PROF_SM_ACTIVE"]
+                  if 'gpu="2"' in x and f'GPU_I_ID="{inst.gpu_instance_id}"' in x)
+        assert float(sm.rsplit(" ", 1)[1]) == pytest.approx(inst.saturation.sm_active_pct / 100)
+        clock = next(x for x in got["DCGM_FI_DEV_SM_CLOCK"]
+                     if 'gpu="2"' in x and f'GPU_I_ID="{inst.gpu_instance_id}"' in x)
+        assert float(clock.rsplit(" ", 1)[1]) == dev.clock_sm_mhz  # the parent's, per instance
+    mig_gpus = {str(d.index) for d in snap.devices if d.mig_instances}
+    whole = {str(d.index) for d in snap.devices if not d.mig_instances}
+    assert mig_gpus and whole
+    for name, lines in got.items():
+        if not name.startswith("DCGM_"):
+            continue
+        for line in lines:
+            labels = _labels(line)
+            assert ("GPU_I_ID" in labels) == (labels["gpu"] in mig_gpus), line
+    # DCGM reports no utilization under MIG: none for a MIG GPU, one per whole GPU
+    assert {_labels(x)["gpu"] for x in got["DCGM_FI_DEV_GPU_UTIL"]} == whole
+
+
+def test_a_mig_process_series_names_its_instance():
+    snap = sim_snapshot("mig")
+    got = samples(exposition.render(collect.families(snap, own.Options(), "t")))
+    for dev in snap.devices:
+        for inst in dev.mig_instances:
+            for proc in inst.processes:
+                line = next(x for x in got["gputop_process_gpu_memory_bytes"]
+                            if f'pid="{proc.pid}"' in x and f'gpu="{dev.index}"' in x)
+                assert _labels(line)["GPU_I_PROFILE"] == inst.profile
+                assert _labels(line)["GPU_I_ID"] == str(inst.gpu_instance_id)
+    whole = next(x for x in got["gputop_process_gpu_memory_bytes"] if 'gpu="4"' in x)
+    assert "GPU_I_ID" not in whole

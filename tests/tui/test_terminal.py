@@ -74,11 +74,11 @@ def pane(tmp_path):
         pytest.fail("tmux is needed (.ci/run installs it)")
     panes = []
 
-    def start(*args: str, env: dict[str, str] | None = None) -> Pane:
+    def start(*args: str, env: dict[str, str] | None = None, size=(100, 30)) -> Pane:
         env = {"TERM": "xterm-256color", "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
                "XDG_STATE_HOME": str(tmp_path / "state"), **(env or {})}
         p = Pane(tmp_path, " ".join([sys.executable, "-m", "gputop", "--backend", "sim",
-                                     *args]), env)
+                                     *args]), env, size)
         panes.append(p)
         return p
 
@@ -151,3 +151,17 @@ def test_a_stop_signal_restores_the_terminal_and_exits_128_plus_signal(pane, sig
     assert p.flag("alternate_on") == "0"  # back on the normal screen
     assert p.flag("cursor_flag") == "1"  # the cursor shows again
     assert p.flag("mouse_any_flag") == "0"
+
+
+def test_eight_gpus_of_seven_mig_instances_read_whole_at_80x24_in_a_real_terminal(pane):
+    p = pane("--scenario", "mig-dense", size=(80, 24))
+    p.wait_for("PID")
+    time.sleep(1.5)
+    lines = p.screen().splitlines()
+    assert len(lines) == 24 and all(len(line) <= 80 for line in lines)
+    gpu_lines = [line for line in lines if re.match(r" [0-7] H100", line)]
+    assert len(gpu_lines) == 8
+    for line in gpu_lines:  # count, busiest and fullest on each GPU's own line, whole
+        assert re.search(r" 7 MIG · SM \d+% 1g\.10gb · mem \d+% 1g\.10gb$", line.rstrip()), line
+        assert "N/A%" not in line and " 0%" not in line
+    assert "GI/CI" in "\n".join(lines)
