@@ -162,3 +162,15 @@ def test_instances_torn_down_between_probes_are_not_an_error():
         dev = backend.sample().devices[0]
     assert dev.status == "ok"
     assert [m.profile for m in dev.mig_instances] == ["3g.40gb", "2g.20gb"]
+
+
+def test_the_dashboard_reads_the_instances_it_nests():
+    # the dashboard samples with its own budget (tui/wants.py), not EVERYTHING: a read it forgets
+    # to ask for leaves the MIG views empty on a real driver while the simulator still fills them
+    from gputop.tui.wants import DASHBOARD
+
+    backend, _, _ = make([mig_h100(0), h100(1)])
+    with backend:
+        parent, whole = backend.sample(wants=DASHBOARD).devices
+    assert [m.profile for m in parent.mig_instances] == ["3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"]
+    assert whole.mig_instances == ()

@@ -14,4 +14,7 @@ DASHBOARD = {
     # GPM, for the underfilled / memory-bound hints over a 60 s window; the saturation panel
     # asks for it on every tick while it is open.
     **budget.wants("saturation", every=5.0),
+    # Under MIG the cards nest each instance's memory and the table its GI/CI (no cost elsewhere:
+    # a GPU with MIG off is never asked).
+    **budget.wants("mig_instances"),
 }
