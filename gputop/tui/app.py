@@ -335,6 +335,15 @@ class GputopApp(App[int]):
             except Exception as exc:  # another helper's screen must not break sampling
                 self.log.error(f"screen update failed: {exc}")
 
+    def on_dashboard_view_rates_shown(self, message: DashboardView.RatesShown) -> None:
+        """The wide cards' rates are read from the device only while they are on screen."""
+        from gputop.tui.wants import WIDE_CARDS
+
+        if message.shown:
+            self.sampler.want("wide-cards", WIDE_CARDS)
+        else:
+            self.sampler.unwant("wide-cards")
+
     def show_host(self, facts: HostFacts) -> None:
         self.query_one("#host", HostLine).show(facts)
 

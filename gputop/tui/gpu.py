@@ -143,6 +143,7 @@ class GpuCard:
         self.stale_after_s = 3.0
         self.last_ok: float | None = None
         self.compact = False
+        self.rates = False  # a fifth line with video-engine and link rates (rates.py)
         self.selected = False
         self.hints: list[tuple[str, str]] = []  # (code, severity) of this GPU's active hints
         self.width = 0
@@ -195,6 +196,10 @@ class GpuCard:
                 changed.append((y, *span))
         return changed
 
+    @property
+    def height(self) -> int:
+        return 1 if self.compact else CARD_HEIGHT + int(self.rates)
+
     def compose_lines(self, width: int) -> list[Line]:
         if self.compact:
             return [self._compact_line(width)]
@@ -215,7 +220,7 @@ class GpuCard:
         if dev is None:
             return [_join([(self._title(None), "gpu--title")], width),
                     _join([("   waiting for the first sample…", "gpu--muted")], width),
-                    _join([], width), _join([], width)]
+                    *[_join([], width)] * (self.height - 2)]
         if dev.status != "ok":
             return self._lost_lines(dev, width)
         info: list[Span] = [(f" {fmt.num(dev.temperature_c)}°C", "gpu--value")]
@@ -233,7 +238,12 @@ class GpuCard:
         right_len = sum(len(t) for t, _ in right)
         title_w = max(4, width - right_len)
         head = _join([(fmt.fit(title, title_w), "gpu--title")] + right, width)
-        return [head] + self._gauge_lines(dev, width)
+        lines = [head] + self._gauge_lines(dev, width)
+        if self.rates:
+            from gputop.tui.rates import rates_spans
+
+            lines.append(_join(rates_spans(dev), width))
+        return lines
 
     def _gauge_lines(self, dev: Device, width: int) -> list[Line]:
         value_w = 21
@@ -271,7 +281,7 @@ class GpuCard:
                                                                   "gpu--lost")], width),
             _join([(f"   {dev.status.upper()}: {reason}", "gpu--lost")], width),
             _join([(f"   last good reading at {seen}", "gpu--muted")], width),
-            _join([], width),
+            *[_join([], width)] * (self.height - 3),
         ]
 
     def _compact_line(self, width: int) -> Line:
@@ -388,6 +398,7 @@ class GpuPanel(StripCache, ScrollView):
         self.cards: dict[int, GpuCard] = {}
         self.order: list[int] = []
         self.compact = False
+        self.rates = False
         self.columns = 1
         self.stale_after_s = 3.0
         self._styles: dict[tuple[str, bool], Style] = {}
@@ -396,12 +407,12 @@ class GpuPanel(StripCache, ScrollView):
     # ------------------------------------------------------------------ geometry
     @property
     def card_height(self) -> int:
-        return 1 if self.compact else CARD_HEIGHT
+        return 1 if self.compact else CARD_HEIGHT + int(self.rates)
 
     @property
     def pitch(self) -> int:
         """Lines from the top of one row of cards to the next."""
-        return 1 if self.compact else CARD_HEIGHT + self.GAP_Y
+        return 1 if self.compact else self.card_height + self.GAP_Y
 
     def card_width(self, width: int | None = None) -> int:
         width = self.size.width if width is None else width
@@ -420,13 +431,15 @@ class GpuPanel(StripCache, ScrollView):
         row, col = divmod(n, self.columns)
         return col * (self.card_width() + self.GAP_X), row * self.pitch
 
-    def configure(self, compact: bool, columns: int) -> None:
+    def configure(self, compact: bool, columns: int, rates: bool = False) -> None:
         columns = max(1, columns)
-        if compact == self.compact and columns == self.columns:
+        rates = rates and not compact
+        if (compact, columns, rates) == (self.compact, self.columns, self.rates):
             return
-        self.compact, self.columns = compact, columns
+        self.compact, self.columns, self.rates = compact, columns, rates
         for card in self.cards.values():
             card.compact = compact
+            card.rates = rates
             card.width = 0  # recompose everything
         self._relines_all()
 
@@ -441,6 +454,7 @@ class GpuPanel(StripCache, ScrollView):
             if card is None:
                 card = self.cards[dev.index] = GpuCard(dev.index)
                 card.compact = self.compact
+                card.rates = self.rates
                 card.stale_after_s = self.stale_after_s
                 added = True
             card.update(dev, when)

@@ -15,3 +15,7 @@ DASHBOARD = {
     # asks for it on every tick while it is open.
     **budget.wants("saturation", every=5.0),
 }
+
+# The wide cards' rates line (gputop/tui/rates.py), added only while it is on screen: video
+# engines and, from GPM, PCIe and NVLink traffic, fresh on every tick.
+WIDE_CARDS = budget.wants("utilization_encoder_pct", "utilization_decoder_pct", "saturation")
