@@ -272,7 +272,7 @@ class ProcessView(Screen[None]):
         else:
             gpus = ", ".join(str(g) for g, _ in self.found)
             status.update(Text(f"● running on GPU{'s' if len(self.found) > 1 else ''} {gpus} · "
-                               f"{len(self.trace.points)} samples plotted · esc: back",
+                               f"{len(self.trace.points)} samples · esc: back",
                                no_wrap=True, overflow="ellipsis"))
         fields = describe_process(self.found, self.now)
         if self.os_facts:

@@ -54,7 +54,7 @@ async def test_enter_opens_live_plots_that_start_with_the_past():
         advance(app, 5)
         await settle(pilot)
         assert len(view.trace.points) == 35
-        assert "35 samples plotted" in screen_text(app)
+        assert "35 samples · esc: back" in screen_text(app)
         assert "/ filter" not in screen_text(app)  # the table's keys are not offered here
         await pilot.press("escape")
         await settle(pilot)
