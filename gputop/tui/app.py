@@ -261,6 +261,7 @@ class GputopApp(App[int]):
             self.sampler.start(self._first)
         self.set_interval(1.0, self._tick_clock)
         self.call_after_refresh(self._first_frame)
+        self.screen_change_signal.subscribe(self, self._want_rates)
         from gputop.tui.stop import exit_on_stop_signals
 
         self._remove_stop_handlers = exit_on_stop_signals(lambda code: self.exit(return_code=code))
@@ -344,10 +345,24 @@ class GputopApp(App[int]):
                 self.log.error(f"screen update failed: {exc}")
 
     def on_dashboard_view_rates_shown(self, message: DashboardView.RatesShown) -> None:
-        """The wide cards' rates are read from the device only while they are on screen."""
+        self._want_rates()
+
+    def _want_rates(self, *_) -> None:
+        """The wide cards' rates are read from the device only while they are on screen: laid
+        out, and the dashboard not covered by a full screen (a dialog leaves it in view)."""
+        from textual.screen import ModalScreen
+
         from gputop.tui.wants import WIDE_CARDS
 
-        if message.shown:
+        if not self.screen_stack:
+            return  # shutting down
+        screen = self.screen_stack[-1]
+        covered = screen is not self.screen_stack[0] and not isinstance(screen, ModalScreen)
+        try:
+            shown = self.dashboard.rates and not covered
+        except NoMatches:  # the dashboard is already gone
+            return
+        if shown:
             self.sampler.want("wide-cards", WIDE_CARDS)
         else:
             self.sampler.unwant("wide-cards")

@@ -93,3 +93,20 @@ async def test_narrowing_the_terminal_drops_the_line_and_its_reads():
         await pilot.resize_terminal(200, 60)
         await settle(pilot)
         assert "wide-cards" in app.sampler._wants
+
+
+async def test_a_screen_over_the_dashboard_stops_the_rates_reads_a_dialog_does_not():
+    app = make_app()
+    async with app.run_test(size=(200, 60)) as pilot:
+        advance(app, 2)
+        await settle(pilot)
+        assert "wide-cards" in app.sampler._wants
+        await pilot.press("d")  # the process view covers the cards
+        await settle(pilot)
+        assert "wide-cards" not in app.sampler._wants
+        await pilot.press("escape")
+        await settle(pilot)
+        assert "wide-cards" in app.sampler._wants
+        await pilot.press("question_mark")  # help floats over the cards, still in view
+        await settle(pilot)
+        assert "wide-cards" in app.sampler._wants
