@@ -77,3 +77,32 @@ def test_slow_facts_are_never_read_more_often_than_their_floor():
     assert due["mig"] == reads.SLOW_REFRESH_S  # GPM needs to know whether MIG is on
     assert reads.fresh(due, {"limit": 0.0, "mig": 0.0, "serial": 0.0}, 9.0) == []
     assert reads.fresh(due, {"limit": 0.0, "mig": 0.0, "serial": 0.0}, 10.0) == ["limit", "mig"]
+
+
+# ---------------------------------------------------------------------------- the wide cards
+
+async def dashboard_wants(size: tuple[int, int]):
+    """What a running dashboard of 8 simulated GPUs asks its sampler for at ``size``."""
+    from gputop.tui.app import GputopApp
+    from gputop.tui.demo import advance, demo_backend
+
+    app = GputopApp(demo_backend("training"), autostart=False)
+    async with app.run_test(size=size) as pilot:
+        advance(app, 3)
+        await pilot.pause()
+        await pilot.pause()
+        return app.sampler.wants
+
+
+async def test_a_narrow_dashboard_never_reads_the_wide_cards_rates(node):
+    total, calls = per_gpu(node, await dashboard_wants((120, 40)))
+    for unshown in ("nvmlDeviceGetEncoderUtilization", "nvmlDeviceGetDecoderUtilization"):
+        assert unshown not in calls
+    assert total <= 9.0, calls
+
+
+async def test_a_wide_dashboard_reads_the_rates_it_shows_on_every_tick(node):
+    total, calls = per_gpu(node, await dashboard_wants((200, 60)))
+    assert calls["nvmlDeviceGetEncoderUtilization"] == 1.0
+    assert calls["nvmlDeviceGetDecoderUtilization"] == 1.0
+    assert total <= 11.0, calls  # the dashboard's 8.8 and these two; GPM where Hopper has it

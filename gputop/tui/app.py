@@ -42,6 +42,9 @@ SIGNAL_KEYS = {"k": "SIGTERM", "K": "SIGKILL", "i": "SIGINT"}
 REPLAY_ACTIONS = {"replay_toggle", "replay_step", "replay_speed", "replay_seek",
                   "replay_seek_prompt"}
 SIGNAL_ACTIONS = {"signal"}
+# What acts on the dashboard's GPUs and process table, out of place on a screen over it.
+DASHBOARD_ACTIONS = {"filter", "clear_filter", "only_gpu", "select_gpu", "toggle_plot", "details",
+                     "group", "sort"}
 
 
 class SampleReady(Message):
@@ -105,12 +108,13 @@ class GputopApp(App[int]):
         Binding("less_than_sign", "select_gpu(-1)", "previous GPU", show=False),
         Binding("greater_than_sign", "select_gpu(1)", "next GPU", show=False),
         Binding("h", "toggle_plot", "history plot", show=False),
-        Binding("d", "details", "details", show=False),
         Binding("b", "group", "group", show=False),
         Binding("k", "signal('SIGTERM')", "SIGTERM"),
         Binding("K", "signal('SIGKILL')", "SIGKILL", show=False),
         Binding("i", "signal('SIGINT')", "SIGINT", show=False),
         Binding("s", "saturation", "saturation"),
+        # last: at 80 columns the footer has no room left for it (from 92 columns it shows)
+        Binding("d", "details", "details"),
         Binding("a", "advisor", "advisor", show=False),
         Binding("r", "record", "record", show=False),
         Binding("space", "replay_toggle", "play/pause", show=False),
@@ -139,7 +143,8 @@ class GputopApp(App[int]):
         KeyHelp("h", "toggle_plot", "history plot of the selected GPU", "GPUs"),
         KeyHelp("o", "only_gpu", "only the selected GPU's processes", "GPUs"),
         KeyHelp("up/down pgup/pgdn home/end", "", "move in the process table", "Processes"),
-        KeyHelp("enter / d", "details", "details of the selected process", "Processes"),
+        KeyHelp("enter / d", "details", "the selected process: live plots, facts, signal keys",
+                "Processes"),
         KeyHelp("/", "filter", "filter by user, command or PID (esc clears)", "Processes"),
         KeyHelp("esc", "clear_filter", "clear the filter", "Processes"),
         KeyHelp("b", "group", "group by job, by user, or none (cycles)", "Processes"),
@@ -256,6 +261,7 @@ class GputopApp(App[int]):
             self.sampler.start(self._first)
         self.set_interval(1.0, self._tick_clock)
         self.call_after_refresh(self._first_frame)
+        self.screen_change_signal.subscribe(self, self._want_rates)
         from gputop.tui.stop import exit_on_stop_signals
 
         self._remove_stop_handlers = exit_on_stop_signals(lambda code: self.exit(return_code=code))
@@ -328,12 +334,38 @@ class GputopApp(App[int]):
         replay = self._replay_text()
         self.header.set(clock=snap.time, gpus=len(snap.devices), error=None, stale_s=None,
                         recording=self._recording_text(), replay=replay)
-        screen = self.screen
-        if hasattr(screen, "update") and isinstance(screen, Screen) and screen is not self.screen_stack[0]:
+        # every screen over the dashboard that shows samples, also under a dialog (a process
+        # view under its signal confirmation keeps its trace whole)
+        for screen in self.screen_stack[1:]:
+            if not hasattr(screen, "update"):
+                continue
             try:
                 screen.update(snap)
             except Exception as exc:  # another helper's screen must not break sampling
                 self.log.error(f"screen update failed: {exc}")
+
+    def on_dashboard_view_rates_shown(self, message: DashboardView.RatesShown) -> None:
+        self._want_rates()
+
+    def _want_rates(self, *_) -> None:
+        """The wide cards' rates are read from the device only while they are on screen: laid
+        out, and the dashboard not covered by a full screen (a dialog leaves it in view)."""
+        from textual.screen import ModalScreen
+
+        from gputop.tui.wants import WIDE_CARDS
+
+        if not self.screen_stack:
+            return  # shutting down
+        screen = self.screen_stack[-1]
+        covered = screen is not self.screen_stack[0] and not isinstance(screen, ModalScreen)
+        try:
+            shown = self.dashboard.rates and not covered
+        except NoMatches:  # the dashboard is already gone
+            return
+        if shown:
+            self.sampler.want("wide-cards", WIDE_CARDS)
+        else:
+            self.sampler.unwant("wide-cards")
 
     def show_host(self, facts: HostFacts) -> None:
         self.query_one("#host", HostLine).show(facts)
@@ -351,6 +383,8 @@ class GputopApp(App[int]):
 
     # ------------------------------------------------------------------ general actions
     def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action in DASHBOARD_ACTIONS and getattr(self.screen, "HIDES_DASHBOARD_KEYS", False):
+            return False  # the dashboard is not on screen: neither in the footer nor live
         if action in SIGNAL_ACTIONS and self.readonly:
             return False  # --readonly: the action does not exist
         if action in REPLAY_ACTIONS and self.player is None:
@@ -494,14 +528,20 @@ class GputopApp(App[int]):
         self._open_details(message.row)
 
     def _open_details(self, row: ProcRow) -> None:
-        from gputop.tui.screens import ProcessDetail
+        from gputop.tui.process_view import ProcessView
+        from gputop.tui.signals import local_pid
 
         if not isinstance(row, ProcRow):
             self.notify("details are per process: press b until the table shows processes",
                         severity="warning")
             return
-        now = self.snapshot.time if self.snapshot else time.time()
-        self.push_screen(ProcessDetail(row, now, self._processes_are_local()))
+        if row.process.outside_pid_namespace or self.snapshot is None:
+            self.notify("no details: these processes are outside gputop's PID namespace",
+                        severity="warning")
+            return
+        local = self._processes_are_local()
+        self.push_screen(ProcessView(row, self.snapshot, self.sampler.history.snapshots(), local,
+                                     local_pid(row.process) if local else None))
 
     def _processes_are_local(self) -> bool:
         from gputop.tui.signals import NOT_LOCAL_BACKENDS
@@ -511,10 +551,14 @@ class GputopApp(App[int]):
                 and snap.host == self._local_host)
 
     def action_signal(self, name: str) -> None:
+        self.signal_row(self._selected_row(), name)
+
+    def signal_row(self, row, name: str) -> None:
+        """``name`` to a row's process (or each of a group row's), after the checks and the
+        confirmation; the process table and the process view both come here."""
         if self.readonly:  # unreachable through keys (check_action), kept as a guard
             self.notify("read-only: sending signals is disabled", severity="warning")
             return
-        row = self._selected_row()
         if row is None:
             self.notify("no process selected", severity="warning")
             return

@@ -4,7 +4,10 @@
 one remote node). It picks its layout from its own size: a grid of 4-line cards when they fit,
 one line per GPU when they do not (16 GPUs at 120x40, anything at 80x24). A MIG GPU's instances
 follow its card or line: one line each where they fit, else one line of chips per GPU, else a
-summary (count, busiest, fullest) on the GPU's own line.
+summary (count, busiest, fullest) on the GPU's own line. Without MIG, cards get a fifth line of
+video-engine and link rates where the width and height leave room for them (8 GPUs two to a row
+from 154 columns). It says when that line comes and goes (``RatesShown``), so that the app reads
+those values only while they show.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import math
 from collections.abc import Sequence
 
 from textual.app import ComposeResult
+from textual.message import Message
 from textual.widget import Widget
 
 from gputop.model import Snapshot
@@ -26,6 +30,7 @@ from gputop.tui.gpu import (
 )
 from gputop.tui.plot import HistoryPlot
 from gputop.tui.processes import ProcessTable
+from gputop.tui.rates import RATES_CARD_WIDTH
 from gputop.tui.wants import DASHBOARD as WANTS  # noqa: F401 - what it reads
 
 TABLE_MIN_ROWS = 8  # header + 7 processes: below this the process table is not worth showing
@@ -67,12 +72,33 @@ def choose_layout(width: int, height: int, count: int, plot: bool,
     return True, cols, min(math.ceil(count / cols), room), "inline"
 
 
+def rates_layout(width: int, height: int, count: int, plot: bool) -> tuple[int, int] | None:
+    """(columns, GPU area height) of cards with the rates line, each at least RATES_CARD_WIDTH
+    wide, if they fit beside the process table (and the plot); None where they do not. Never
+    one tall column of several GPUs: the rates are not worth a screen of scrolling."""
+    cols = min(count, (width + GpuPanel.GAP_X) // (RATES_CARD_WIDTH + GpuPanel.GAP_X))
+    if count <= 0 or cols < min(count, 2):
+        return None
+    rows = math.ceil(count / cols)
+    full = rows * (CARD_HEIGHT + 1) + (rows - 1)
+    if full + TABLE_MIN_ROWS + (PLOT_HEIGHT if plot else 0) > height:
+        return None
+    return cols, full
+
+
 class DashboardView(Widget):
     DEFAULT_CSS = """
     DashboardView { height: 1fr; layout: vertical; }
     DashboardView #plot { display: none; }
     DashboardView #plot.-shown { display: block; }
     """
+
+    class RatesShown(Message):
+        """The cards' rates line appeared (``shown``) or went away."""
+
+        def __init__(self, shown: bool) -> None:
+            super().__init__()
+            self.shown = shown
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -82,6 +108,7 @@ class DashboardView(Widget):
         self.plot_choice: bool | None = None  # None: automatic (shown when it fits)
         self.interval = 1.0
         self.compact = False
+        self.rates = False
         self._layout_key: tuple | None = None
         self._table: ProcessTable | None = None
         self._plot: HistoryPlot | None = None
@@ -196,9 +223,16 @@ class DashboardView(Widget):
         compact, cols, gpu_h, style = choose_layout(width, height, count, plot, shape)
         if plot and height - gpu_h - PLOT_HEIGHT < TABLE_MIN_ROWS:
             plot = height - gpu_h - PLOT_HEIGHT >= 3  # the user asked for it: keep 3 table rows
+        # the rates line is laid out for plain cards; MIG instances' lines come first
+        wide = None if compact or any(shape) else rates_layout(width, height, count, plot)
+        if wide is not None:
+            cols, gpu_h = wide
         self.compact = compact
         panel = self.panel
-        panel.configure(compact, cols, style)
+        panel.configure(compact, cols, style, rates=wide is not None)
+        if self.rates != (wide is not None):
+            self.rates = wide is not None
+            self.post_message(self.RatesShown(self.rates))
         panel.styles.height = gpu_h
         self.plot.set_class(plot, "-shown")
         if plot and self.selected_gpu in self.cards:

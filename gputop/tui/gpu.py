@@ -156,6 +156,7 @@ class GpuCard:
         self.stale_after_s = 3.0
         self.last_ok: float | None = None
         self.compact = False
+        self.rates = False  # a fifth line with video-engine and link rates (rates.py)
         self.selected = False
         self.hints: list[tuple[str, str]] = []  # (code, severity) of this GPU's active hints
         # (code, severity) per MIG GPU instance id: the badges of each instance's line
@@ -221,8 +222,11 @@ class GpuCard:
 
     def height(self) -> int:
         """Lines this GPU takes: its card or line, and its MIG instances' lines or chips."""
-        return (1 if self.compact else CARD_HEIGHT) + mig_lines(self.instance_count(),
-                                                                self.mig_style)
+        return self.own_height() + mig_lines(self.instance_count(), self.mig_style)
+
+    def own_height(self) -> int:
+        """Lines of the card (or line) itself, without its MIG instances."""
+        return 1 if self.compact else CARD_HEIGHT + int(self.rates)
 
     # ------------------------------------------------------------------ MIG instances
     def _mig_lines(self, width: int) -> list[Line]:
@@ -279,7 +283,7 @@ class GpuCard:
         if dev is None:
             return [_join([(self._title(None), "gpu--title")], width),
                     _join([("   waiting for the first sample…", "gpu--muted")], width),
-                    _join([], width), _join([], width)]
+                    *[_join([], width)] * (self.own_height() - 2)]
         if dev.status != "ok":
             return self._lost_lines(dev, width)
         info: list[Span] = [(f" {fmt.num(dev.temperature_c)}°C", "gpu--value")]
@@ -297,7 +301,12 @@ class GpuCard:
         right_len = sum(len(t) for t, _ in right)
         title_w = max(4, width - right_len)
         head = _join([(fmt.fit(title, title_w), "gpu--title")] + right, width)
-        return [head] + self._gauge_lines(dev, width)
+        lines = [head] + self._gauge_lines(dev, width)
+        if self.rates:
+            from gputop.tui.rates import rates_spans
+
+            lines.append(_join(rates_spans(dev), width))
+        return lines
 
     def _gauge_lines(self, dev: Device, width: int) -> list[Line]:
         value_w = 21
@@ -336,7 +345,7 @@ class GpuCard:
                                                                   "gpu--lost")], width),
             _join([(f"   {dev.status.upper()}: {reason}", "gpu--lost")], width),
             _join([(f"   last good reading at {seen}", "gpu--muted")], width),
-            _join([], width),
+            *[_join([], width)] * (self.own_height() - 3),
         ]
 
     def _compact_line(self, width: int) -> Line:
@@ -473,6 +482,7 @@ class GpuPanel(StripCache, ScrollView):
         self.cards: dict[int, GpuCard] = {}
         self.order: list[int] = []
         self.compact = False
+        self.rates = False
         self.columns = 1
         self.mig_style = "lines"
         self.stale_after_s = 3.0
@@ -519,14 +529,18 @@ class GpuPanel(StripCache, ScrollView):
     def _row_height(self, index: int) -> int:
         return self._rows[self.order.index(index) // self.columns][1]
 
-    def configure(self, compact: bool, columns: int, mig_style: str = "lines") -> None:
+    def configure(self, compact: bool, columns: int, mig_style: str = "lines",
+                  rates: bool = False) -> None:
         columns = max(1, columns)
-        if (compact, columns, mig_style) == (self.compact, self.columns, self.mig_style):
+        rates = rates and not compact
+        if (compact, columns, mig_style, rates) == (self.compact, self.columns, self.mig_style,
+                                                    self.rates):
             return
-        self.compact, self.columns, self.mig_style = compact, columns, mig_style
+        self.compact, self.columns, self.mig_style, self.rates = compact, columns, mig_style, rates
         for card in self.cards.values():
             card.compact = compact
             card.mig_style = mig_style
+            card.rates = rates
             card.width = 0  # recompose everything
         self._relines_all()
 
@@ -542,6 +556,7 @@ class GpuPanel(StripCache, ScrollView):
                 card = self.cards[dev.index] = GpuCard(dev.index)
                 card.compact = self.compact
                 card.mig_style = self.mig_style
+                card.rates = self.rates
                 card.stale_after_s = self.stale_after_s
                 added = True
             height = card.height()

@@ -18,7 +18,7 @@ REDRAW_S = 3.0
 SERIES = (("util", "plot-util"), ("memory", "plot-memory"), ("power", "plot-power"))
 
 
-def _rgb(style: Style, fallback: tuple[int, int, int]) -> tuple[int, int, int]:
+def style_rgb(style: Style, fallback: tuple[int, int, int]) -> tuple[int, int, int]:
     color = style.color
     if color is None:
         return fallback
@@ -31,10 +31,10 @@ def _rgb(style: Style, fallback: tuple[int, int, int]) -> tuple[int, int, int]:
 
 def render_plot(series: Sequence[tuple[str, Sequence[float | None], tuple[int, int, int]]],
                 width: int, height: int, axis_rgb: tuple[int, int, int],
-                times: Sequence[float]) -> Text:
-    """Plot percentage series (oldest first, sampled at ``times``) into a Text of ``width`` x
-    ``height`` cells. The time axis comes from the samples' own times, so it stays right when
-    the interval changed in between."""
+                times: Sequence[float], top: float = 100.0) -> Text:
+    """Plot series (oldest first, sampled at ``times``; percentages unless ``top`` says another
+    upper end of the value axis) into a Text of ``width`` x ``height`` cells. The time axis
+    comes from the samples' own times, so it stays right when the interval changed in between."""
     import plotext as plt
     from plotext import marker, pixel
 
@@ -44,7 +44,7 @@ def render_plot(series: Sequence[tuple[str, Sequence[float | None], tuple[int, i
     axis = pixel(foreground=axis_rgb)
     fig.axes(pixel=axis)
     fig.ruler("both").pixel(axis)
-    fig.ruler(1).lim(0, 100)
+    fig.ruler(1).lim(0, top)
     xs_all = [t - times[-1] for t in times] if times else []
     if len(xs_all) > 1:
         span = -xs_all[0]
@@ -118,7 +118,7 @@ class HistoryPlot(Widget):
         w, h = self.size.width, self.size.height
 
         def color(cls: str) -> tuple[int, int, int]:
-            return _rgb(self.get_component_rich_style(cls, partial=True), (128, 128, 128))
+            return style_rgb(self.get_component_rich_style(cls, partial=True), (128, 128, 128))
 
         colors = tuple(color(c) for c in ("plot--util", "plot--memory", "plot--power",
                                           "plot--axis"))

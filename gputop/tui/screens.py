@@ -1,8 +1,7 @@
-"""Modal screens: help, signal confirmation, process details, prompts, saturation."""
+"""Modal screens: help, signal confirmation, prompts, saturation (the process view is in
+process_view.py)."""
 
 from __future__ import annotations
-
-import time
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -10,10 +9,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Input, Label, Static
-
-from gputop.analysis.jobs import job_label
-from gputop.tui import fmt
-from gputop.tui.processes import ProcRow
 
 HELP_KEY_WIDTH = 16
 
@@ -97,92 +92,6 @@ class ConfirmSignal(ModalScreen[bool]):
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
-
-
-def describe_process(row: ProcRow, now: float) -> list[tuple[str, str]]:
-    """Fields for the detail view: the sample's, then what the OS says if it is local."""
-    p = row.process
-    fields = [
-        ("GPU", str(row.gpu)),
-        ("PID", str(p.pid)),
-        ("user", p.user or fmt.NA),
-        ("name", p.name or fmt.NA),
-        ("type", p.type or fmt.NA),
-        ("GPU memory", fmt.mib(p.gpu_memory_mib)),
-        ("SM", fmt.num(p.sm_pct, ".0f", "%")),
-        ("CPU", fmt.num(p.cpu_pct, ".1f", "%")),
-        ("host memory", fmt.host_mem(p.host_memory_mib)),
-        ("started", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(p.started))
-         if p.started else fmt.NA),
-        ("running", fmt.duration(now - p.started if p.started else None)),
-        ("command", p.command or fmt.NA),
-    ]
-    if p.job is not None:
-        fields.append(("job", f"{p.job.scheduler} {job_label(p)}"))
-    if p.container is not None:
-        c = p.container
-        fields += [(label, value) for label, value in (
-            ("container", c.name or (c.id[:12] if c.id else None)),
-            ("container id", c.id), ("runtime", c.runtime), ("pod", c.pod),
-            ("pod namespace", c.pod_namespace), ("pod uid", c.pod_uid)) if value]
-    if p.namespace_pid is not None:
-        fields.append(("PID in its namespace", str(p.namespace_pid)))
-    return fields
-
-
-def os_details(pid: int) -> list[tuple[str, str]]:
-    import psutil
-
-    try:
-        proc = psutil.Process(pid)
-        with proc.oneshot():
-            return [("status", proc.status()), ("threads", str(proc.num_threads())),
-                    ("parent", str(proc.ppid())), ("nice", str(proc.nice())),
-                    ("cwd", _safe(proc.cwd)), ("cmdline", " ".join(proc.cmdline()) or fmt.NA)]
-    except psutil.NoSuchProcess:
-        return [("status", "exited (no longer running on this host)")]
-    except psutil.AccessDenied:
-        return [("status", "no permission to inspect")]
-
-
-def _safe(getter) -> str:
-    try:
-        return getter()
-    except Exception:  # AccessDenied on another user's cwd
-        return fmt.NA
-
-
-class ProcessDetail(ModalScreen[None]):
-    BINDINGS = [Binding("escape,enter", "dismiss", "close"), Binding("q", "app.quit", "quit")]
-    DEFAULT_CSS = """
-    ProcessDetail { align: center middle; }
-    ProcessDetail > VerticalScroll { width: 90; max-width: 100%; height: auto; max-height: 90%;
-                                     border: round $primary; background: $surface; padding: 0 1; }
-    """
-
-    def __init__(self, row: ProcRow, now: float, local: bool) -> None:
-        super().__init__()
-        self.row = row
-        self.now = now
-        self.local = local
-
-    def compose(self) -> ComposeResult:
-        text = Text(end="")
-        text.append(f"Process {self.row.process.pid}\n\n", "bold")
-        fields = describe_process(self.row, self.now)
-        if self.local:
-            fields += [("", "")] + os_details(self.row.process.pid)
-        for key, value in fields:
-            if not key:
-                text.append("\n")
-                continue
-            text.append(f"{key:>12}  ", "bold")
-            text.append(f"{value}\n")
-        with VerticalScroll():
-            yield Static(text, id="detail-text")
-
-    def action_dismiss(self) -> None:
-        self.dismiss(None)
 
 
 class Prompt(ModalScreen[str | None]):

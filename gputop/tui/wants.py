@@ -18,3 +18,7 @@ DASHBOARD = {
     # a GPU with MIG off is never asked).
     **budget.wants("mig_instances"),
 }
+
+# The wide cards' rates line (gputop/tui/rates.py), added only while it is on screen: video
+# engines and, from GPM, PCIe and NVLink traffic, fresh on every tick.
+WIDE_CARDS = budget.wants("utilization_encoder_pct", "utilization_decoder_pct", "saturation")

@@ -401,14 +401,14 @@ async def test_enter_opens_process_details():
         table(app).focus()
         await pilot.press("down", "enter")
         await settle(pilot)
-        from gputop.tui.screens import ProcessDetail
+        from gputop.tui.process_view import ProcessView
 
-        assert isinstance(app.screen, ProcessDetail)
+        assert isinstance(app.screen, ProcessView)
         assert app.screen.row.key == table(app).rows[1].key
         await pilot.press("escape")
         await pilot.press("d")
         await settle(pilot)
-        assert isinstance(app.screen, ProcessDetail)
+        assert isinstance(app.screen, ProcessView)
 
 
 async def test_s_shows_saturation_and_back():
