@@ -151,3 +151,14 @@ def test_a_stop_signal_restores_the_terminal_and_exits_128_plus_signal(pane, sig
     assert p.flag("alternate_on") == "0"  # back on the normal screen
     assert p.flag("cursor_flag") == "1"  # the cursor shows again
     assert p.flag("mouse_any_flag") == "0"
+
+
+def test_the_dashboard_never_maps_libcrypto(pane):
+    """ssl (imported by asyncio for TLS the dashboard never opens) and hashlib (the advisor's
+    journal names) both map libcrypto: about 4 MB of the dashboard's RSS, for nothing."""
+    p = pane()
+    p.wait_for("PID")
+    time.sleep(1.5)  # started, sampled, and the advisor's leftover-journal check done
+    with open(f"/proc/{p.gputop_pid()}/maps") as fh:
+        mapped = {line.split()[-1] for line in fh if "/" in line}
+    assert not [path for path in mapped if "libcrypto" in path or "libssl" in path]
