@@ -153,12 +153,16 @@ def test_a_stop_signal_restores_the_terminal_and_exits_128_plus_signal(pane, sig
     assert p.flag("mouse_any_flag") == "0"
 
 
-def test_the_dashboard_never_maps_libcrypto(pane):
+def test_the_dashboard_and_its_history_plot_map_neither_libcrypto_nor_plotext(pane):
     """ssl (imported by asyncio for TLS the dashboard never opens) and hashlib (the advisor's
-    journal names) both map libcrypto: about 4 MB of the dashboard's RSS, for nothing."""
+    journal names) both map libcrypto, about 4 MB of the dashboard's RSS, for nothing; plotext
+    (its C++ kernel, libstdc++ and hashlib again) took 11 MB for the history plot."""
     p = pane()
     p.wait_for("PID")
-    time.sleep(1.5)  # started, sampled, and the advisor's leftover-journal check done
+    p.tmux("send-keys", "-t", "t", "h")
+    p.wait_for("history")
+    time.sleep(1.5)  # sampled, the plot drawn, and the advisor's leftover-journal check done
     with open(f"/proc/{p.gputop_pid()}/maps") as fh:
         mapped = {line.split()[-1] for line in fh if "/" in line}
     assert not [path for path in mapped if "libcrypto" in path or "libssl" in path]
+    assert not [path for path in mapped if "plotext" in path]
