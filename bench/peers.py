@@ -8,8 +8,8 @@ What it does (every process it starts is killed by PID; tmux runs on its own -L 
   fake GPUs (gpustat and nvitop drop PIDs that do not exist);
 - installs nvitop and gpustat into a temporary venv with pip (or uses --peers-venv);
 - for each configuration, runs the tools interleaved (gputop, gpustat, nvitop, gputop, ...) in
-  tmux panes of --size: first frame = launch to the first GPU row on the pane; CPU = utime+stime
-  over --seconds after --warmup; RSS at the end; NVML calls/s = calls over the whole life
+  tmux panes of --size: first frame = launch to the first GPU row on the pane; CPU = the threads'
+  run time (schedstat, ns; utime+stime where a thread came or went) over --seconds after --warmup; RSS at the end; NVML calls/s = calls over the whole life
   (FAKENVML_TRACE, written at a normal exit: each tool is quit with its own key) / lifetime.
 
 Figures are min / median / max over --repeats, and the ratio of gputop's median to the best
@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import cfake  # noqa: E402
-from tui import CLK_TCK, cpu_ticks  # noqa: E402 - bench/tui.py, beside this script
+from tui import cpu_pct, cpu_sample  # noqa: E402 - bench/tui.py, beside this script
 
 
 def tools(python: str, peers_bin: Path, interval: str) -> dict[str, tuple[list[str], str, str]]:
@@ -106,9 +106,9 @@ def measure(tmux: Tmux, command: list[str], quit_key: str, row: str, env: dict[s
             time.sleep(0.005)
         pid = int(pidfile.read_text())
         time.sleep(max(0.0, warmup - (time.monotonic() - start)))
-        t0, c0 = time.monotonic(), cpu_ticks(pid)
+        t0, c0 = time.monotonic(), cpu_sample(pid)
         time.sleep(seconds)
-        t1, c1 = time.monotonic(), cpu_ticks(pid)
+        t1, c1 = time.monotonic(), cpu_sample(pid)
         rss = rss_mb(pid)
         tmux("send-keys", "-t", session, quit_key)
         for _ in range(100):  # a normal exit writes the trace
@@ -121,7 +121,7 @@ def measure(tmux: Tmux, command: list[str], quit_key: str, row: str, env: dict[s
             os.kill(pid, 9)
         tmux("kill-session", "-t", session, check=False)
     calls = sum(cfake.read_trace(trace).values())
-    return {"cpu": 100.0 * (c1 - c0) / CLK_TCK / (t1 - t0), "rss": rss,
+    return {"cpu": cpu_pct(c0, c1, t1 - t0), "rss": rss,
             "calls": calls / lifetime if calls else float("nan"), "first": first}
 
 

@@ -1,10 +1,13 @@
-"""Microseconds per snapshot, 8 GPUs x 32 processes: simulator, NVML backend on the fake pynvml,
-and the floor: the same fake pynvml + psutil calls made directly, as a bare script would.
+"""Microseconds per snapshot, 8 GPUs x 32 processes: simulator, and the NVML backend beside its
+floor, both through the real nvidia-ml-py binding on the C fake of libnvidia-ml
+(../shared/tools/fakenvml, built into a temporary folder as bench/peers.py does): the floor is
+the same NVML calls plus psutil made directly, as a bare pynvml script would make them.
 
 Every tick is one second of virtual time apart (as at the default 1 s interval), so each one
-does the full work: a fresh GPM reading, new per-process samples, and the slow-value refresh
-every 10 ticks, in the backend and in the floor alike. The 32 GPU processes are real `sleep`
-processes, so the psutil lookups (CPU%, RSS; user, name, command line once per pid) are real.
+does the full work: new per-process samples and the slow-value refresh every 10 ticks, in the
+backend and in the floor alike (the C fake has no GPM, so neither reads it). The 32 GPU processes
+are real `sleep` processes, so the host lookups (CPU%, RSS; user, name, command line once per
+pid) are real. The NVML part runs in a child process, which loads the fake at start-up.
 
     python bench/snapshot.py [--ticks N] [--runs N] [--no-cli]
 """
@@ -12,10 +15,12 @@ processes, so the psutil lookups (CPU%, RSS; user, name, command line once per p
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -23,22 +28,37 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+import cfake  # noqa: E402
 import psutil  # noqa: E402
-from fake_pynvml import FakeNvml, ManualClock, node  # noqa: E402
 
 from gputop.backends.base import BackendOptions  # noqa: E402
-from gputop.backends.nvml import NvmlBackend  # noqa: E402
 from gputop.backends.nvml import backend as nvml_backend  # noqa: E402
-from gputop.backends.nvml.gpm import METRICS  # noqa: E402
 from gputop.backends.sim import SimBackend  # noqa: E402
 
 GPUS = 8
 PROCS_PER_GPU = 4
 
 
-def TickClock() -> ManualClock:  # noqa: N802 - reads as the clock it makes
-    """Virtual time that the benchmark moves one tick at a time."""
-    return ManualClock(t=0.0)
+class TickClock:
+    """Virtual time that the benchmark moves one tick at a time (the backend's clock)."""
+
+    sleeps = False
+
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def monotonic(self) -> float:
+        return self.t
+
+    def wall(self) -> float:
+        return 1.7e9 + self.t
+
+    def sleep(self, seconds: float) -> None:
+        self.t += max(0.0, seconds)
+
+    def wait(self, event, seconds: float) -> bool:
+        self.t += max(0.0, seconds)
+        return event.is_set()
 
 
 def per_tick_us(fn, clock: TickClock | None, ticks: int, runs: int) -> float:
@@ -67,22 +87,22 @@ def bench_sim(ticks: int, runs: int) -> float:
     return per_tick_us(tick, None, ticks, runs)
 
 
-def bench_nvml(pids: list[int]):
+def bench_nvml():
+    from gputop.backends.nvml import NvmlBackend
+
     clock = TickClock()
-    nv = FakeNvml(node(GPUS, PROCS_PER_GPU, pids=pids), clock=clock.wall)
-    backend = NvmlBackend(BackendOptions(), nvml=nv, clock=clock)
+    backend = NvmlBackend(BackendOptions(), clock=clock)
     backend.open()
     snap = backend.sample()
     assert sum(len(d.processes) for d in snap.devices) == GPUS * PROCS_PER_GPU
-    assert all(d.saturation.source == "gpm" for d in snap.devices)
     assert all(p.user for d in snap.devices for p in d.processes)
     return backend.sample, clock, backend.close
 
 
-def bench_floor(pids: list[int]):
+def bench_floor():
     """The same calls without the backend: what a bare pynvml + psutil script does per tick."""
-    clock = TickClock()
-    nv = FakeNvml(node(GPUS, PROCS_PER_GPU, pids=pids), clock=clock.wall)
+    import pynvml as nv
+
     nv.nvmlInit()
     handles = [nv.nvmlDeviceGetHandleByIndex(i) for i in range(nv.nvmlDeviceGetCount())]
     static = []
@@ -97,16 +117,6 @@ def bench_floor(pids: list[int]):
                        nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_GRAPHICS),
                        nv.nvmlDeviceGetCudaComputeCapability(h),
                        nv.nvmlDeviceGetSupportedClocksEventReasons(h)))
-    gpm = []
-    for h in handles:
-        s1, s2 = nv.nvmlGpmSampleAlloc(), nv.nvmlGpmSampleAlloc()
-        nv.nvmlGpmSampleGet(h, s1)
-        req = nv.c_nvmlGpmMetricsGet_t()
-        req.version = nv.NVML_GPM_METRICS_GET_VERSION
-        req.numMetrics = len(METRICS)
-        for i, (_, name) in enumerate(METRICS):
-            req.metrics[i].metricId = getattr(nv, name)
-        gpm.append([s1, s2, req])
     seen = [0] * len(handles)
     procs: dict[int, psutil.Process] = {}
     facts: dict[int, tuple] = {}
@@ -132,11 +142,6 @@ def bench_floor(pids: list[int]):
                            [nv.nvmlDeviceGetTotalEccErrors(h, e, c) for e, c in ecc_counters])
             mem = nv.nvmlDeviceGetMemoryInfo(h, nv.nvmlMemory_v2)
             util = nv.nvmlDeviceGetUtilizationRates(h)
-            s1, s2, req = gpm[i]
-            nv.nvmlGpmSampleGet(h, s2)
-            req.sample1, req.sample2 = s1, s2
-            nv.nvmlGpmMetricsGet(req)
-            gpm[i][0], gpm[i][1] = s2, s1
             dev = {
                 "static": static[i], "slow": slow[i],
                 "used": mem.used, "reserved": mem.reserved, "free": mem.free,
@@ -155,7 +160,6 @@ def bench_floor(pids: list[int]):
                 "videoclk": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_VIDEO),
                 "gen": nv.nvmlDeviceGetCurrPcieLinkGeneration(h),
                 "width": nv.nvmlDeviceGetCurrPcieLinkWidth(h),
-                "gpm": [req.metrics[k].value for k in range(len(METRICS))],
             }
             running = {p.pid: p.usedGpuMemory
                        for p in nv.nvmlDeviceGetComputeRunningProcesses_v3(h)}
@@ -187,7 +191,21 @@ def bench_floor(pids: list[int]):
         return out
 
     assert sum(len(d["processes"]) for d in tick()) == GPUS * PROCS_PER_GPU
-    return tick, clock, nv.nvmlShutdown
+    return tick, nv.nvmlShutdown
+
+
+def nvml_child(ticks: int, runs: int) -> None:
+    """In the child with the fake loaded: backend and floor, interleaved run by run so that load
+    from elsewhere on the machine hits both alike; prints their µs per run as JSON."""
+    floor_tick, floor_close = bench_floor()
+    nvml_tick, nvml_clock, nvml_close = bench_nvml()
+    floors, nvmls = [], []
+    for _ in range(runs):
+        floors.append(per_tick_us(floor_tick, None, ticks, 1))
+        nvmls.append(per_tick_us(nvml_tick, nvml_clock, ticks, 1))
+    floor_close()
+    nvml_close()
+    print(json.dumps({"floor": floors, "nvml": nvmls}))
 
 
 def cli_wall(args: list[str], runs: int, exit_code: int = 0) -> list[float]:
@@ -226,33 +244,32 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=9, help="runs; the median is shown")
     parser.add_argument("--cli-runs", type=int, default=7, help="runs of the CLI (default 7)")
     parser.add_argument("--no-cli", action="store_true", help="skip the CLI wall-time runs")
+    parser.add_argument("--nvml-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.nvml_child:
+        nvml_child(args.ticks, args.runs)
+        return 0
+    why = cfake.available()
+    if why is not None:
+        print(f"bench/snapshot.py: {why}", file=sys.stderr)
+        return 2
 
-    sleepers = [subprocess.Popen(["sleep", "600"]) for _ in range(GPUS * PROCS_PER_GPU)]
-    try:
-        pids = [p.pid for p in sleepers]
-        sim = bench_sim(args.ticks, args.runs)
-        floor_tick, floor_clock, floor_close = bench_floor(pids)
-        nvml_tick, nvml_clock, nvml_close = bench_nvml(pids)
-        # Interleaved, so that load from elsewhere on the machine hits both alike.
-        floors, nvmls = [], []
-        for _ in range(args.runs):
-            floors.append(per_tick_us(floor_tick, floor_clock, args.ticks, 1))
-            nvmls.append(per_tick_us(nvml_tick, nvml_clock, args.ticks, 1))
-        floor_close()
-        nvml_close()
-        floor, nvml = statistics.median(floors), statistics.median(nvmls)
-        ratio = statistics.median(n / f for n, f in zip(nvmls, floors, strict=True))
-    finally:
-        for p in sleepers:
-            p.kill()
-        for p in sleepers:
-            p.wait()
+    sim = bench_sim(args.ticks, args.runs)
+    with tempfile.TemporaryDirectory(prefix="gputop-snapshot-bench-") as tmp:
+        lib = cfake.build(Path(tmp) / "lib")
+        with cfake.Node(lib, gpus=GPUS, procs_per_gpu=PROCS_PER_GPU) as node:
+            child = subprocess.run([sys.executable, __file__, "--nvml-child", "--ticks",
+                                    str(args.ticks), "--runs", str(args.runs)],
+                                   env=node.env(), check=True, capture_output=True, text=True)
+    runs = json.loads(child.stdout)
+    floors, nvmls = runs["floor"], runs["nvml"]
+    floor, nvml = statistics.median(floors), statistics.median(nvmls)
+    ratio = statistics.median(n / f for n, f in zip(nvmls, floors, strict=True))
     print(f"snapshot, {GPUS} GPUs x {GPUS * PROCS_PER_GPU} processes "
           f"(median of {args.runs} runs x {args.ticks} ticks, 1 s of virtual time per tick)")
     print(f"  simulator (--scenario crowded)       {sim:9.0f} us/snapshot")
-    print(f"  NVML backend on fake pynvml          {nvml:9.0f} us/snapshot")
-    print(f"  floor: same fake calls + psutil raw  {floor:9.0f} us/snapshot")
+    print(f"  NVML backend, pynvml on the C fake   {nvml:9.0f} us/snapshot")
+    print(f"  floor: same pynvml calls + psutil    {floor:9.0f} us/snapshot")
     print(f"  NVML backend / floor                 {ratio:9.2f} x   (target <= 1.5; median of per-run ratios)")
     if not args.no_cli:
         bare = cli_wall_python(args.cli_runs)

@@ -10,7 +10,6 @@ run killed by SIGKILL or a power cut leaves it behind for the next start to noti
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import math
 import os
@@ -77,6 +76,8 @@ def _safe(text: str) -> str:
 
 def journal_path(host: str, backend: str, uuids: Iterable[str | None], folder: Path | None = None
                  ) -> Path:
+    import hashlib  # here, not at the top: it maps libcrypto (~4 MB) into every dashboard
+
     key = hashlib.sha256("\n".join(sorted(u or "?" for u in uuids)).encode()).hexdigest()[:12]
     return (folder or state_dir()) / f"{PREFIX}{_safe(host)}-{_safe(backend)}-{key}.json"
 

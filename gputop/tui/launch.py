@@ -87,6 +87,19 @@ def leave_first_frame(stream=None) -> None:
     stream.flush()
 
 
+def import_asyncio_without_tls() -> None:
+    """Import asyncio (Textual's event loop) without ssl, which it imports only for TLS transports
+    that the dashboard never opens: ssl maps libcrypto, about 4 MB of the dashboard's RSS.
+    A later ``import ssl`` in this process still works; asyncio's own TLS support stays off."""
+    if "asyncio" in sys.modules or "ssl" in sys.modules:
+        return
+    sys.modules["ssl"] = None  # type: ignore[assignment]  # importing ssl now raises ImportError
+    try:
+        import asyncio  # noqa: F401 - asyncio catches that ImportError: ssl = None
+    finally:
+        del sys.modules["ssl"]
+
+
 def run_dashboard(args: argparse.Namespace) -> int:
     from gputop.backends import open_backend
     from gputop.options import backend_options
@@ -110,6 +123,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
             except Exception:  # the sampler will say what went wrong, in the dashboard
                 first = None
         drawn = first is not None and draw_first_frame(first)
+        import_asyncio_without_tls()
         from gputop.tui.app import run_app
 
         try:

@@ -46,7 +46,7 @@ def axis_top(peak: float | None, floor: float) -> float:
 
 
 class TracePlot(Widget):
-    """Two series of a process trace on one plot (plotext, through plot.render_plot)."""
+    """Two series of a process trace on one plot (plot.render_plot)."""
 
     COMPONENT_CLASSES = {"plot--first", "plot--second", "plot--axis", "plot--title"}
     DEFAULT_CSS = """

@@ -367,7 +367,7 @@ async def test_only_selected_gpu_and_gpu_selection_keys():
         assert {r.gpu for r in table(app).rows} == set(range(8))
 
 
-async def test_h_toggles_the_plotext_history_of_the_selected_gpu():
+async def test_h_toggles_the_history_plot_of_the_selected_gpu():
     app = make_app("training")
     async with app.run_test(size=(120, 40)) as pilot:
         advance(app, 20)

@@ -165,3 +165,19 @@ def test_eight_gpus_of_seven_mig_instances_read_whole_at_80x24_in_a_real_termina
         assert re.search(r" 7 MIG · SM \d+% 1g\.10gb · mem \d+% 1g\.10gb$", line.rstrip()), line
         assert "N/A%" not in line and " 0%" not in line
     assert "GI/CI" in "\n".join(lines)
+
+
+def test_the_dashboard_and_its_history_plot_map_neither_libcrypto_nor_plotext(pane):
+    """ssl (imported by asyncio for TLS the dashboard never opens) and hashlib (the advisor's
+    journal names) both map libcrypto, about 4 MB of the dashboard's RSS, for nothing; plotext
+    (its C++ kernel, libstdc++ and hashlib again) took 11 MB for the history plot."""
+    p = pane()
+    p.wait_for("PID")
+    p.tmux("send-keys", "-t", "t", "h")
+    p.wait_for("history")
+    time.sleep(1.5)  # sampled, the plot drawn, and the advisor's leftover-journal check done
+    with open(f"/proc/{p.gputop_pid()}/maps") as fh:
+        mapped = {line.split()[-1] for line in fh if "/" in line}
+    assert not [path for path in mapped if "libcrypto" in path or "libssl" in path]
+    assert not [path for path in mapped if "plotext" in path]
+
