@@ -76,10 +76,11 @@ def container_from_path(path: str) -> Container | None:
         if m:
             pod_uid = m.group(1)
             if m.group(2):  # the cgroupfs driver names the leaf by id alone, not by runtime
-                return _runtime_leaf(path) or Container(id=m.group(2), pod_uid=pod_uid)
+                runtime, cid = _runtime_leaf(path) or (None, m.group(2))
+                return Container(runtime=runtime, id=cid, pod_uid=pod_uid)
     leaf = _runtime_leaf(path)
     if leaf is not None:
-        return Container(runtime=leaf.runtime, id=leaf.id, pod_uid=pod_uid)
+        return Container(runtime=leaf[0], id=leaf[1], pod_uid=pod_uid)
     if pod_uid is not None:
         return Container(pod_uid=pod_uid)
     m = _LXC.search(path) if "lxc" in path else None
@@ -88,12 +89,13 @@ def container_from_path(path: str) -> Container | None:
     return None
 
 
-def _runtime_leaf(path: str) -> Container | None:
+def _runtime_leaf(path: str) -> tuple[str, str] | None:
+    """(runtime, container id) from a path's leaf, or None."""
     for word, pattern, runtime in _LEAVES:
         if word in path:
             m = pattern.search(path)
             if m:
-                return Container(runtime=runtime, id=m.group(1))
+                return runtime, m.group(1)
     return None
 
 
