@@ -146,3 +146,31 @@ def test_inside_a_fresh_pid_namespace_every_nvml_process_is_listed(lab):
     assert sorted(rows) == sorted([(0, a.pid, 12000.0, True, None, None),
                                    (0, b.pid, 600.0, True, None, None),
                                    (1, 1, 5.0, True, None, None)])
+
+
+def test_the_user_is_read_from_the_status_file_once_for_both():
+    """The status file names the user (Uid) as well as the namespace PID: read once for both,
+    the name as psutil and ps give it (the uid's number where the passwd database has none)."""
+    import pwd
+
+    from gputop.backends.hostproc import HostProcesses
+
+    nobody_uid = next(u for u in range(54321, 60000) if not _has_passwd_entry(u, pwd))
+    mine = subprocess.Popen(["sleep", "60"])
+    theirs = subprocess.Popen(["sleep", "60"], user=nobody_uid)
+    try:
+        host = HostProcesses()
+        assert host.lookup(mine.pid).user == pwd.getpwuid(os.getuid()).pw_name
+        assert host.lookup(theirs.pid).user == str(nobody_uid)
+    finally:
+        for p in (mine, theirs):
+            p.kill()
+            p.wait()
+
+
+def _has_passwd_entry(uid: int, pwd) -> bool:
+    try:
+        pwd.getpwuid(uid)
+    except KeyError:
+        return False
+    return True
