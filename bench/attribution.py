@@ -38,16 +38,16 @@ class TimedAttribution(Attribution):
 
     spent = 0.0
 
-    def owner(self, pid, host_pid=None):
+    def owner(self, pid, host_pid=None, status=None):
         start = time.perf_counter()
         try:
-            return super().owner(pid, host_pid)
+            return super().owner(pid, host_pid, status)
         finally:
             TimedAttribution.spent += time.perf_counter() - start
 
 
 class NoAttribution(Attribution):
-    def owner(self, pid, host_pid=None):
+    def owner(self, pid, host_pid=None, status=None):
         return NO_OWNER
 
 

@@ -12,17 +12,27 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass, replace
 
+from gputop.backends import pidns
 from gputop.backends.owners import (
     parse_container,
     parse_nspid,
+    parse_ppid,
     parse_slurm_cgroup,
     parse_slurm_environ,
+    parse_stat_comm_ppid,
 )
 from gputop.model import Container, Job
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024  # a config.v2.json is a few KiB; never read a huge one
+MAX_PROC_BYTES = 16 * 1024 * 1024  # an environ is bounded by the kernel's ARG_MAX; be safe
+READ_CHUNK = 64 * 1024
+STAT_BYTES = 4096  # /proc/PID/stat is one line of a few hundred bytes
+STEP_DAEMON = "slurmstepd"
+LINEAGE_TTL_S = 1.0  # about one tick: the new processes a tick finds share their ancestors
+MAX_LINEAGE = 512  # deeper than any real process tree; never loop on a torn read
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,42 +55,127 @@ class Places:
     container_logs: str = "/var/log/containers"
 
 
-def _read(path: str, mode: str = "r", limit: int = -1):
+def _read(path: str, limit: int = MAX_PROC_BYTES) -> bytes | None:
+    """The file's bytes (at most ``limit``), or None where it is gone or not ours to read (the
+    environ of another user's process). Plain os reads: a /proc file comes whole in one call or
+    two, and a Python file object would cost more than the kernel's work for it."""
     try:
-        with open(path, mode, buffering=0 if mode == "rb" else -1) as f:
-            return f.read(limit)
-    except OSError:  # gone, or not ours to read (environ of another user's process)
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
         return None
+    try:
+        chunks = []
+        while limit > 0:
+            chunk = os.read(fd, min(READ_CHUNK, limit))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            limit -= len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _text(data: bytes | None) -> str:
+    return data.decode("utf-8", "replace") if data else ""
+
+
+class _StepLineage:
+    """Whether a process descends from ``slurmstepd``, the parent of every Slurm job step.
+
+    A job's processes are started by its step daemon, so outside that lineage a ``SLURM_JOB_ID``
+    is only inherited text (the shell of an ``salloc`` on a login node, a variable exported by
+    hand), and its environ need not be read. Asked of ``/proc/PID/stat`` up the parent chain;
+    the ancestors a batch of new processes share (a launcher, a shell, sshd, init) are read once,
+    and the verdicts kept for ``LINEAGE_TTL_S`` only, lest a PID be reused."""
+
+    def __init__(self, proc: str, clock=time.monotonic) -> None:
+        self.proc = proc
+        self.clock = clock
+        self._known: dict[int, bool] = {}
+        self._since = clock()
+
+    def under_step(self, ppid: int) -> bool:
+        now = self.clock()
+        if now - self._since > LINEAGE_TTL_S:
+            self._known.clear()
+            self._since = now
+        walked = []
+        pid, verdict = ppid, False
+        while pid > 0:  # PID 0: above init and kthreadd, the chain's end
+            if pid in self._known:
+                verdict = self._known[pid]
+                break
+            walked.append(pid)
+            found = parse_stat_comm_ppid(_read(f"{self.proc}/{pid}/stat", STAT_BYTES) or b"")
+            if found is None or len(walked) > MAX_LINEAGE:
+                verdict = True  # an ancestor went away mid-walk: unknown, so read the environ
+                break
+            comm, pid = found
+            if comm == STEP_DAEMON:
+                verdict = True
+                break
+        for seen in walked:
+            self._known[seen] = verdict
+        return verdict
 
 
 class Attribution:
-    def __init__(self, places: Places | None = None) -> None:
+    def __init__(self, places: Places | None = None,
+                 pid_view: pidns.PidView | None = None) -> None:
         self.places = places or Places()
+        self._pid_view = pid_view
+        self._lineage = _StepLineage(self.places.proc)
         self._docker_names: dict[str, str | None] = {}
         self._pods: dict[str, tuple[str, str] | None] = {}  # uid -> (namespace, name)
         self._pod_containers: dict[str, str | None] = {}  # container id -> container name
 
-    def owner(self, pid: int, host_pid: int | None = None) -> Owner:
+    @property
+    def pid_view(self) -> pidns.PidView:
+        """How this process sees host PIDs (asked of the kernel once)."""
+        if self._pid_view is None:
+            self._pid_view = pidns.detect(self.places.proc)
+        return self._pid_view
+
+    def status(self, pid: int) -> str:
+        """``/proc/PID/status``, for a caller that needs it too (the user is its ``Uid``):
+        read once, handed to :meth:`owner`."""
+        return _text(_read(f"{self.places.proc}/{pid}/status"))
+
+    def owner(self, pid: int, host_pid: int | None = None, status: str | None = None) -> Owner:
         """Facts for the process this /proc calls ``pid``; ``host_pid`` is the PID the device
-        reports for it, where gputop runs in another PID namespace (default: ``pid``)."""
+        reports for it, where gputop runs in another PID namespace (default: ``pid``).
+
+        One read of its cgroup file; its status file unless the caller has read it already; its
+        environ only where the cgroup names no job and a Slurm step daemon started it."""
         base = f"{self.places.proc}/{pid}"
-        cgroup = _read(f"{base}/cgroup") or ""
+        if status is None:
+            status = self.status(pid)
+        cgroup = _text(_read(f"{base}/cgroup"))
         container = parse_container(cgroup)
         if container is not None:
             container = self._named(container)
         job = parse_slurm_cgroup(cgroup)
-        if job is None:
-            environ = _read(f"{base}/environ", "rb")
+        if job is None and self._maybe_in_step(status):
+            environ = _read(f"{base}/environ")
             if environ:
                 job = parse_slurm_environ(environ)
         ns_pid = None
-        nspid = parse_nspid(_read(f"{base}/status") or "")
+        nspid = parse_nspid(status)
         reported = pid if host_pid is None else host_pid
         if nspid and nspid[-1] != reported:
             ns_pid = nspid[-1]
         if container is None and job is None and ns_pid is None:
             return NO_OWNER
         return Owner(container, job, ns_pid)
+
+    def _maybe_in_step(self, status: str) -> bool:
+        if not self.pid_view.host_pids_resolve:
+            return True  # a namespace's /proc ends the chain at its own init: cannot tell
+        ppid = parse_ppid(status)
+        return ppid is None or self._lineage.under_step(ppid)
 
     # ------------------------------------------------------------------ names
     def _named(self, c: Container) -> Container:
@@ -98,7 +193,7 @@ class Attribution:
         if cid not in self._docker_names:
             name = None
             text = _read(f"{self.places.docker}/containers/{cid}/config.v2.json",
-                         limit=MAX_CONFIG_BYTES)
+                         MAX_CONFIG_BYTES)
             if text:
                 try:
                     raw = json.loads(text).get("Name")

@@ -17,12 +17,14 @@ leaves one answer (``pidns.py``) and marks the others ``outside_pid_namespace``.
 from __future__ import annotations
 
 import os
+import pwd
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from gputop.backends import pidns
 from gputop.backends.attribution import NO_OWNER, Attribution, Owner
+from gputop.backends.owners import parse_uid
 
 MIB = 1024 * 1024
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -82,17 +84,16 @@ class HostProcesses:
                  devices: DevicePaths | None = None) -> None:
         self._entries: dict[int, _Entry] = {}
         self._psutil = None
-        self.attribution = attribution if attribution is not None else Attribution()
-        self._pid_view = pid_view
+        self.attribution = (attribution if attribution is not None
+                            else Attribution(pid_view=pid_view))
         self._devices = devices or DevicePaths()
         self._mapped: dict[int, int] = {}  # host PID -> PID here, inside a PID namespace
         self._next_scan: dict[str | None, float] = {}
+        self._users: dict[int, str] = {}
 
     @property
     def pid_view(self) -> pidns.PidView:
-        if self._pid_view is None:
-            self._pid_view = pidns.detect(self.attribution.places.proc)
-        return self._pid_view
+        return self.attribution.pid_view
 
     def _module(self):
         if self._psutil is None:
@@ -183,7 +184,6 @@ class HostProcesses:
             with proc.oneshot():
                 facts.started = proc.create_time()
                 facts.name = _try(proc.name, psutil)
-                facts.user = _try(proc.username, psutil)
                 cmdline = _try(proc.cmdline, psutil)
         except (psutil.NoSuchProcess, OSError, ValueError, IndexError):
             return None  # gone, or a stat we may not read: no facts rather than made-up ones
@@ -191,10 +191,26 @@ class HostProcesses:
             facts.command = " ".join(cmdline)
         elif facts.name:
             facts.command = facts.name  # kernel threads and zombies have no command line
-        facts.owner = self.attribution.owner(pid, host_pid)
+        # The status file names the user (its Uid) and the namespace PID (attribution): read
+        # once for both, where psutil would read it again for the user.
+        status = self.attribution.status(pid)
+        facts.user = self._user(parse_uid(status))
+        facts.owner = self.attribution.owner(pid, host_pid, status)
         entry = _Entry(facts, start_ticks)
         self._entries[pid] = entry
         return entry
+
+    def _user(self, uid: int | None) -> str | None:
+        """The login name of ``uid`` (its number where the passwd database has none, as ps
+        shows it), looked up once per uid: 256 new processes are a handful of users."""
+        if uid is None:
+            return None
+        if uid not in self._users:
+            try:
+                self._users[uid] = pwd.getpwuid(uid).pw_name
+            except KeyError:
+                self._users[uid] = str(uid)
+        return self._users[uid]
 
     def prune(self, live: Iterable[int]) -> None:
         """Forget pids no device reports any more."""

@@ -21,15 +21,18 @@ _ID = r"[0-9a-f]{12,64}"
 
 # Leaf names a runtime gives a container's cgroup, systemd driver ("…-<id>.scope"), containerd's
 # systemd form on cgroup v1 ("…slice:cri-containerd:<id>") and the cgroupfs driver ("docker/<id>").
+# Each with a word it cannot match without, tried first: a substring test costs a fraction of
+# a pattern search, and a path holds one runtime's word at most.
 _LEAVES = (
-    (re.compile(rf"(?:^|/)docker-({_ID})\.scope(?:/|$)"), "docker"),
-    (re.compile(rf"(?:^|/)cri-containerd-({_ID})\.scope(?:/|$)"), "containerd"),
-    (re.compile(rf"(?:^|/)crio-({_ID})\.scope(?:/|$)"), "cri-o"),
-    (re.compile(rf"(?:^|/)libpod-({_ID})(?:\.scope)?(?:/|$)"), "podman"),
-    (re.compile(rf":cri-containerd:({_ID})$"), "containerd"),
-    (re.compile(rf":crio:({_ID})$"), "cri-o"),
-    (re.compile(rf":docker:({_ID})$"), "docker"),
-    (re.compile(rf"(?:^|/)docker/({_ID})(?:/|$)"), "docker"),
+    ("docker-", re.compile(rf"(?:^|/)docker-({_ID})\.scope(?:/|$)"), "docker"),
+    ("cri-containerd-", re.compile(rf"(?:^|/)cri-containerd-({_ID})\.scope(?:/|$)"),
+     "containerd"),
+    ("crio-", re.compile(rf"(?:^|/)crio-({_ID})\.scope(?:/|$)"), "cri-o"),
+    ("libpod-", re.compile(rf"(?:^|/)libpod-({_ID})(?:\.scope)?(?:/|$)"), "podman"),
+    (":cri-containerd:", re.compile(rf":cri-containerd:({_ID})$"), "containerd"),
+    (":crio:", re.compile(rf":crio:({_ID})$"), "cri-o"),
+    (":docker:", re.compile(rf":docker:({_ID})$"), "docker"),
+    ("docker/", re.compile(rf"(?:^|/)docker/({_ID})(?:/|$)"), "docker"),
 )
 # LXC names its cgroups after the container: /lxc/NAME (LXC < 3.1), /lxc.payload/NAME and
 # /lxc.payload.NAME (LXC 4 flattened them).
@@ -46,47 +49,53 @@ _SLURM_V2 = re.compile(r"(?:^|/)(?:[^/]*_)?slurmstepd\.scope/job_(\d+)(?:/step_(
 
 
 def cgroup_paths(text: str) -> list[str]:
-    """The path of each line of a ``/proc/PID/cgroup`` file (v1 and v2 lines alike)."""
-    out = []
+    """The distinct paths of the lines of a ``/proc/PID/cgroup`` file (v1 and v2 lines alike;
+    under cgroup v1 a container's path is repeated on every controller's line)."""
+    out: dict[str, None] = {}
     for line in text.splitlines():
         parts = line.split(":", 2)
         if len(parts) == 3 and parts[2]:
-            out.append(parts[2])
-    return out
+            out[parts[2]] = None
+    return list(out)
 
 
-_CONTAINER_WORDS = ("docker", "containerd", "crio", "libpod", "kubepods", "lxc")
+# A word every container path above holds: most processes are the host's, and one search of
+# the whole file tells them apart before any line is split or pattern tried.
+_CONTAINER_WORD = re.compile(r"docker|containerd|crio|libpod|kubepods|lxc")
 
 
 def container_from_path(path: str) -> Container | None:
-    if not any(word in path for word in _CONTAINER_WORDS):  # most paths: skip the patterns
+    if not _CONTAINER_WORD.search(path):
         return None
     pod_uid = None
-    m = _POD_SYSTEMD.search(path)
+    m = _POD_SYSTEMD.search(path) if "kubepods" in path else None
     if m:
         pod_uid = m.group(1).replace("_", "-")
-    else:
+    elif "kubepods" in path:
         m = _POD_CGROUPFS.search(path)
         if m:
             pod_uid = m.group(1)
             if m.group(2):  # the cgroupfs driver names the leaf by id alone, not by runtime
-                return _runtime_leaf(path) or Container(id=m.group(2), pod_uid=pod_uid)
+                runtime, cid = _runtime_leaf(path) or (None, m.group(2))
+                return Container(runtime=runtime, id=cid, pod_uid=pod_uid)
     leaf = _runtime_leaf(path)
     if leaf is not None:
-        return Container(runtime=leaf.runtime, id=leaf.id, pod_uid=pod_uid)
+        return Container(runtime=leaf[0], id=leaf[1], pod_uid=pod_uid)
     if pod_uid is not None:
         return Container(pod_uid=pod_uid)
-    m = _LXC.search(path)
+    m = _LXC.search(path) if "lxc" in path else None
     if m and m.group(1) not in ("monitor", "pivot") and not m.group(1).startswith("monitor."):
         return Container(runtime="lxc", id=m.group(1), name=m.group(1))
     return None
 
 
-def _runtime_leaf(path: str) -> Container | None:
-    for pattern, runtime in _LEAVES:
-        m = pattern.search(path)
-        if m:
-            return Container(runtime=runtime, id=m.group(1))
+def _runtime_leaf(path: str) -> tuple[str, str] | None:
+    """(runtime, container id) from a path's leaf, or None."""
+    for word, pattern, runtime in _LEAVES:
+        if word in path:
+            m = pattern.search(path)
+            if m:
+                return runtime, m.group(1)
     return None
 
 
@@ -99,6 +108,8 @@ def parse_container(text: str) -> Container | None:
 
     cgroup v1 lines may disagree (a controller left at a parent); the most specific answer
     wins: a container id over a bare pod."""
+    if not _CONTAINER_WORD.search(text):
+        return None
     best: Container | None = None
     for path in cgroup_paths(text):
         found = container_from_path(path)
@@ -109,6 +120,8 @@ def parse_container(text: str) -> Container | None:
 
 def parse_slurm_cgroup(text: str) -> Job | None:
     """The Slurm job (and step) a ``/proc/PID/cgroup`` file places its process in."""
+    if "slurm" not in text:
+        return None
     best: Job | None = None
     for path in cgroup_paths(text):
         if "slurm" not in path:
@@ -119,27 +132,71 @@ def parse_slurm_cgroup(text: str) -> Job | None:
     return best
 
 
+def _environ_value(data: bytes, key: bytes) -> bytes | None:
+    """The value of ``key`` in a NUL-separated environment: found by a plain search (an
+    environment is dozens of variables and nearly always lacks the key), at a variable's start."""
+    head = key + b"="
+    at = data.find(head)
+    while at > 0 and data[at - 1] != 0:  # inside another variable (OLD_SLURM_JOB_ID=…)
+        at = data.find(head, at + 1)
+    if at < 0:
+        return None
+    end = data.find(b"\0", at)
+    return data[at + len(head): end if end >= 0 else None]
+
+
 def parse_slurm_environ(data: bytes) -> Job | None:
     """``SLURM_JOB_ID`` (and ``SLURM_STEP_ID``) from a NUL-separated ``/proc/PID/environ``."""
-    job = step = None
-    for item in data.split(b"\0"):
-        if item.startswith(b"SLURM_JOB_ID="):
-            job = item[13:].decode("ascii", "replace")
-        elif item.startswith(b"SLURM_STEP_ID="):
-            step = item[14:].decode("ascii", "replace")
+    job = _environ_value(data, b"SLURM_JOB_ID")
     if not job or not job.isdigit():
         return None
-    return Job(scheduler="slurm", id=job, step=step if step else None)
+    step = _environ_value(data, b"SLURM_STEP_ID")
+    return Job(scheduler="slurm", id=job.decode("ascii"),
+               step=step.decode("ascii", "replace") if step else None)
+
+
+def _status_field(status: str, key: str) -> str | None:
+    """The value of one ``Key:`` line of ``/proc/PID/status``, found at a line's start (a Name
+    may hold anything), without splitting the whole file into lines."""
+    head = key + ":"
+    if status.startswith(head):
+        at = 0
+    else:
+        at = status.find("\n" + head) + 1
+        if not at:
+            return None
+    end = status.find("\n", at)
+    return status[at + len(head): end if end >= 0 else None]
 
 
 def parse_nspid(status: str) -> tuple[int, ...]:
     """``NSpid`` of ``/proc/PID/status``: the PID in each PID namespace, outermost first
     (as seen from the namespace of the /proc it was read from). Empty where the kernel has no
     such line (before 4.1)."""
-    for line in status.splitlines():
-        if line.startswith("NSpid:"):
-            try:
-                return tuple(int(x) for x in line[6:].split())
-            except ValueError:
-                return ()
-    return ()
+    value = _status_field(status, "NSpid")
+    try:
+        return tuple(int(x) for x in value.split()) if value else ()
+    except ValueError:
+        return ()
+
+
+def parse_uid(status: str) -> int | None:
+    """The real user id, first of ``Uid`` in ``/proc/PID/status``; None where there is none."""
+    fields = (_status_field(status, "Uid") or "").split()
+    return int(fields[0]) if fields and fields[0].isdigit() else None
+
+
+def parse_ppid(status: str) -> int | None:
+    """``PPid`` of ``/proc/PID/status``: the parent, 0 for a namespace's init; None if absent."""
+    value = (_status_field(status, "PPid") or "").strip()
+    return int(value) if value.isdigit() else None
+
+
+def parse_stat_comm_ppid(stat: bytes) -> tuple[str, int] | None:
+    """The command name and parent of a ``/proc/PID/stat`` line (``PID (COMM) STATE PPID …``;
+    the name may hold spaces and parentheses, so it ends at the last ``)``)."""
+    open_at, close_at = stat.find(b"("), stat.rfind(b")")
+    fields = stat[close_at + 1:].split(None, 2)
+    if open_at < 0 or close_at < open_at or len(fields) < 2 or not fields[1].isdigit():
+        return None
+    return stat[open_at + 1: close_at].decode("utf-8", "replace"), int(fields[1])

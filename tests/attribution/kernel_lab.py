@@ -84,3 +84,21 @@ def namespaced_child(lab: Lab) -> tuple[int, int]:
                 return host, int(nspid[-1])
         time.sleep(0.01)
     raise RuntimeError("unshare started no child")
+
+
+# Names itself as Slurm's step daemon (the kernel's comm, what /proc/PID/stat shows) and starts
+# the step's process, as slurmstepd does; prints that child's PID.
+_STEP_DAEMON = ("import subprocess, sys\n"
+                "with open('/proc/self/comm', 'w') as f: f.write('slurmstepd')\n"
+                "child = subprocess.Popen(['sleep', '120'])\n"
+                "print(child.pid, flush=True)\n"
+                "child.wait()\n")
+
+
+def step_child(lab: Lab, env: dict[str, str]) -> int:
+    """A ``sleep`` started, with ``env``, by a process named ``slurmstepd``: its PID."""
+    import sys
+
+    daemon = lab.spawn([sys.executable, "-c", _STEP_DAEMON], env=env, stdout=subprocess.PIPE,
+                       text=True)
+    return int(daemon.stdout.readline())

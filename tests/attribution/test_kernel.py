@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from gputop.backends import pidns
 from gputop.backends.attribution import Attribution, Places
 from gputop.model import Container, Job
 
-from .kernel_lab import Lab, namespaced_child
+from .kernel_lab import Lab, namespaced_child, step_child
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKER_ID = "4f1c2d9e8b7a6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d"
@@ -63,10 +64,10 @@ def test_snapshot_names_container_pod_job_and_namespace_pid(lab):
     lab.place(slurm_v1.pid, "slurm/uid_0/job_4242/step_0/task_0")
     slurm_v2 = lab.spawn()
     lab.place(slurm_v2.pid, "system.slice/slurmstepd.scope/job_4343/step_batch/user/task_0")
-    env_job = lab.spawn(env={**os.environ, "SLURM_JOB_ID": "5151"})
+    env_job = step_child(lab, {**os.environ, "SLURM_JOB_ID": "5151"})
     ns_host, ns_pid = namespaced_child(lab)
 
-    pids = [docker.pid, pod.pid, slurm_v1.pid, slurm_v2.pid, env_job.pid, ns_host]
+    pids = [docker.pid, pod.pid, slurm_v1.pid, slurm_v2.pid, env_job, ns_host]
     gpus = "[" + ", ".join(f"h100({i}, [FakeProcess(pid={pid}, used_mib=1000.0 + {i})])"
                            for i, pid in enumerate(pids)) + "]"
     got = processes(snapshot_json(gpus))
@@ -79,7 +80,7 @@ def test_snapshot_names_container_pod_job_and_namespace_pid(lab):
     assert got[pod.pid]["container"]["pod_uid"] == POD_UID
     assert got[slurm_v1.pid]["job"] == {"scheduler": "slurm", "id": "4242", "step": "0"}
     assert got[slurm_v2.pid]["job"] == {"scheduler": "slurm", "id": "4343", "step": "batch"}
-    assert got[env_job.pid]["job"] == {"scheduler": "slurm", "id": "5151", "step": None}
+    assert got[env_job]["job"] == {"scheduler": "slurm", "id": "5151", "step": None}
     assert got[ns_host]["namespace_pid"] == ns_pid == 1
     for pid in pids:
         assert got[pid]["user"] == "root" and got[pid]["outside_pid_namespace"] is False
@@ -117,6 +118,21 @@ def test_a_cgroup_job_wins_over_the_environment(lab):
     assert Attribution().owner(proc.pid).job == Job("slurm", "77", "3")
 
 
+def test_a_job_id_inherited_outside_any_job_step_is_not_believed(lab):
+    """The shell of an ``salloc`` on a login node, or a variable exported by hand, carries
+    SLURM_JOB_ID without running in the job: only a process started by a Slurm step daemon
+    (slurmstepd) is attributed by its environment."""
+    loose = lab.spawn(env={**os.environ, "SLURM_JOB_ID": "5151"})
+    stepped = step_child(lab, {**os.environ, "SLURM_JOB_ID": "5151"})
+    attribution = Attribution()
+    assert attribution.owner(loose.pid).job is None
+    assert attribution.owner(stepped).job == Job("slurm", "5151", None)
+    # In a PID namespace whose /proc ends every chain at its own init the step daemon may be
+    # out of sight: there the environment is read as before.
+    inside = Attribution(pid_view=pidns.PidView(in_host_namespace=False, proc_is_host=False))
+    assert inside.owner(loose.pid).job == Job("slurm", "5151", None)
+
+
 def test_inside_a_fresh_pid_namespace_every_nvml_process_is_listed(lab):
     """Run in its own PID namespace (its own /proc), gputop cannot see the host PIDs NVML
     reports: each stays listed with its memory, marked outside, with no one else's facts."""
@@ -130,3 +146,31 @@ def test_inside_a_fresh_pid_namespace_every_nvml_process_is_listed(lab):
     assert sorted(rows) == sorted([(0, a.pid, 12000.0, True, None, None),
                                    (0, b.pid, 600.0, True, None, None),
                                    (1, 1, 5.0, True, None, None)])
+
+
+def test_the_user_is_read_from_the_status_file_once_for_both():
+    """The status file names the user (Uid) as well as the namespace PID: read once for both,
+    the name as psutil and ps give it (the uid's number where the passwd database has none)."""
+    import pwd
+
+    from gputop.backends.hostproc import HostProcesses
+
+    nobody_uid = next(u for u in range(54321, 60000) if not _has_passwd_entry(u, pwd))
+    mine = subprocess.Popen(["sleep", "60"])
+    theirs = subprocess.Popen(["sleep", "60"], user=nobody_uid)
+    try:
+        host = HostProcesses()
+        assert host.lookup(mine.pid).user == pwd.getpwuid(os.getuid()).pw_name
+        assert host.lookup(theirs.pid).user == str(nobody_uid)
+    finally:
+        for p in (mine, theirs):
+            p.kill()
+            p.wait()
+
+
+def _has_passwd_entry(uid: int, pwd) -> bool:
+    try:
+        pwd.getpwuid(uid)
+    except KeyError:
+        return False
+    return True

@@ -1,5 +1,8 @@
 """The cgroup, NSpid and environ parsers on real captured lines (tests/fixtures/cgroup)."""
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -7,8 +10,11 @@ import pytest
 from gputop.backends.owners import (
     parse_container,
     parse_nspid,
+    parse_ppid,
     parse_slurm_cgroup,
     parse_slurm_environ,
+    parse_stat_comm_ppid,
+    parse_uid,
 )
 from gputop.model import Container, Job
 
@@ -77,9 +83,38 @@ def test_environ_slurm_job_id():
     assert parse_slurm_environ(b"SLURM_JOB_ID=\0") is None
     assert parse_slurm_environ(b"SLURM_JOB_ID=x; rm\0") is None
     assert parse_slurm_environ(b"") is None
+    # only at a variable's start: another variable ending in the name is not the job
+    assert parse_slurm_environ(b"OLD_SLURM_JOB_ID=7\0SLURM_JOB_ID=8\0") == Job("slurm", "8", None)
+    assert parse_slurm_environ(b"OLD_SLURM_JOB_ID=7\0") is None
 
 
 def test_nspid():
     assert parse_nspid("Name:\tsleep\nPid:\t966\nNSpid:\t966\t1\n") == (966, 1)
     assert parse_nspid("NSpid:\t9403\n") == (9403,)
     assert parse_nspid("Name:\tsleep\n") == ()
+    assert parse_nspid("Name:\tNSpid: 5\nPid:\t966\n") == ()  # only at a line's start
+
+
+# A child that names itself "a) (b" (the kernel's comm, shown in /proc/PID/stat unescaped, and
+# in /proc/PID/status) and waits: what the stat and status parsers are checked on.
+_ODD_NAME = ("import sys\n"
+             "with open('/proc/self/comm', 'w') as f: f.write('a) (b')\n"
+             "print('named', flush=True)\n"
+             "sys.stdin.read()\n")
+
+
+def test_stat_and_status_of_a_real_process_with_an_odd_name():
+    child = subprocess.Popen([sys.executable, "-c", _ODD_NAME], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline() == "named\n"
+        stat = Path(f"/proc/{child.pid}/stat").read_bytes()
+        status = Path(f"/proc/{child.pid}/status").read_text()
+    finally:
+        child.stdin.close()
+        child.wait()
+    assert parse_stat_comm_ppid(stat) == ("a) (b", os.getpid())
+    assert parse_ppid(status) == os.getpid()
+    assert parse_uid(status) == os.getuid()
+    assert parse_stat_comm_ppid(b"") is None
+    assert parse_ppid("Name:\tx\n") is None and parse_uid("Name:\tx\n") is None
