@@ -49,6 +49,8 @@ SCREEN_TEXT = """(() => {
 KEYS = {c: (c, f"Key{c.upper()}", ord(c.upper())) for c in "abcdefghijklmnopqrstuvwxyz"}
 KEYS.update({c: (c, f"Key{c}", ord(c)) for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"})
 KEYS["Escape"] = ("Escape", "Escape", 27)
+KEYS["?"] = ("?", "Slash", 191)
+KEYS["Enter"] = ("Enter", "Enter", 13)
 
 
 class BrowserError(RuntimeError):
@@ -176,10 +178,10 @@ class Page:
         """A real key press, through the browser's input pipeline into xterm.js."""
         await self.evaluate("document.querySelector('.xterm-helper-textarea').focus()")
         name, code, vk = KEYS[key]
-        text = name if len(name) == 1 else ""
+        text = name if len(name) == 1 else "\r" if name == "Enter" else ""
         common = {"key": name, "code": code, "windowsVirtualKeyCode": vk,
                   "nativeVirtualKeyCode": vk}
-        if name.isupper():
+        if name.isupper() or name == "?":
             common["modifiers"] = 8  # shift
         await self.send("Input.dispatchKeyEvent", {"type": "keyDown", "text": text, **common})
         await self.send("Input.dispatchKeyEvent", {"type": "keyUp", **common})
@@ -190,6 +192,16 @@ class Page:
 
     async def body_text(self) -> str:
         return await self.evaluate("document.body ? document.body.innerText : ''") or ""
+
+    async def wait_for_body(self, needle: str, timeout: float = 30.0) -> str:
+        deadline = time.monotonic() + timeout
+        text = ""
+        while time.monotonic() < deadline:
+            text = await self.body_text()
+            if needle in text:
+                return text
+            await asyncio.sleep(0.2)
+        raise BrowserError(f"{needle!r} not on the page after {timeout} s; it shows:\n{text}")
 
     async def close(self) -> None:
         await self.send("Page.close")
