@@ -137,6 +137,12 @@ ONCE_TIMEOUT = Bound("cluster --timeout", 0.1, DAY_S, "s")
 MAX_OPENING = Bound("cluster --max-opening", 1, 1024, integer=True)
 EXPORTER_TOP_PROCESSES = Bound("exporter --top-processes", 0, 1000, integer=True)
 
+# Servers (the exporter, the web view). Port 0: the kernel picks a free one (and it is printed).
+LISTEN_PORT = Bound("--listen port", 0, 65535, integer=True)
+# Each browser tab is a dashboard process of about 45 MB: a cap keeps a shared URL from eating
+# the node that the dashboard watches.
+WEB_MAX_VIEWERS = Bound("web --max-viewers", 1, 100, integer=True)
+
 # The power-limit advisor.
 ADVISE_WINDOW = Bound("advise --window", 0.1, DAY_S, "s")
 ADVISE_STEP = Bound("advise --step", 1, 5000, "W")  # a smaller step: millions of limits

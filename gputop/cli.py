@@ -24,6 +24,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "advise": ("gputop.commands.advise", "power-limit advisor: slowdown versus watts saved"),
     "replay": ("gputop.commands.replay", "open a CSV log in the dashboard"),
     "exporter": ("gputop.commands.exporter", "serve metrics to Prometheus (dcgm-exporter names)"),
+    "web": ("gputop.commands.web", "serve the dashboard or the cluster view to browsers"),
 }
 
 QUERY_FLAGS = (
@@ -52,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "timestamp, identity, load, memory, power, clocks, throttling)")
     parser.add_argument("--record-dir", metavar="DIR", default=".",
                         help="dashboard: the folder the r key records to (default: this one)")
+    # `gputop web` checks the command line it will serve with this same parser.
+    parser.set_defaults(_build_parser=build_parser)
     subs = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     for name, (module_name, help_text) in SUBCOMMANDS.items():
         sub = subs.add_parser(name, help=help_text, description=help_text)

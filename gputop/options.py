@@ -37,6 +37,24 @@ def device_ids(text: str) -> str:
     return text
 
 
+def parse_listen(text: str) -> tuple[str, int]:
+    """``--listen``: ``:9400``, ``127.0.0.1:9400``, ``[::1]:9400`` → (host, port); host "" is
+    every address. The port is checked against `gputop.bounds`."""
+    from gputop.errors import UsageError
+
+    host, sep, port = text.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    wanted = UsageError(f"--listen: expected ADDR:PORT, :PORT or [IPV6]:PORT with a port from "
+                        f"{bounds.LISTEN_PORT.describe()}, not {text!r}")
+    if not sep or ":" in host and not text.startswith("["):
+        raise wanted
+    try:
+        return host, int(bounds.LISTEN_PORT.convert(port))
+    except ValueError:
+        raise wanted from None
+
+
 def add_common_arguments(parser: argparse.ArgumentParser, suppress: bool = False) -> None:
     """Options every command shares. ``suppress`` keeps a subparser from overriding the top level."""
     from gputop.backends import CHOICES

@@ -11,7 +11,8 @@ from gputop.cli import main
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
     code = main({argv!r})
-heavy = sorted(m for m in ("textual", "plotext", "rich") if m in sys.modules)
+heavy = sorted(m for m in ("textual", "plotext", "rich", "textual_serve", "aiohttp")
+               if m in sys.modules)
 print(code, ",".join(heavy) or "-")
 """
 
@@ -35,3 +36,15 @@ def test_non_tui_commands_never_import_textual(argv):
     code, heavy = r.stdout.split()[-2:]
     assert code == "0", r.stderr
     assert heavy == "-", f"{argv} imported {heavy}"
+
+
+def test_only_the_web_server_imports_textual_serve_or_aiohttp():
+    """textual-serve and aiohttp are the web command's, imported when it runs (gputop.tui.web)."""
+    import re
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[1] / "gputop"
+    pattern = re.compile(r"^\s*(from|import)\s+(textual_serve|aiohttp)\b", re.M)
+    importers = sorted(str(p.relative_to(package)) for p in package.rglob("*.py")
+                       if pattern.search(p.read_text(encoding="utf-8")))
+    assert importers == ["tui/web.py"], importers

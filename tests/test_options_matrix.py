@@ -47,6 +47,7 @@ OPTIONS = [
     (["cluster", "node1", "--once"], "--max-opening", [], bounds.MAX_OPENING),
     ([*SIM, "exporter", "--listen", "127.0.0.1:0"], "--top-processes", [],
      bounds.EXPORTER_TOP_PROCESSES),
+    ([*SIM, "web", "--listen", "127.0.0.1:0"], "--max-viewers", [], bounds.WEB_MAX_VIEWERS),
     ([*SIM, "advise"], "--window", [], bounds.ADVISE_WINDOW),
     ([*SIM, "advise", "--sweep"], "--step", [], bounds.ADVISE_STEP),
     ([*SIM, "advise", "--sweep"], "--settle", [], bounds.ADVISE_SETTLE),

@@ -32,17 +32,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"on each GPU (default: 10; {bounds.EXPORTER_TOP_PROCESSES.describe()})")
 
 
-def parse_listen(text: str) -> tuple[str, int]:
-    """``:9400``, ``127.0.0.1:9400``, ``[::1]:9400`` → (host, port); host "" is every address."""
-    from gputop.errors import UsageError
-
-    host, sep, port = text.rpartition(":")
-    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise UsageError(f"--listen: expected ADDR:PORT or :PORT, got {text!r}")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    return host, int(port)
-
 
 def run(args: argparse.Namespace) -> int:
     from gputop import __version__, stop_signals
@@ -50,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from gputop.backends import open_backend
     from gputop.errors import GputopError
     from gputop.exporter import labels, own, server, webconfig
-    from gputop.options import backend_options
+    from gputop.options import backend_options, parse_listen
     from gputop.sampler import Sampler
     from gputop.selection import select_devices
 

@@ -1,0 +1,152 @@
+"""`gputop web [--listen ADDR:PORT] [-- gputop arguments]`: the dashboard or the cluster view in a
+browser, served by textual-serve (one app process per browser tab).
+
+This module parses and checks; the server (`gputop.tui.web`, the only importer of textual-serve
+and aiohttp) is imported when the command runs. Everything that can be wrong on the command line
+is found here, before a port is opened: a bad `--listen`, an unreadable token file, a served
+command line that would not start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import socket
+import stat
+import sys
+
+from gputop import bounds
+from gputop.errors import GputopError, UsageError
+
+DEFAULT_LISTEN = "127.0.0.1:8000"
+DEFAULT_MAX_VIEWERS = 8
+# A served command is the dashboard (no command), the cluster view or a replay: the apps a
+# browser can show. Anything else would start, print and end once per browser tab.
+SERVABLE = (None, "cluster", "replay")
+MIN_TOKEN_CHARS = 16
+MAX_TOKEN_FILE_BYTES = 4096
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--listen", default=DEFAULT_LISTEN, metavar="ADDR:PORT",
+                        help=f"where to serve (default: {DEFAULT_LISTEN}; reach it from elsewhere "
+                             "with ssh -L; any other address requires the token)")
+    parser.add_argument("--token-file", metavar="FILE",
+                        help="the token browsers must present (first line of FILE); without it, "
+                             "one is generated and printed when listening beyond loopback")
+    parser.add_argument("--allow-signals", action="store_true",
+                        help="let viewers signal processes from the process table (only the "
+                             "serving user's own, as in the terminal); off by default")
+    parser.add_argument("--max-viewers", type=bounds.WEB_MAX_VIEWERS.arg_type,
+                        default=DEFAULT_MAX_VIEWERS, metavar="N",
+                        help="browser tabs open at once, each one an app process (default: "
+                             f"{DEFAULT_MAX_VIEWERS}; {bounds.WEB_MAX_VIEWERS.describe()})")
+    parser.add_argument("app_args", nargs=argparse.REMAINDER, metavar="-- ARGS",
+                        help="the gputop command line to serve: dashboard options, "
+                             "`cluster …` or `replay …`")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a listen (or Host header) address is this machine only: ``localhost``,
+    127.0.0.0/8 or ::1. Any other name or address, and "" (every address), is not."""
+    import ipaddress
+
+    if host.lower() in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def read_token(path: str) -> str:
+    """The token in ``path``: its first line, stripped; at least 16 printable characters."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise UsageError(f"web: token file {path} is not a regular file")
+            data = os.read(fd, MAX_TOKEN_FILE_BYTES + 1)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise GputopError(f"web: cannot read token file {path}: {exc.strerror or exc}") from None
+    lines = data.decode("utf-8", "replace").splitlines()
+    token = lines[0].strip() if lines else ""
+    if len(data) > MAX_TOKEN_FILE_BYTES:
+        raise UsageError(f"web: token file {path} is larger than {MAX_TOKEN_FILE_BYTES} bytes")
+    if len(token) < MIN_TOKEN_CHARS or not token.isprintable() or any(c.isspace() for c in token):
+        raise UsageError(f"web: token file {path} must start with a token of at least "
+                         f"{MIN_TOKEN_CHARS} printable characters without spaces")
+    return token
+
+
+def common_argv(args: argparse.Namespace) -> list[str]:
+    """The options given to `gputop web` itself (`gputop web --backend sim`), for the served
+    command line, where arguments after ``--`` come later and so win."""
+    argv = ["--backend", args.backend, "--scenario", args.scenario, "--seed", str(args.seed),
+            "--sim-speed", repr(args.sim_speed), "--interval", repr(args.interval)]
+    optional = (("--sim-state", args.sim_state), ("--npu-smi", args.npu_smi),
+                ("--replay", args.replay), ("--id", args.ids), ("--theme", args.theme),
+                ("--record-fields", args.record_fields))
+    argv += [part for option, value in optional if value is not None for part in (option, value)]
+    if args.record_dir != ".":
+        argv += ["--record-dir", args.record_dir]
+    return argv
+
+
+def served_argv(args: argparse.Namespace) -> list[str]:
+    """The gputop arguments each viewer's app process runs with, checked by gputop's own
+    parser. Signals are off (``--readonly``) unless ``--allow-signals``."""
+    extra = list(args.app_args)
+    if extra[:1] == ["--"]:
+        extra = extra[1:]
+    argv = (["--readonly"] if not args.allow_signals else []) + common_argv(args) + extra
+    served = args._build_parser().parse_args(argv)  # a bad one: its one line, exit 2
+    if served.command not in SERVABLE:
+        raise UsageError(f"web: serves the dashboard, `cluster …` or `replay …`, not "
+                         f"`{served.command}`")
+    if served.command is None:
+        from gputop.tui.launch import checked_record_fields
+
+        checked_record_fields(served.record_fields)
+        if not os.path.isdir(served.record_dir):
+            raise UsageError(f"--record-dir {served.record_dir!r} is not a folder")
+    return argv
+
+
+def page_url(host: str, port: int, token: str | None) -> str:
+    shown = host if host not in ("", "0.0.0.0", "::") else socket.gethostname()
+    if ":" in shown:
+        shown = f"[{shown}]"
+    return f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
+
+
+def run(args: argparse.Namespace) -> int:
+    import secrets
+
+    from gputop.options import parse_listen
+
+    host, port = parse_listen(args.listen)
+    argv = served_argv(args)
+    token = read_token(args.token_file) if args.token_file else None
+    if token is None and not is_loopback(host):
+        token = secrets.token_urlsafe(24)  # printed once, below; never written anywhere
+
+    def announce(bound_port: int) -> None:
+        url = page_url(host, bound_port, token)
+        lines = [f"gputop web: {url} (at most {args.max_viewers} viewers; serving: gputop "
+                 f"{shlex.join(argv)})"]
+        if is_loopback(host):
+            lines.append(f"gputop web: from another machine: ssh -L {bound_port}:127.0.0.1:"
+                         f"{bound_port} {socket.gethostname()}, then open "
+                         f"{page_url('127.0.0.1', bound_port, token)}")
+        print("\n".join(lines), file=sys.stderr, flush=True)
+
+    from gputop.tui.web import Config, serve
+
+    command = shlex.join([sys.executable, "-m", "gputop", *argv])
+    return serve(Config(host=host, port=port, listen=args.listen, command=command, token=token,
+                        max_viewers=args.max_viewers, title=f"gputop · {socket.gethostname()}"),
+                 announce)
