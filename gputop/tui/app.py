@@ -145,8 +145,7 @@ class GputopApp(App[int]):
         KeyHelp("b", "group", "group by job, by user, or none (cycles)", "Processes"),
         *(KeyHelp(c.sort_key, "sort", f"sort by {c.title} (again: reverse)", "Processes")
           for c in COLUMNS),
-        KeyHelp("k", "signal", "send SIGTERM to the selected process or group (asks first)",
-                "Processes"),
+        KeyHelp("k", "signal", "send SIGTERM to the selected process (asks first)", "Processes"),
         KeyHelp("K", "signal", "send SIGKILL to the selected process (asks first)", "Processes"),
         KeyHelp("i", "signal", "send SIGINT to the selected process (asks first)", "Processes"),
         KeyHelp("space", "replay_toggle", "play / pause the replay", "Replay"),
@@ -358,8 +357,11 @@ class GputopApp(App[int]):
         return True
 
     def action_help(self) -> None:
+        from gputop.tui.grouped import GROUP_KEY_HELP, MODE_NOTE
         from gputop.tui.screens import HelpScreen
 
+        grouping = self.query_one(ProcessTable).grouping
+        grouped = grouping != "process"
         rows: list[tuple[str, str]] = []
         group = None
         for k in self.KEY_HELP:
@@ -367,8 +369,10 @@ class GputopApp(App[int]):
                 continue
             if k.group != group:
                 group = k.group
-                rows.append(("", group))
-            rows.append((k.keys, k.description))
+                grouped_here = grouped and group == "Processes"
+                rows.append(("", f"{group}, {MODE_NOTE[grouping]}" if grouped_here else group))
+            what = GROUP_KEY_HELP.get(k.keys, k.description) if grouped else k.description
+            rows.append((k.keys, what))
         self.push_screen(HelpScreen(rows))
 
     def _help_applies(self, k: KeyHelp) -> bool:
