@@ -171,6 +171,9 @@ class GputopApp(App[int]):
         record_fields: str | None = None,
         record_dir: str = ".",
         first: Snapshot | None = None,
+        columns: Sequence[str] | None = None,
+        sort: str | None = None,
+        sort_descending: bool | None = None,
     ) -> None:
         no_color = os.environ.get("NO_COLOR") is not None  # Textual removes it from the env
         # NO_COLOR: Textual picks its filter in __init__, before our themes exist; with ansi_color
@@ -193,6 +196,8 @@ class GputopApp(App[int]):
         self.recorder = None
         self.record_fields = record_fields  # None: the recorder's default set
         self.record_dir = record_dir
+        # the process table's columns and order, from the settings file (gputop.settings)
+        self.table_layout = (columns, sort, sort_descending)
         self.record_path: str | None = None
         self.record_samples = 0
         self.last_sample_mono: float | None = None
@@ -240,6 +245,11 @@ class GputopApp(App[int]):
         self.dashboard.set_interval(self.sampler.interval)
         table = self.query_one(ProcessTable)
         table.history = self.sampler.history.snapshots  # per-job energy of group rows
+        columns, sort, descending = self.table_layout
+        if columns is not None:
+            table.show_only(columns)
+        if sort is not None:
+            table.sort_as(sort, descending)
         table.focus()
         self.screen.set_class(self.no_color, "-nocolor")  # emphasis without colour, see CSS
         for warning in self.theme_warnings:
@@ -818,15 +828,24 @@ def _mmss(seconds: float | None, digits: int = 0) -> str:
 
 def run_app(args: argparse.Namespace, backend: Backend, devices, first: Snapshot | None) -> int:
     """The dashboard on an open backend (gputop.tui.launch opened it and drew the first frame)."""
+    from gputop.settings import Settings
+
     themes, warnings = all_themes()
     names = [t.name for t in themes]
+    settings = getattr(args, "settings", None) or Settings()
     if args.theme is not None and args.theme not in names:
+        from gputop.errors import UsageError
         from gputop.tui.themes import unknown_theme
 
-        raise unknown_theme(args.theme, names)
+        error = unknown_theme(args.theme, names)
+        if getattr(args, "theme_from_settings", False):
+            raise UsageError(f"{settings.path}: theme: {error}")
+        raise error
     app = GputopApp(backend, interval=args.interval, devices=devices, theme=args.theme,
-                    readonly=args.readonly, themes=themes, theme_warnings=warnings,
-                    record_fields=args.record_fields, record_dir=args.record_dir, first=first)
+                    readonly=bool(args.readonly), themes=themes, theme_warnings=warnings,
+                    record_fields=args.record_fields, record_dir=args.record_dir, first=first,
+                    columns=settings.columns, sort=settings.sort,
+                    sort_descending=settings.sort_descending)
     app.run()
     return app.return_code or 0
 
