@@ -148,11 +148,11 @@ def parse(doc: Mapping[str, object], where: str) -> Settings:
         fields = _strings("record_fields", doc["record_fields"], bad)
         if not fields:
             raise bad("record_fields", "must name at least one field")
-        from gputop.query.fields import InvalidField, parse_field_list
+        from gputop.query.fields import InvalidField, lookup
 
         for field in fields:
             try:
-                parse_field_list(field)
+                lookup(field)  # one name each: "index,power.draw" is two, written as two
             except InvalidField:
                 raise bad("record_fields", f"unknown field {field!r} (see gputop "
                                            "--help-query-gpu)") from None

@@ -90,6 +90,8 @@ def test_columns_are_drawn_in_the_tables_order_whatever_the_files_order(config_h
     ('record_fields = ["index", "power.drawn"]\n',
      "record_fields: unknown field 'power.drawn' (see gputop --help-query-gpu)"),
     ('record_fields = "index,power.draw"\n', "record_fields: must be a list of names in quotes"),
+    ('record_fields = ["index,power.draw"]\n',
+     "record_fields: unknown field 'index,power.draw'"),
     ('theme = "light"\ninterval = \n', "not valid TOML: Invalid value (at line 2, column 12)"),
     ('theme = "light\n', "not valid TOML: "),
 ])

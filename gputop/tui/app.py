@@ -445,7 +445,12 @@ class GputopApp(App[int]):
         self._view_note()
 
     def action_sort(self, column: str) -> None:
-        self.query_one(ProcessTable).sort_by(column)
+        table = self.query_one(ProcessTable)
+        table.sort_by(column)
+        if all(c.key != column for _, c in table.visible):  # no arrow shows where it sorts
+            title = COLUMNS[[c.key for c in COLUMNS].index(column)].title
+            self.notify_once("sort", f"sorted by {title}, a column the settings file hides",
+                             timeout=3)
 
     # ------------------------------------------------------------------ filter
     def action_filter(self) -> None:

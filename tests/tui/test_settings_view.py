@@ -39,6 +39,21 @@ async def test_only_the_columns_set_are_drawn_sorted_as_set():
         assert "TIME" not in header
 
 
+async def test_sorting_by_a_hidden_column_says_so():
+    app = make_app("mixed", columns=("gpu", "pid", "command"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        advance(app, 2)
+        await settle(pilot)
+        await pilot.press("T")
+        await settle(pilot)
+        assert table(app).sort_column == "time"
+        assert any("sorted by TIME, a column the settings file hides" in str(n.message)
+                   for n in app._notifications)
+        await pilot.press("P")
+        await settle(pilot)
+        assert "PID▲" in table_header(app)
+
+
 async def test_without_settings_every_column_shows_sorted_by_gpu():
     app = make_app("mixed")
     async with app.run_test(size=(120, 40)) as pilot:
