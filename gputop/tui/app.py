@@ -34,7 +34,7 @@ from gputop.tui.dashboard import WANTS as DASHBOARD_WANTS
 from gputop.tui.dashboard import DashboardView
 from gputop.tui.header import Header
 from gputop.tui.hostline import HostLine
-from gputop.tui.processes import COLUMNS, ProcessTable, ProcRow
+from gputop.tui.processes import COLUMN_BY_KEY, COLUMNS, ProcessTable, ProcRow
 from gputop.tui.themes import APP_VARIABLES, all_themes, install_themes
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
@@ -448,7 +448,7 @@ class GputopApp(App[int]):
         table = self.query_one(ProcessTable)
         table.sort_by(column)
         if all(c.key != column for _, c in table.visible):  # no arrow shows where it sorts
-            title = COLUMNS[[c.key for c in COLUMNS].index(column)].title
+            title = COLUMN_BY_KEY[column].title
             self.notify_once("sort", f"sorted by {title}, a column the settings file hides",
                              timeout=3)
 
