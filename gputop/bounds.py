@@ -34,7 +34,7 @@ class Bound:
         unit = f" {self.unit}" if self.unit else ""
         return f"{_plain(self.low)} to {_plain(self.high)}{unit}"
 
-    def _kind(self) -> str:
+    def kind(self) -> str:
         return "a whole number" if self.integer else "a number"
 
     def problem(self, text: str) -> str | None:
@@ -47,7 +47,7 @@ class Bound:
 
     def convert(self, text: str) -> float | int:
         """The value of ``text``; ValueError (without the option's name) when out of range."""
-        wanted = f"expected {self._kind()} from {self.describe()}, not {text!r}"
+        wanted = f"expected {self.kind()} from {self.describe()}, not {text!r}"
         raw = text.strip()
         if not raw or len(raw) > MAX_DIGITS:
             raise ValueError(wanted)

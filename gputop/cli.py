@@ -46,13 +46,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gputop {__version__}")
     add_common_arguments(parser)
     parser.add_argument("--theme", default=None, help="dashboard theme (see themes/)")
-    parser.add_argument("--readonly", action="store_true",
+    parser.add_argument("--readonly", action=argparse.BooleanOptionalAction, default=None,
                         help="dashboard: no actions that change anything (no process signals)")
     parser.add_argument("--record-fields", metavar="FIELDS", default=None,
                         help="dashboard: the nvidia-smi fields the r key records (default: "
                              "timestamp, identity, load, memory, power, clocks, throttling)")
     parser.add_argument("--record-dir", metavar="DIR", default=".",
                         help="dashboard: the folder the r key records to (default: this one)")
+    parser.add_argument("--config", metavar="FILE", default=None,
+                        help="dashboard: the settings file (default: $GPUTOP_CONFIG, else"
+                             " $XDG_CONFIG_HOME/gputop/config.toml)")
+    parser.add_argument("--no-config", action="store_true",
+                        help="dashboard: ignore the settings file")
     # `gputop web` checks the command line it will serve with this same parser.
     parser.set_defaults(_build_parser=build_parser)
     subs = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
@@ -81,8 +86,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             from gputop.query.cli import main as query_main
 
             return query_main(argv)
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        args = parser.parse_args(argv)
         run = getattr(args, "_run", None)
+        from gputop.settings import with_settings  # the dashboard's defaults, from a file
+
+        args = with_settings(parser, argv, args)
         if run is None:
             from gputop.tui.launch import run_dashboard
 

@@ -34,7 +34,7 @@ from gputop.tui.dashboard import WANTS as DASHBOARD_WANTS
 from gputop.tui.dashboard import DashboardView
 from gputop.tui.header import Header
 from gputop.tui.hostline import HostLine
-from gputop.tui.processes import COLUMNS, ProcessTable, ProcRow
+from gputop.tui.processes import COLUMN_BY_KEY, COLUMNS, ProcessTable, ProcRow
 from gputop.tui.themes import APP_VARIABLES, all_themes, install_themes
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
@@ -150,8 +150,7 @@ class GputopApp(App[int]):
         KeyHelp("b", "group", "group by job, by user, or none (cycles)", "Processes"),
         *(KeyHelp(c.sort_key, "sort", f"sort by {c.title} (again: reverse)", "Processes")
           for c in COLUMNS),
-        KeyHelp("k", "signal", "send SIGTERM to the selected process or group (asks first)",
-                "Processes"),
+        KeyHelp("k", "signal", "send SIGTERM to the selected process (asks first)", "Processes"),
         KeyHelp("K", "signal", "send SIGKILL to the selected process (asks first)", "Processes"),
         KeyHelp("i", "signal", "send SIGINT to the selected process (asks first)", "Processes"),
         KeyHelp("space", "replay_toggle", "play / pause the replay", "Replay"),
@@ -177,6 +176,9 @@ class GputopApp(App[int]):
         record_fields: str | None = None,
         record_dir: str = ".",
         first: Snapshot | None = None,
+        columns: Sequence[str] | None = None,
+        sort: str | None = None,
+        sort_descending: bool | None = None,
     ) -> None:
         no_color = os.environ.get("NO_COLOR") is not None  # Textual removes it from the env
         # NO_COLOR: Textual picks its filter in __init__, before our themes exist; with ansi_color
@@ -199,6 +201,8 @@ class GputopApp(App[int]):
         self.recorder = None
         self.record_fields = record_fields  # None: the recorder's default set
         self.record_dir = record_dir
+        # the process table's columns and order, from the settings file (gputop.settings)
+        self.table_layout = (columns, sort, sort_descending)
         self.record_path: str | None = None
         self.record_samples = 0
         self.last_sample_mono: float | None = None
@@ -246,6 +250,11 @@ class GputopApp(App[int]):
         self.dashboard.set_interval(self.sampler.interval)
         table = self.query_one(ProcessTable)
         table.history = self.sampler.history.snapshots  # per-job energy of group rows
+        columns, sort, descending = self.table_layout
+        if columns is not None:
+            table.show_only(columns)
+        if sort is not None:
+            table.sort_as(sort, descending)
         table.focus()
         self.screen.set_class(self.no_color, "-nocolor")  # emphasis without colour, see CSS
         for warning in self.theme_warnings:
@@ -392,8 +401,11 @@ class GputopApp(App[int]):
         return True
 
     def action_help(self) -> None:
+        from gputop.tui.grouped import GROUP_KEY_HELP, MODE_NOTE
         from gputop.tui.screens import HelpScreen
 
+        grouping = self.query_one(ProcessTable).grouping
+        grouped = grouping != "process"
         rows: list[tuple[str, str]] = []
         group = None
         for k in self.KEY_HELP:
@@ -401,8 +413,10 @@ class GputopApp(App[int]):
                 continue
             if k.group != group:
                 group = k.group
-                rows.append(("", group))
-            rows.append((k.keys, k.description))
+                grouped_here = grouped and group == "Processes"
+                rows.append(("", f"{group}, {MODE_NOTE[grouping]}" if grouped_here else group))
+            what = GROUP_KEY_HELP.get(k.keys, k.description) if grouped else k.description
+            rows.append((k.keys, what))
         self.push_screen(HelpScreen(rows))
 
     def _help_applies(self, k: KeyHelp) -> bool:
@@ -465,7 +479,12 @@ class GputopApp(App[int]):
         self._view_note()
 
     def action_sort(self, column: str) -> None:
-        self.query_one(ProcessTable).sort_by(column)
+        table = self.query_one(ProcessTable)
+        table.sort_by(column)
+        if all(c.key != column for _, c in table.visible):  # no arrow shows where it sorts
+            title = COLUMN_BY_KEY[column].title
+            self.notify_once("sort", f"sorted by {title}, a column the settings file hides",
+                             timeout=3)
 
     # ------------------------------------------------------------------ filter
     def action_filter(self) -> None:
@@ -858,15 +877,24 @@ def _mmss(seconds: float | None, digits: int = 0) -> str:
 
 def run_app(args: argparse.Namespace, backend: Backend, devices, first: Snapshot | None) -> int:
     """The dashboard on an open backend (gputop.tui.launch opened it and drew the first frame)."""
+    from gputop.settings import Settings
+
     themes, warnings = all_themes()
     names = [t.name for t in themes]
+    settings = getattr(args, "settings", None) or Settings()
     if args.theme is not None and args.theme not in names:
+        from gputop.errors import UsageError
         from gputop.tui.themes import unknown_theme
 
-        raise unknown_theme(args.theme, names)
+        error = unknown_theme(args.theme, names)
+        if getattr(args, "theme_from_settings", False):
+            raise UsageError(f"{settings.path}: theme: {error}")
+        raise error
     app = GputopApp(backend, interval=args.interval, devices=devices, theme=args.theme,
-                    readonly=args.readonly, themes=themes, theme_warnings=warnings,
-                    record_fields=args.record_fields, record_dir=args.record_dir, first=first)
+                    readonly=bool(args.readonly), themes=themes, theme_warnings=warnings,
+                    record_fields=args.record_fields, record_dir=args.record_dir, first=first,
+                    columns=settings.columns, sort=settings.sort,
+                    sort_descending=settings.sort_descending)
     app.run()
     return app.return_code or 0
 

@@ -29,6 +29,26 @@ GROUP_COLUMNS: tuple[Column, ...] = (
 )
 MODE_NOTE = {"job": "grouped by job (b)", "user": "grouped by user (b)"}
 
+# What the process table's keys do on group rows, by the keys `?` lists: the help describes the
+# keys as they act in the mode the table is in (GPU, PID and JOB are GPUS, PROCS and GROUP here).
+GROUP_KEY_HELP = {
+    "G": "sort by the GPUs a group holds (GPUS; again: reverse)",
+    "P": "sort by how many processes (PROCS; again: reverse)",
+    "U": "sort by USER (again: reverse)",
+    "J": "sort by the group's name (GROUP; again: reverse)",
+    "M": "sort by summed GPU MEM (again: reverse)",
+    "S": "sort by mean SM% (again: reverse)",
+    "C": "sort by summed CPU% (again: reverse)",
+    "H": "sort by summed HOST MEM (again: reverse)",
+    "T": "sort by TIME since the oldest process started (again: reverse)",
+    "O": "sort by the groups' commands (again: reverse)",
+    "/": "filter by group name, user, command or PID (esc clears)",
+    "enter / d": "details are per process: b back to one row per process",
+    "k": "send SIGTERM to every process of the selected group (asks first)",
+    "K": "send SIGKILL to every process of the selected group (asks first)",
+    "i": "send SIGINT to every process of the selected group (asks first)",
+}
+
 
 @dataclass(frozen=True)
 class GroupRow:

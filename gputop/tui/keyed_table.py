@@ -104,6 +104,7 @@ class KeyedTable(StripCache, ScrollView, can_focus=True):
     def __init__(self, columns: Sequence[Column], *, id: str | None = None,
                  empty_text: str = "nothing to show") -> None:
         super().__init__(id=id)
+        self._hidden: frozenset[str] = frozenset()
         self.columns = tuple(columns)
         # Any objects with ``key`` and ``cells`` (and optionally per-cell ``styles``).
         self.rows: list = []
@@ -118,6 +119,34 @@ class KeyedTable(StripCache, ScrollView, can_focus=True):
         self._widths: tuple[int, ...] = ()
         self._styles: dict[str, Style] = {}
         self.rendered_rows = 0  # rows rebuilt (not served from the cache): for tests and bench
+
+    # ------------------------------------------------------------------ columns
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        """Every column a row has a cell for, shown or not."""
+        return self._columns
+
+    @columns.setter
+    def columns(self, columns: Sequence[Column]) -> None:
+        self._columns = tuple(columns)
+        self._visible: tuple[tuple[int, Column], ...] | None = None
+
+    def hide_columns(self, keys) -> None:
+        """Leave the columns named by ``keys`` off the screen (rows keep their cells)."""
+        self._hidden = frozenset(keys)
+        self._visible = None
+        self._widths = ()
+        self._strips.clear()
+        self._header = None
+        self.refresh()
+
+    @property
+    def visible(self) -> tuple[tuple[int, Column], ...]:
+        """The columns drawn, each with its cell's place in a row; never none at all."""
+        if self._visible is None:
+            every = tuple(enumerate(self._columns))
+            self._visible = tuple(nc for nc in every if nc[1].key not in self._hidden) or every
+        return self._visible
 
     # ------------------------------------------------------------------ data
     @property
@@ -173,7 +202,7 @@ class KeyedTable(StripCache, ScrollView, can_focus=True):
         """The columns [x0, x1) covering every cell whose text or style differs."""
         x = 0
         first = last = None
-        for n, w in enumerate(self.column_widths(width)):
+        for (n, _), w in zip(self.visible, self.column_widths(width), strict=True):
             if _at(a, n) != _at(b, n) or _at(a_styles, n) != _at(b_styles, n):
                 if first is None:
                     first = x
@@ -265,9 +294,10 @@ class KeyedTable(StripCache, ScrollView, can_focus=True):
     def column_widths(self, width: int) -> tuple[int, ...]:
         if self._widths and sum(self._widths) + len(self._widths) - 1 == width:
             return self._widths
-        fixed = sum(c.width for c in self.columns) + len(self.columns) - 1
+        columns = [c for _, c in self.visible]
+        fixed = sum(c.width for c in columns) + len(columns) - 1
         rest = max(8, width - fixed)
-        self._widths = tuple(c.width or rest for c in self.columns)
+        self._widths = tuple(c.width or rest for c in columns)
         return self._widths
 
     widths = column_widths
@@ -280,8 +310,9 @@ class KeyedTable(StripCache, ScrollView, can_focus=True):
             return self._header
         base = self._style("header")
         segments: list[Segment] = []
-        for n, (col, w) in enumerate(zip(self.columns, self.column_widths(width), strict=True)):
-            if n:
+        for i, ((_, col), w) in enumerate(zip(self.visible, self.column_widths(width),
+                                              strict=True)):
+            if i:
                 segments.append(Segment(" ", base))
             here = col.key == self.sort_column
             title = col.title
@@ -305,17 +336,17 @@ class KeyedTable(StripCache, ScrollView, can_focus=True):
 
     def _row_strip(self, cells: tuple[str, ...], styles: tuple, base: Style,
                    width: int) -> Strip:
+        visible = self.visible
         texts = [fit(_at(cells, n) or "", w, col.right)
-                 for n, (col, w) in enumerate(zip(self.columns, self.column_widths(width),
-                                                  strict=True))]
+                 for (n, col), w in zip(visible, self.column_widths(width), strict=True)]
         if not any(styles):
             # One style for the whole line: one text cut into ASCII runs that Rich measures fast.
             text = " ".join(texts)
             segments = [Segment(run, base) for run in fmt.ascii_runs(text)]
             return line_strip(segments, width, base, fmt.one_cell_each(text))
         segments = []
-        for n, text in enumerate(texts):
-            if n:
+        for i, ((n, _), text) in enumerate(zip(visible, texts, strict=True)):
+            if i:
                 segments.append(Segment(" ", base))
             cls = _at(styles, n)
             segments.append(Segment(text, base + self._style(cls) if cls else base))

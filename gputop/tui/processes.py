@@ -37,6 +37,8 @@ SORT_KEYS = {c.sort_key: c.key for c in COLUMNS}
 COLUMN_BY_KEY = {c.key: c for c in COLUMNS}
 # Numbers sort largest first by default, text A→Z.
 DESCENDING_FIRST = {"gpu_mem", "sm", "cpu", "host_mem", "time"}
+# A group row is named by its GROUP column: a settings file's `columns` never hides it.
+GROUP_NAME = "job"
 
 
 @dataclass(frozen=True)
@@ -191,6 +193,7 @@ class ProcessTable(KeyedTable):
         self.only_gpu: int | None = None
         self.grouping = "process"  # or "job", "user": see gputop.analysis.groups.MODES
         self.history = None  # a callable giving the sampler's snapshots (per-job energy)
+        self.hidden_by_settings: frozenset[str] = frozenset()  # see show_only
         self._snapshot: Snapshot | None = None
 
     @property
@@ -230,6 +233,7 @@ class ProcessTable(KeyedTable):
         self.grouping = mode
         mig = self._snapshot is not None and has_mig(self._snapshot)
         self.columns = (MIG_COLUMNS if mig else COLUMNS) if mode == "process" else GROUP_COLUMNS
+        self._hide_for_mode()
         self._widths = ()
         self._strips.clear()
         self.cursor_key = None  # rows of another kind: the cursor starts at the top
@@ -254,6 +258,21 @@ class ProcessTable(KeyedTable):
             self._header = None
             self.refresh()
 
+    def show_only(self, keys) -> None:
+        """Show only the columns named (the settings file's `columns`); group rows hide the
+        same ones, but never their name."""
+        self.hidden_by_settings = frozenset(c.key for c in COLUMNS if c.key not in keys)
+        self._hide_for_mode()
+
+    def _hide_for_mode(self) -> None:
+        hidden = self.hidden_by_settings
+        self.hide_columns(hidden if self.grouping == "process" else hidden - {GROUP_NAME})
+
+    def sort_as(self, column: str, descending: bool | None = None) -> None:
+        """Sort by ``column``; ``descending`` None: the column's own first direction."""
+        self.set_sort(column, column in DESCENDING_FIRST if descending is None else descending)
+        self._reapply()
+
     def set_filter(self, needle: str) -> None:
         self.needle = needle
         self._reapply()
@@ -264,11 +283,7 @@ class ProcessTable(KeyedTable):
 
     def sort_by(self, column: str) -> None:
         """Sort by ``column``; the same column again flips the direction."""
-        if column == self.sort_column:
-            self.set_sort(column, not self.sort_reverse)
-        else:
-            self.set_sort(column, column in DESCENDING_FIRST)
-        self._reapply()
+        self.sort_as(column, not self.sort_reverse if column == self.sort_column else None)
 
     def action_open(self) -> None:
         row = self.selected

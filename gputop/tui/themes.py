@@ -8,7 +8,6 @@ theme with a shipped theme's name replaces it. Every theme defines the app's own
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -60,9 +59,9 @@ class ThemeSource:
 
 
 def user_theme_dir(environ: dict[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "gputop" / "themes"
+    from gputop.settings import config_dir
+
+    return config_dir(environ) / "themes"
 
 
 def _check_color(value: object, where: str) -> str:

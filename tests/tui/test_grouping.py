@@ -89,6 +89,36 @@ async def test_help_names_the_grouping_key():
         assert any(keys == "b" and "group" in what for keys, what in app.screen.rows)
 
 
+async def help_rows(app, pilot) -> dict[str, str]:
+    """What `?` shows, by key; the section headings under their own names."""
+    await pilot.press("question_mark")
+    await settle(pilot)
+    rows = {keys or what: what for keys, what in app.screen.rows}
+    await pilot.press("escape")
+    await settle(pilot)
+    return rows
+
+
+async def test_help_describes_the_keys_as_they_act_on_groups():
+    app = make_app("training")
+    async with app.run_test(size=(120, 40)) as pilot:
+        advance(app, 1)
+        await settle(pilot)
+        per_process = await help_rows(app, pilot)
+        assert "PID" in per_process["P"] and "JOB" in per_process["J"]
+        await pilot.press("b")
+        await settle(pilot)
+        grouped = await help_rows(app, pilot)
+        assert "PROCS" in grouped["P"] and "PID" not in grouped["P"]
+        assert "GROUP" in grouped["J"] and "JOB" not in grouped["J"]
+        assert "GPUS" in grouped["G"]
+        assert "every process of the selected group" in grouped["K"]
+        assert "Processes, grouped by job (b)" in grouped  # the section says which mode
+        await pilot.press("b", "b")  # by user, back to one row per process
+        await settle(pilot)
+        assert await help_rows(app, pilot) == per_process
+
+
 @pytest.fixture
 def children():
     procs = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
