@@ -61,6 +61,8 @@ READS: dict[str, tuple[tuple[str, ...], float]] = {
 # Reads that others depend on: GPM needs to know whether MIG is on; the ECC counters exist only
 # while ECC is on.
 NEEDS = {"saturation": ("mig",), "ecc_counters": ("ecc",)}
+# Wanted like reads, made otherwise: the process lists, GPM, and the Xid events (xid.py).
+NOT_READS = ("processes", "saturation", "xid_last")
 # Every attribute a read fills, with its read.
 READ_OF = {attr: read for read, (attrs, _) in READS.items() for attr in attrs}
 
@@ -70,13 +72,13 @@ def periods(wants: Wants | None) -> dict[str, float]:
     for any of its attributes, never shorter than the read's own floor."""
     if wants is None:
         out = {read: floor for read, (_, floor) in READS.items()}
-        out.update({"processes": LIVE, "saturation": LIVE})
+        out.update(dict.fromkeys(NOT_READS, LIVE))
         return out
     out = {}
     for attr, every in wants.items():
         read = READ_OF.get(attr)
         if read is None:
-            if attr in ("processes", "saturation"):
+            if attr in NOT_READS:
                 out[attr] = min(every, out.get(attr, math.inf))
             continue
         floor = READS[read][1]
