@@ -134,6 +134,15 @@ def test_a_failing_prometheus_keeps_the_last_nodes_and_backs_off():
     assert cluster.refresh() and cluster.problem is None and cluster.backoff() == 5.0
 
 
+async def settle(pilot, done, tries: int = 60) -> bool:
+    """Let the app run until ``done()`` holds (or ``tries`` × 50 ms pass)."""
+    for _ in range(tries):
+        await pilot.pause(0.05)
+        if done():
+            return True
+    return False
+
+
 async def test_the_cluster_screen_shows_the_problem_as_one_line():
     pytest.importorskip("gputop.tui.cluster")
     from gputop.tui.cluster import ClusterApp
@@ -142,16 +151,9 @@ async def test_the_cluster_screen_shows_the_problem_as_one_line():
     cluster = PrometheusCluster("http://x", query=query, interval=0.05, wall=lambda: 100.0)
     app = ClusterApp(cluster, interval=0.05, refresh_s=0.05)
     async with app.run_test(size=(160, 30)) as pilot:
-        for _ in range(40):
-            await pilot.pause(0.05)
-            if app.nodes_table.row_count == 1:
-                break
-        assert app.nodes_table.row_count == 1
+        assert await settle(pilot, lambda: app.nodes_table.row_count == 1)
         query.fail = "Prometheus answered HTTP 503 to up"
-        for _ in range(60):
-            await pilot.pause(0.05)
-            if "HTTP 503" in app._summary:
-                break
+        await settle(pilot, lambda: "HTTP 503" in app._summary)
         assert "⚠ Prometheus answered HTTP 503 to up" in app._summary
         assert app.nodes_table.row_count == 1
 
@@ -268,15 +270,9 @@ async def test_opening_a_node_fetches_it_whole_into_the_dashboard():
     cluster = PrometheusCluster("http://x", query=query, interval=60.0, wall=lambda: 100.0)
     app = ClusterApp(cluster, interval=60.0, refresh_s=0.05)
     async with app.run_test(size=(160, 30)) as pilot:
-        for _ in range(40):
-            await pilot.pause(0.05)
-            if app.nodes_table.row_count == 1:
-                break
+        assert await settle(pilot, lambda: app.nodes_table.row_count == 1)
         assert not any('instance="a"' in q for q in query.asked)
         app.open_node("node-a")  # long before the next 60 s refresh
-        for _ in range(60):
-            await pilot.pause(0.05)
-            if isinstance(app.screen, NodeScreen) and app.screen.seq >= 0:
-                break
-        assert isinstance(app.screen, NodeScreen) and app.screen.seq >= 0
+        assert await settle(pilot, lambda: isinstance(app.screen, NodeScreen) and
+                            app.screen.seq >= 0)
         assert any('instance="a"' in q for q in query.asked)
