@@ -59,7 +59,9 @@ class XidEvents:
             try:
                 event = nv.nvmlEventSetWait_v2(self._set, 0)
             except nv.NVMLError:
-                return  # TIMEOUT: nothing waiting (any other error: the sampler's to see)
+                # TIMEOUT: nothing waiting. Any other error (a lost GPU) is left for the
+                # device's own reads to report; the next tick tries again.
+                return
             if not event.eventType & nv.nvmlEventTypeXidCriticalError:
                 continue
             try:
