@@ -143,13 +143,18 @@ async def settle(pilot, done, tries: int = 60) -> bool:
     return False
 
 
-async def test_the_cluster_screen_shows_the_problem_as_one_line():
+def scripted_app(interval: float):
+    """The cluster screen on a Scripted Prometheus refreshing every ``interval`` seconds."""
     pytest.importorskip("gputop.tui.cluster")
     from gputop.tui.cluster import ClusterApp
 
     query = Scripted()
-    cluster = PrometheusCluster("http://x", query=query, interval=0.05, wall=lambda: 100.0)
-    app = ClusterApp(cluster, interval=0.05, refresh_s=0.05)
+    cluster = PrometheusCluster("http://x", query=query, interval=interval, wall=lambda: 100.0)
+    return query, ClusterApp(cluster, interval=interval, refresh_s=0.05)
+
+
+async def test_the_cluster_screen_shows_the_problem_as_one_line():
+    query, app = scripted_app(0.05)
     async with app.run_test(size=(160, 30)) as pilot:
         assert await settle(pilot, lambda: app.nodes_table.row_count == 1)
         query.fail = "Prometheus answered HTTP 503 to up"
@@ -263,12 +268,9 @@ def test_stopping_while_queries_are_out_ends_quietly(monkeypatch):
 
 
 async def test_opening_a_node_fetches_it_whole_into_the_dashboard():
-    pytest.importorskip("gputop.tui.cluster")
-    from gputop.tui.cluster import ClusterApp, NodeScreen
+    query, app = scripted_app(60.0)
+    from gputop.tui.cluster import NodeScreen
 
-    query = Scripted()
-    cluster = PrometheusCluster("http://x", query=query, interval=60.0, wall=lambda: 100.0)
-    app = ClusterApp(cluster, interval=60.0, refresh_s=0.05)
     async with app.run_test(size=(160, 30)) as pilot:
         assert await settle(pilot, lambda: app.nodes_table.row_count == 1)
         assert not any('instance="a"' in q for q in query.asked)
