@@ -33,6 +33,7 @@ from concurrent.futures import CancelledError, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from gputop import jsonout
 from gputop.cluster import states
 from gputop.cluster.node import NodeStatus, wait_until
 from gputop.cluster.summary import NodeSummary
@@ -407,7 +408,7 @@ Query = Callable[[str, str, float], list[dict]]
 def with_instance(selector: str, instance: str) -> str:
     """The selector's matchers plus ``instance="…"`` (the value escaped as PromQL reads it)."""
     inner = selector.strip()[1:-1].strip().rstrip(",") if selector else ""
-    quoted = json.dumps(instance)  # a PromQL string literal escapes as JSON does
+    quoted = jsonout.dumps(instance)  # a PromQL string literal escapes as JSON does
     return "{" + (f"{inner}, " if inner else "") + f"instance={quoted}" + "}"
 
 
