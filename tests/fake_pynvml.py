@@ -160,6 +160,7 @@ class FakeGpu:
     mig_gpm_metrics: dict[int, dict[int, float]] = field(default_factory=dict)  # GI id -> metrics
     mig_instances: list[FakeMigDevice] = field(default_factory=list)  # while ``mig`` is 1
     processes: list[FakeProcess] = field(default_factory=list)
+    xid_events: bool = True  # False: nvmlDeviceRegisterEvents says NOT_SUPPORTED (Xid events)
 
 
 def _uuid(i: int, salt: str) -> str:
@@ -295,6 +296,27 @@ class FakeHandle:
         return f"<c_nvmlDevice_t fake {self.index}>"
 
 
+@dataclass
+class FakeEventData:
+    """c_nvmlEventData_t's fields; ``device`` is the fake's handle, which ctypes cannot hold."""
+
+    device: FakeHandle
+    eventType: int  # noqa: N815 - the struct's names
+    eventData: int  # noqa: N815
+    gpuInstanceId: int = 0xFFFFFFFF  # noqa: N815
+    computeInstanceId: int = 0xFFFFFFFF  # noqa: N815
+
+
+class FakeEventSet:
+    """Stands for a ``c_nvmlEventSet_t``: the devices registered (index -> event mask) and the
+    events waiting, oldest first."""
+
+    def __init__(self) -> None:
+        self.masks: dict[int, int] = {}
+        self.waiting: list[FakeEventData] = []
+        self.freed = False
+
+
 class _GpmSampleState:
     __slots__ = ("device", "gi", "time")
 
@@ -331,6 +353,7 @@ class FakeNvml:
         self.gpm_intervals: dict[tuple[int, int | None], float] = {}
         self._gpm_samples: dict[int, _GpmSampleState] = {}
         self._gpm_buffers: list[ctypes.Array] = []
+        self.event_sets: list[FakeEventSet] = []
 
     # ---------------------------------------------------------------- fault injection
     def fail(self, fn: str, code: int, device: int | None = None) -> None:
@@ -355,6 +378,13 @@ class FakeNvml:
         """An older nvidia-ml-py that lacks these wrappers: the attribute does not exist."""
         self.__class__ = _HidingFakeNvml
         self.__dict__.setdefault("hidden", set()).update(names)
+
+    def xid(self, index: int, code: int) -> None:
+        """GPU ``index`` reports critical Xid ``code``: an event in every set registered for it."""
+        for events in self.event_sets:
+            if not events.freed and events.masks.get(index, 0) & _real.nvmlEventTypeXidCriticalError:
+                events.waiting.append(FakeEventData(FakeHandle(index),
+                                                    _real.nvmlEventTypeXidCriticalError, code))
 
     def count(self, fn: str) -> int:
         return self.calls.get(fn, 0)
@@ -804,6 +834,39 @@ class FakeNvml:
         if not samples:
             raise NVMLError(_real.NVML_ERROR_NOT_FOUND)
         return samples
+
+    # ---------------------------------------------------------------- events
+    def nvmlEventSetCreate(self) -> FakeEventSet:
+        self._enter("nvmlEventSetCreate")
+        events = FakeEventSet()
+        self.event_sets.append(events)
+        return events
+
+    def nvmlDeviceRegisterEvents(self, handle: FakeHandle, eventTypes: int,
+                                 eventSet: FakeEventSet) -> None:
+        gpu = self._dev("nvmlDeviceRegisterEvents", handle)
+        if eventSet.freed:
+            raise NVMLError(_real.NVML_ERROR_INVALID_ARGUMENT)
+        if eventTypes & _real.nvmlEventTypeXidCriticalError and not gpu.xid_events:
+            raise NVMLError(_real.NVML_ERROR_NOT_SUPPORTED)
+        eventSet.masks[gpu.index] = eventSet.masks.get(gpu.index, 0) | eventTypes
+
+    def nvmlEventSetWait_v2(self, eventSet: FakeEventSet, timeoutms: int) -> FakeEventData:
+        self._enter("nvmlEventSetWait_v2")
+        if eventSet.freed:
+            raise NVMLError(_real.NVML_ERROR_INVALID_ARGUMENT)
+        if not eventSet.waiting:
+            raise NVMLError(_real.NVML_ERROR_TIMEOUT)  # the fake never waits: no event came
+        return eventSet.waiting.pop(0)
+
+    def nvmlEventSetWait(self, eventSet: FakeEventSet, timeoutms: int) -> FakeEventData:
+        return self.nvmlEventSetWait_v2(eventSet, timeoutms)
+
+    def nvmlEventSetFree(self, eventSet: FakeEventSet) -> None:
+        self._enter("nvmlEventSetFree")
+        if eventSet.freed:
+            raise NVMLError(_real.NVML_ERROR_INVALID_ARGUMENT)
+        eventSet.freed = True
 
     # ---------------------------------------------------------------- GPM
     def nvmlGpmQueryDeviceSupport(self, device: FakeHandle):

@@ -29,13 +29,14 @@ class NodeStatus:
     """What a consumer sees of a node, at one moment.
 
     ``data`` is the latest snapshot, or the checked gputop/1 document it will be built from on
-    first use of ``snapshot`` (most refreshes need only ``summary``)."""
+    first use of ``snapshot`` (most refreshes need only ``summary``), or the summary alone where
+    the transport fetched only that (Prometheus, for a node nobody opened)."""
 
     host: str
     state: str
     mode: str
     reason: str
-    data: Snapshot | dict | None = field(default=None, repr=False)
+    data: Snapshot | dict | NodeSummary | None = field(default=None, repr=False)
     received: float | None = None  # monotonic time the snapshot arrived (viewer's clock)
     hello: Hello | None = None
     rejected: int = 0  # lines discarded as invalid or oversized, ever
@@ -51,6 +52,8 @@ class NodeStatus:
         data = self.data
         if data is None or isinstance(data, Snapshot):
             return data
+        if isinstance(data, NodeSummary):
+            return None
         cached = self.__dict__.get("_snapshot")
         if cached is None:
             cached = build_snapshot(data)
@@ -60,8 +63,8 @@ class NodeStatus:
     @property
     def summary(self) -> NodeSummary | None:
         data = self.data
-        if data is None:
-            return None
+        if data is None or isinstance(data, NodeSummary):
+            return data
         cached = self.__dict__.get("_summary")
         if cached is None:
             cached = summarize_snapshot(data) if isinstance(data, Snapshot) else \

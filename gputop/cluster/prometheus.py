@@ -1,10 +1,15 @@
 """The cluster view's second transport: a Prometheus server's HTTP API instead of SSH.
 
-Each refresh asks one instant query per metric for all nodes together (``up``, the scrape times,
-then dcgm-exporter's and gputop's metrics under the ``--selector`` matcher) and rebuilds one
-``Snapshot`` per scrape target (``instance``), named by its ``Hostname``/``hostname`` label. It
-offers the SSH transport's consumer interface (``start``, ``stop``, ``version``, ``statuses``,
-``status``, ``wait``, ``settled``, ``problem``), so the cluster UI does not know which it reads.
+Each refresh asks one instant query per figure for all nodes together, under the
+``--selector`` matcher. The nodes table needs only each node's headline figures, so a live
+refresh asks Prometheus for those already aggregated per scrape target (``instance``):
+``avg/sum/count/max by (instance)``, about one series per node per query, whatever the number of
+GPUs. Whole snapshots (one query per metric, one series per GPU) are asked only for what a view
+shows whole: the node the user opened, every node while the users view is shown, and every node
+for ``--once``. Nodes are named by their ``Hostname``/``hostname`` label. It offers the SSH
+transport's consumer interface (``start``, ``stop``, ``version``, ``statuses``, ``status``,
+``wait``, ``settled``, ``problem``) plus ``detail`` (what to fetch whole), so the cluster UI does
+not know which it reads.
 
 Node states: ok; stale when the last scrape or the exporter's own snapshot is older than
 ``stale_after``; down when the last scrape failed (``up == 0``). Prometheus unreachable, an HTTP
@@ -14,21 +19,24 @@ with backoff; nothing here raises into the UI.
 
 from __future__ import annotations
 
+import http.client
 import json
 import math
 import re
+import ssl
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections import Counter
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Collection, Sequence
+from concurrent.futures import CancelledError, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
+from gputop import jsonout
 from gputop.cluster import states
 from gputop.cluster.node import NodeStatus, wait_until
+from gputop.cluster.summary import NodeSummary
 from gputop.errors import UsageError
 from gputop.exporter import dcgm
 from gputop.model import DEVICE_STATUSES, Device, Hint, Process, Saturation, Snapshot
@@ -67,7 +75,29 @@ QUERIES: tuple[tuple[str, str], ...] = (
     ("gputop_process_gpu_memory_bytes", "max by (instance, gpu, pid, user, name) ({m})"),
     ("gputop_process_sm_ratio", "max by (instance, gpu, pid, user, name) ({m})"),
 )
+# The nodes table's figures, one series per node, on every live refresh. Summed over the GPUs
+# that report each figure, as the SSH view's summaries are (a lost GPU reports none).
+SUMMARY_QUERIES: tuple[tuple[str, str], ...] = (
+    ("up", "up{s}"),
+    ("timestamp(up)", "timestamp(up{s})"),
+    # GPUs known to either family, counted once each; the node's name comes with them.
+    ("gpus", "count by (instance, Hostname, hostname) ("
+             "max by (instance, gpu, Hostname, hostname) (DCGM_FI_DEV_FB_USED{s}) or "
+             "max by (instance, gpu, Hostname, hostname) (gputop_device_status{s}))"),
+    ("util", "avg by (instance) (DCGM_FI_DEV_GPU_UTIL{s})"),
+    ("mem_used", "sum by (instance) (DCGM_FI_DEV_FB_USED{s})"),
+    ("mem_free", "sum by (instance) (DCGM_FI_DEV_FB_FREE{s})"),
+    ("mem_reserved", "sum by (instance) (DCGM_FI_DEV_FB_RESERVED{s})"),
+    ("mem_total", "sum by (instance) (gputop_memory_total_bytes{s})"),
+    ("power", "sum by (instance) (DCGM_FI_DEV_POWER_USAGE{s})"),
+    ("power_limit", "sum by (instance) (gputop_power_limit_watts{s})"),
+    ("hints", "count by (instance) (gputop_hint{s})"),
+    ("snapshot_time", "max by (instance) (gputop_snapshot_timestamp_seconds{s})"),
+    ("backend", "max by (instance, backend) (gputop_info{s})"),
+)
 PARALLEL_QUERIES = 4
+# Whole snapshots for at most this many opened nodes per refresh (one is opened at a time).
+MAX_DETAIL_NODES = 4
 _BOOL_ATTRS = {"remapped_rows_failed"}
 _SELECTOR = re.compile(r'^\{\s*(?:[A-Za-z_][A-Za-z0-9_]*\s*(?:=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"'
                        r'\s*,?\s*)*\}$')
@@ -95,17 +125,51 @@ def check_url(url: str) -> str:
     return url.rstrip("/")
 
 
+_connections = threading.local()  # each query thread keeps one connection per server
+
+
+def _connection(base: str, timeout: float) -> tuple[http.client.HTTPConnection, str]:
+    held = _connections.__dict__.setdefault("held", {})
+    got = held.get(base)
+    if got is None:
+        parts = urllib.parse.urlsplit(base)
+        if parts.scheme == "https":
+            conn: http.client.HTTPConnection = http.client.HTTPSConnection(
+                parts.hostname or "", parts.port, timeout=timeout,
+                context=ssl.create_default_context())
+        else:
+            conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout)
+        got = held[base] = (conn, parts.path)
+    return got
+
+
+def _drop(base: str) -> None:
+    got = _connections.__dict__.get("held", {}).pop(base, None)
+    if got is not None:
+        got[0].close()
+
+
 def http_query(base: str, promql: str, timeout: float) -> list[dict]:
-    """One instant query; the result vector, checked. Raises PrometheusError with one line."""
-    url = f"{base}/api/v1/query?" + urllib.parse.urlencode({"query": promql})
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as answer:
+    """One instant query over a kept-alive connection; the result vector, checked. Raises
+    PrometheusError with one line."""
+    query = "/api/v1/query?" + urllib.parse.urlencode({"query": promql})
+    for attempt in (1, 2):
+        conn, prefix = _connection(base, timeout)
+        reused = conn.sock is not None
+        try:
+            conn.request("GET", prefix + query)
+            answer = conn.getresponse()
             body = answer.read(MAX_ANSWER + 1)
-    except urllib.error.HTTPError as exc:
-        raise PrometheusError(f"Prometheus answered HTTP {exc.code} to {promql}") from None
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise PrometheusError(f"Prometheus unreachable at {base}: {reason}") from None
+        except (OSError, http.client.HTTPException) as exc:
+            _drop(base)
+            if reused and attempt == 1:
+                continue  # the server closed the idle connection: once more on a new one
+            raise PrometheusError(f"Prometheus unreachable at {base}: {exc}") from None
+        if len(body) > MAX_ANSWER or answer.will_close:
+            _drop(base)
+        break
+    if answer.status != 200:
+        raise PrometheusError(f"Prometheus answered HTTP {answer.status} to {promql}")
     if len(body) > MAX_ANSWER:
         raise PrometheusError(f"Prometheus answer to {promql} is larger than 64 MiB")
     return parse_vector(body, promql)
@@ -161,8 +225,72 @@ def _gpu(labels: dict[str, str]) -> int | None:
         return None
 
 
-def build_nodes(answers: dict[str, list[dict]], now: float, stale_after: float) -> list[tuple[str, str, str, str, Snapshot | None, float | None]]:
-    """Query answers → (key, host, state, reason, snapshot, age) per scrape target. Pure."""
+class Target(NamedTuple):
+    """One scrape target as a refresh found it."""
+
+    key: str  # the instance label
+    host: str
+    state: str
+    reason: str
+    data: Snapshot | NodeSummary | None
+    age: float | None  # seconds since its newest data
+    mode: str
+
+
+def _state(up: bool, age: float | None, stale_after: float) -> tuple[str, str]:
+    if not up:
+        return states.DOWN, "the last scrape failed (up == 0)"
+    if age is not None and age > stale_after:
+        return states.STALE, f"no new data for {age:.0f} s"
+    return states.OK, ""
+
+
+def _age(now: float, *times: float | None) -> float | None:
+    known = [t for t in times if t is not None]
+    return max(0.0, now - min(known)) if known else None
+
+
+def build_summaries(answers: dict[str, list[dict]], now: float,
+                    stale_after: float) -> list[Target]:
+    """SUMMARY_QUERIES' answers → one Target per scrape target, its data a NodeSummary. Pure."""
+    by: dict[str, dict[str, dict]] = {
+        name: {s["labels"].get("instance", ""): s for s in answers.get(name, ())}
+        for name, _ in SUMMARY_QUERIES}
+
+    def value(name: str, key: str) -> float | None:
+        s = by[name].get(key)
+        return None if s is None else s["value"]
+
+    out = []
+    for key in sorted(k for k in by["up"] if k):
+        scraped, snapshot_time = value("timestamp(up)", key), value("snapshot_time", key)
+        age = _age(now, scraped, snapshot_time)
+        state, reason = _state(value("up", key) == 1.0, age, stale_after)
+        gpus = by["gpus"].get(key)
+        host = key
+        summary = None
+        mode = MODE_UNKNOWN
+        if gpus is not None:
+            labels = gpus["labels"]
+            host = labels.get("Hostname") or labels.get("hostname") or key
+            mode = MODE_GPUTOP if key in by["backend"] else MODE_DCGM
+            used, total = value("mem_used", key), value("mem_total", key)
+            if total is not None:
+                total /= MIB
+            elif used is not None and value("mem_free", key) is not None:
+                total = used + value("mem_free", key) + (value("mem_reserved", key) or 0.0)
+            when = snapshot_time if snapshot_time is not None else (scraped or 0.0)
+            summary = NodeSummary(time=when, gpus=int(gpus["value"]),
+                                  util_pct=value("util", key), mem_used_mib=used,
+                                  mem_total_mib=total, power_w=value("power", key),
+                                  power_limit_w=value("power_limit", key),
+                                  hints=int(value("hints", key) or 0))
+        out.append(Target(key, host, state, reason, summary, age, mode))
+    return out
+
+
+def build_nodes(answers: dict[str, list[dict]], now: float, stale_after: float) -> list[Target]:
+    """QUERIES' answers → one Target per scrape target, its data a whole Snapshot. Pure."""
     nodes: dict[str, _NodeData] = {}
     for s in answers["up"]:
         inst = s["labels"].get("instance")
@@ -179,15 +307,11 @@ def build_nodes(answers: dict[str, list[dict]], now: float, stale_after: float) 
     for key in sorted(nodes):
         node = nodes[key]
         snap = _snapshot(node) if node.devices else None
-        times = [t for t in (node.scraped, node.snapshot_time) if t is not None]
-        age = max(0.0, now - min(times)) if times else None
-        if not node.up:
-            state, reason = states.DOWN, "the last scrape failed (up == 0)"
-        elif age is not None and age > stale_after:
-            state, reason = states.STALE, f"no new data for {age:.0f} s"
-        else:
-            state, reason = states.OK, ""
-        out.append((key, node.hostname or key, state, reason, snap, age))
+        age = _age(now, node.scraped, node.snapshot_time)
+        state, reason = _state(node.up, age, stale_after)
+        mode = MODE_UNKNOWN if snap is None else \
+            MODE_DCGM if snap.backend == MODE_DCGM else MODE_GPUTOP
+        out.append(Target(key, node.hostname or key, state, reason, snap, age, mode))
     return out
 
 
@@ -281,6 +405,18 @@ def _snapshot(node: _NodeData) -> Snapshot:
 Query = Callable[[str, str, float], list[dict]]
 
 
+def with_instance(selector: str, instance: str) -> str:
+    """The selector's matchers plus ``instance="…"`` (the value escaped as PromQL reads it)."""
+    inner = selector.strip()[1:-1].strip().rstrip(",") if selector else ""
+    quoted = jsonout.dumps(instance)  # a PromQL string literal escapes as JSON does
+    return "{" + (f"{inner}, " if inner else "") + f"instance={quoted}" + "}"
+
+
+def _promql(name: str, template: str, selector: str) -> str:
+    metric = name if name != "timestamp(up)" else "up"
+    return template.format(m=metric + selector)
+
+
 class PrometheusCluster:
     """Watches every scrape target Prometheus has under the selector; refreshes every
     ``interval`` seconds on its own thread."""
@@ -308,8 +444,11 @@ class PrometheusCluster:
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._stop = threading.Event()
+        self._wake = threading.Event()  # a view asked for more: refresh now
         self._thread: threading.Thread | None = None
         self._done = False
+        self._detail_hosts: frozenset[str] = frozenset()
+        self._detail_all = once
         # Queries go out together: each is one round trip that Prometheus answers on its own.
         self._pool = ThreadPoolExecutor(PARALLEL_QUERIES, thread_name_prefix="gputop-promql")
 
@@ -323,10 +462,21 @@ class PrometheusCluster:
 
     def stop(self, timeout: float = 3.0) -> None:
         self._stop.set()
+        self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def detail(self, hosts: Collection[str] = (), every: bool = False) -> None:
+        """What the views show whole from the next refresh on: the nodes named (an opened
+        node), or every node (the users view). The others get their summary alone."""
+        hosts = frozenset(hosts)
+        with self._lock:
+            more = bool(hosts - self._detail_hosts) or (every and not self._detail_all)
+            self._detail_hosts, self._detail_all = hosts, every or self.once
+        if more:
+            self._wake.set()
 
     def statuses(self) -> list[NodeStatus]:
         with self._lock:
@@ -352,9 +502,19 @@ class PrometheusCluster:
     def refresh(self) -> bool:
         """One round of queries; True when Prometheus answered all of them."""
         started = self.clock()
+        with self._lock:
+            whole = self._detail_all
+            opened = [key for key, s in self._statuses.items()
+                      if s.host in self._detail_hosts][:MAX_DETAIL_NODES]
         try:
-            answers = dict(zip((name for name, _ in QUERIES),
-                               self._pool.map(self._ask, QUERIES)))
+            if whole:
+                targets = build_nodes(self._ask(QUERIES, self.selector), self.wall(),
+                                      self.stale_after)
+            else:
+                targets = build_summaries(self._ask(SUMMARY_QUERIES, self.selector),
+                                          self.wall(), self.stale_after)
+                for key in opened:
+                    targets = self._with_whole(targets, key)
         except PrometheusError as exc:
             self.failures += 1
             with self._changed:
@@ -362,38 +522,45 @@ class PrometheusCluster:
                 self.version += 1
                 self._changed.notify_all()
             return False
-        nodes = build_nodes(answers, self.wall(), self.stale_after)
+        except (CancelledError, RuntimeError):
+            if self._stop.is_set():
+                return False  # stopped while the queries were out
+            raise
+        self._publish(targets, started)
+        return True
+
+    def _with_whole(self, targets: list[Target], key: str) -> list[Target]:
+        """``targets`` with the node ``key``'s summary replaced by its whole snapshot."""
+        whole = build_nodes(self._ask(QUERIES, with_instance(self.selector, key)), self.wall(),
+                            self.stale_after)
+        found = {t.key: t for t in whole}
+        return [found.get(t.key, t) if t.key == key else t for t in targets]
+
+    def _ask(self, queries: Sequence[tuple[str, str]], selector: str) -> dict[str, list[dict]]:
+        texts = [template.format(s=selector) if "{s}" in template else
+                 _promql(name, template, selector) for name, template in queries]
+        answers = self._pool.map(lambda q: self._query(self.url, q, self.timeout), texts)
+        return dict(zip((name for name, _ in queries), answers))
+
+    def _publish(self, targets: list[Target], started: float) -> None:
         now = self.clock()
         with self._changed:
             self.failures = 0
             self.problem = None
             self.version += 1
             statuses: dict[str, NodeStatus] = {}
-            hosts = Counter(host for _, host, *_ in nodes)
-            for key, host, state, reason, snap, age in nodes:
-                if hosts[host] > 1:
-                    host = f"{host} ({key})"  # two targets report one host name
-                received = None if age is None else now - age
-                statuses[key] = NodeStatus(host=host, state=state, mode=self._mode(snap),
-                                           reason=reason, data=snap, received=received,
-                                           seq=self.version, done=self.once)
+            hosts = Counter(t.host for t in targets)
+            for t in targets:
+                host = t.host if hosts[t.host] == 1 else f"{t.host} ({t.key})"  # one name, two targets
+                received = None if t.age is None else now - t.age
+                statuses[t.key] = NodeStatus(host=host, state=t.state, mode=t.mode,
+                                             reason=t.reason, data=t.data, received=received,
+                                             seq=self.version, done=self.once)
             self._statuses = statuses
             self._order = list(statuses)
             self._done = self.once
             self.refresh_s = self.clock() - started
             self._changed.notify_all()
-        return True
-
-    def _ask(self, query: tuple[str, str]) -> list[dict]:
-        name, template = query
-        metric = name if name != "timestamp(up)" else "up"
-        return self._query(self.url, template.format(m=metric + self.selector), self.timeout)
-
-    @staticmethod
-    def _mode(snap: Snapshot | None) -> str:
-        if snap is None:
-            return MODE_UNKNOWN
-        return MODE_DCGM if snap.backend == MODE_DCGM else MODE_GPUTOP
 
     def backoff(self) -> float:
         if self.failures == 0:
@@ -408,4 +575,5 @@ class PrometheusCluster:
                 return
             wait = self.backoff() if not ok else max(0.0, self.interval -
                                                     (self.clock() - started))
-            self._stop.wait(wait)
+            self._wake.wait(wait)
+            self._wake.clear()

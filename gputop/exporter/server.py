@@ -46,6 +46,7 @@ def make_handler(latest: Latest, web: WebConfig, stale_after: float):
     class Handler(BaseHTTPRequestHandler):
         server_version = "gputop-exporter"
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body go out without waiting for an ACK
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
             if not web.authorized(self.headers.get("Authorization")):

@@ -261,6 +261,7 @@ class ClusterApp(App[int]):
         self._order: list[str] = []
         self._summary = ""
         self._users_version = -1
+        self._detail_asked: tuple[frozenset[str], bool] | None = None
         self._styles: dict[str, str] = {}
         self.refreshes = 0
 
@@ -314,6 +315,7 @@ class ClusterApp(App[int]):
         """Poll the cluster; the tables repaint only the rows that changed."""
         if self.paused and not force:
             return
+        self.ask_detail()
         version = self.cluster.version
         now = time.monotonic()
         statuses = self.cluster.statuses()
@@ -349,7 +351,22 @@ class ClusterApp(App[int]):
             self.open_node(event.key)
 
     def open_node(self, host: str) -> None:
+        self.ask_detail(host)
         self.push_screen(NodeScreen(host))
+
+    def ask_detail(self, opening: str | None = None) -> None:
+        """Tell a transport that sends summaries (Prometheus) which nodes a view shows whole:
+        the opened node, or every node while the users view is shown. Over SSH every node
+        comes whole, and the transport has no ``detail``."""
+        detail = getattr(self.cluster, "detail", None)
+        if detail is None:
+            return
+        screen = self.screen
+        opened = opening or (screen.host if isinstance(screen, NodeScreen) else None)
+        want = (frozenset({opened} if opened else ()), self.view_switcher.current == "users")
+        if want != self._detail_asked:
+            self._detail_asked = want
+            detail(want[0], every=want[1])
 
     def action_toggle_users(self) -> None:
         switcher = self.view_switcher

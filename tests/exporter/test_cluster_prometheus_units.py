@@ -9,11 +9,14 @@ import pytest
 
 from gputop.cluster import states
 from gputop.cluster.prometheus import (
+    SUMMARY_QUERIES,
     PrometheusCluster,
     PrometheusError,
     build_nodes,
+    build_summaries,
     check_selector,
     parse_vector,
+    with_instance,
 )
 from gputop.errors import UsageError
 
@@ -87,18 +90,27 @@ def test_dcgm_memory_total_is_used_free_and_reserved():
 
 
 class Scripted:
+    """Answers like a Prometheus holding one dcgm-exporter target ``a`` (host node-a, one GPU
+    at 7% utilization), whether asked per GPU or per node."""
+
     def __init__(self) -> None:
         self.fail: str | None = None
         self.calls = 0
+        self.asked: list[str] = []
 
     def __call__(self, url: str, promql: str, timeout: float) -> list[dict]:
         self.calls += 1
+        self.asked.append(promql)
         if self.fail:
             raise PrometheusError(self.fail)
         if promql.startswith("timestamp("):
             return [{"labels": {"instance": "a"}, "value": 100.0}]
         if promql.startswith("up"):
             return [{"labels": {"instance": "a"}, "value": 1.0}]
+        if promql.startswith("count by (instance, Hostname"):
+            return [{"labels": {"instance": "a", "Hostname": "node-a"}, "value": 1.0}]
+        if promql.startswith("avg by (instance) (DCGM_FI_DEV_GPU_UTIL"):
+            return [{"labels": {"instance": "a"}, "value": 7.0}]
         if "DCGM_FI_DEV_GPU_UTIL" in promql:
             return [{"labels": {"instance": "a", "gpu": "0", "Hostname": "node-a"},
                      "value": 7.0}]
@@ -122,23 +134,147 @@ def test_a_failing_prometheus_keeps_the_last_nodes_and_backs_off():
     assert cluster.refresh() and cluster.problem is None and cluster.backoff() == 5.0
 
 
-async def test_the_cluster_screen_shows_the_problem_as_one_line():
+async def settle(pilot, done, tries: int = 60) -> bool:
+    """Let the app run until ``done()`` holds (or ``tries`` × 50 ms pass)."""
+    for _ in range(tries):
+        await pilot.pause(0.05)
+        if done():
+            return True
+    return False
+
+
+def scripted_app(interval: float):
+    """The cluster screen on a Scripted Prometheus refreshing every ``interval`` seconds."""
     pytest.importorskip("gputop.tui.cluster")
     from gputop.tui.cluster import ClusterApp
 
     query = Scripted()
-    cluster = PrometheusCluster("http://x", query=query, interval=0.05, wall=lambda: 100.0)
-    app = ClusterApp(cluster, interval=0.05, refresh_s=0.05)
+    cluster = PrometheusCluster("http://x", query=query, interval=interval, wall=lambda: 100.0)
+    return query, ClusterApp(cluster, interval=interval, refresh_s=0.05)
+
+
+async def test_the_cluster_screen_shows_the_problem_as_one_line():
+    query, app = scripted_app(0.05)
     async with app.run_test(size=(160, 30)) as pilot:
-        for _ in range(40):
-            await pilot.pause(0.05)
-            if app.nodes_table.row_count == 1:
-                break
-        assert app.nodes_table.row_count == 1
+        assert await settle(pilot, lambda: app.nodes_table.row_count == 1)
         query.fail = "Prometheus answered HTTP 503 to up"
-        for _ in range(60):
-            await pilot.pause(0.05)
-            if "HTTP 503" in app._summary:
-                break
+        await settle(pilot, lambda: "HTTP 503" in app._summary)
         assert "⚠ Prometheus answered HTTP 503 to up" in app._summary
         assert app.nodes_table.row_count == 1
+
+
+def summary_answers(**by_name: dict[str, float | tuple[dict, float]]) -> dict:
+    """SUMMARY_QUERIES' answers from {query name: {instance: value or (labels, value)}}."""
+    out: dict[str, list[dict]] = {name: [] for name, _ in SUMMARY_QUERIES}
+    for name, values in by_name.items():
+        for inst, v in values.items():
+            labels, value = v if isinstance(v, tuple) else ({}, v)
+            out[name].append({"labels": {"instance": inst, **labels}, "value": value})
+    return out
+
+
+def test_node_summaries_from_per_node_aggregates():
+    gib = 1024.0 * 1024 * 1024
+    answers = summary_answers(
+        up={"g": 1, "d": 1, "e": 1, "x": 0}, **{"timestamp(up)": {"g": 990, "d": 995, "e": 999}},
+        gpus={"g": ({"Hostname": "gpu-g", "hostname": "gpu-g"}, 8),
+              "d": ({"Hostname": "gpu-d"}, 2)},
+        util={"g": 50.0, "d": 25.0}, mem_used={"g": 8000.0, "d": 100.0},
+        mem_free={"g": 1.0, "d": 900.0}, mem_reserved={"d": 24.0},
+        mem_total={"g": 8 * 80 * gib}, power={"g": 4000.0}, power_limit={"g": 5600.0},
+        hints={"g": 3}, snapshot_time={"g": 800.0},
+        backend={"g": ({"backend": "nvml"}, 1)})
+    got = {t.key: t for t in build_summaries(answers, now=1000.0, stale_after=90.0)}
+    assert list(got) == ["d", "e", "g", "x"]
+    g, d = got["g"], got["d"]
+    assert (g.host, g.mode, g.state) == ("gpu-g", "exporter", states.STALE)  # its own snapshot
+    assert g.age == 200.0
+    assert (g.data.gpus, g.data.util_pct, g.data.mem_used_mib, g.data.mem_total_mib,
+            g.data.power_w, g.data.power_limit_w, g.data.hints, g.data.time) == \
+        (8, 50.0, 8000.0, 8 * 80 * 1024.0, 4000.0, 5600.0, 3, 800.0)
+    assert (d.host, d.mode, d.state) == ("gpu-d", "dcgm", states.OK)
+    assert d.data.mem_total_mib == 1024.0  # used + free + reserved, as per GPU
+    assert (d.data.power_w, d.data.power_limit_w, d.data.hints) == (None, None, 0)
+    assert (got["e"].host, got["e"].data, got["e"].mode) == ("e", None, "prometheus")  # no data
+    assert got["x"].state == states.DOWN
+
+
+def test_a_live_refresh_asks_per_node_aggregates_and_an_opened_node_whole():
+    query = Scripted()
+    cluster = PrometheusCluster("http://x", '{job="gpus"}', query=query, wall=lambda: 100.0)
+    assert cluster.refresh()
+    # one series per node: every query but up's is aggregated by instance
+    assert len(query.asked) == len(SUMMARY_QUERIES)
+    assert all(q.startswith(("up{", "timestamp(up{")) or " by (instance" in q
+               for q in query.asked), query.asked
+    [status] = cluster.statuses()
+    assert status.host == "node-a" and status.snapshot is None
+    assert status.summary.util_pct == 7.0 and status.summary.gpus == 1
+    query.asked.clear()
+    cluster.detail({"node-a"})
+    assert cluster.refresh()
+    whole = [q for q in query.asked if 'instance="a"' in q]
+    assert whole and all('{job="gpus", instance="a"}' in q for q in whole)
+    [status] = cluster.statuses()
+    assert status.snapshot.devices[0].utilization_gpu_pct == 7.0
+    query.asked.clear()
+    cluster.detail(())  # closed again: summaries alone
+    assert cluster.refresh() and len(query.asked) == len(SUMMARY_QUERIES)
+    assert cluster.statuses()[0].snapshot is None
+
+
+def test_once_and_the_users_view_fetch_every_node_whole():
+    query = Scripted()
+    cluster = PrometheusCluster("http://x", query=query, wall=lambda: 100.0, once=True)
+    assert cluster.refresh()
+    assert cluster.statuses()[0].snapshot.devices[0].utilization_gpu_pct == 7.0
+    live = PrometheusCluster("http://x", query=query, wall=lambda: 100.0)
+    live.detail(every=True)
+    assert live.refresh() and live.statuses()[0].snapshot is not None
+
+
+@pytest.mark.parametrize("selector, want", [
+    ("", '{instance="10.0.0.1:9400"}'),
+    ('{job="gpus"}', '{job="gpus", instance="10.0.0.1:9400"}'),
+    ('{job="gpus",}', '{job="gpus", instance="10.0.0.1:9400"}'),
+    ("{}", '{instance="10.0.0.1:9400"}'),
+])
+def test_an_opened_node_is_the_selector_plus_its_instance(selector, want):
+    assert with_instance(selector, "10.0.0.1:9400") == want
+    assert with_instance("", 'a"b\\c') == '{instance="a\\"b\\\\c"}'
+
+
+def test_stopping_while_queries_are_out_ends_quietly(monkeypatch):
+    import threading
+
+    crashes = []
+    monkeypatch.setattr(threading, "excepthook", crashes.append)
+    release = threading.Event()
+    started = threading.Event()
+
+    def slow(url: str, promql: str, timeout: float) -> list[dict]:
+        started.set()
+        release.wait(5)
+        return []
+
+    cluster = PrometheusCluster("http://x", query=slow, interval=60.0)
+    cluster.start()
+    thread = cluster._thread
+    assert started.wait(5)
+    cluster.stop(timeout=0.1)  # queries still out: the rest are cancelled
+    release.set()
+    thread.join(5)
+    assert not thread.is_alive() and crashes == []
+
+
+async def test_opening_a_node_fetches_it_whole_into_the_dashboard():
+    query, app = scripted_app(60.0)
+    from gputop.tui.cluster import NodeScreen
+
+    async with app.run_test(size=(160, 30)) as pilot:
+        assert await settle(pilot, lambda: app.nodes_table.row_count == 1)
+        assert not any('instance="a"' in q for q in query.asked)
+        app.open_node("node-a")  # long before the next 60 s refresh
+        assert await settle(pilot, lambda: isinstance(app.screen, NodeScreen) and
+                            app.screen.seq >= 0)
+        assert any('instance="a"' in q for q in query.asked)

@@ -152,6 +152,39 @@ def test_cluster_view_lists_every_target_with_the_exporters_snapshots(lab):
                 sorted((p["pid"], p["user"], p["gpu_memory_mib"]) for p in top)
 
 
+def test_the_live_view_summaries_from_aggregates_equal_the_exporters_snapshots(lab):
+    from gputop.cluster.prometheus import PrometheusCluster
+    from gputop.cluster.summary import summarize_document
+    from gputop.model import snapshot_to_json
+
+    prom, exporters = lab
+    cluster = PrometheusCluster(prom.url, '{job="gpus"}')
+    try:
+        assert cluster.refresh(), cluster.problem
+        by_key = {s.host.split(" (")[1].rstrip(")"): s for s in cluster.statuses()}
+        for exporter, (scenario, seed) in zip(exporters, SEEDS):
+            status = by_key[exporter.target]
+            assert status.snapshot is None  # the nodes table asks no per-GPU series
+            got, want = status.summary, summarize_document(snapshot_json(scenario, seed))
+            assert status.state == "ok" and status.mode == "exporter"
+            assert got.gpus == want.gpus == 8
+            for key in ("util_pct", "mem_used_mib", "mem_total_mib", "power_w",
+                        "power_limit_w"):
+                assert getattr(got, key) == pytest.approx(getattr(want, key), rel=1e-9), key
+            hints = prom.query(f'gputop_hint{{instance="{exporter.target}"}}')
+            assert got.hints == len(hints)
+        # Opened, a node comes whole, as --once --json has it.
+        victim = exporters[0]
+        cluster.detail({by_key[victim.target].host})
+        assert cluster.refresh(), cluster.problem
+        opened = cluster.status(by_key[victim.target].host).snapshot
+        code, doc = cluster_once(prom, "--selector", '{job="gpus"}')
+        [once] = [n["snapshot"] for n in doc["nodes"] if victim.target in n["host"]]
+        assert json.loads(json.dumps(snapshot_to_json(opened)))["devices"] == once["devices"]
+    finally:
+        cluster.stop()
+
+
 def test_a_selector_that_matches_nothing_lists_no_node(lab):
     prom, _ = lab
     code, doc = cluster_once(prom, "--selector", '{job="other"}')

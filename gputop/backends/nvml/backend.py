@@ -38,6 +38,7 @@ from gputop.backends.nvml import mig, procs, reads
 from gputop.backends.nvml.gpm import NO_SATURATION, DeviceGpm, is_supported
 from gputop.backends.nvml.procs import ProcessBuffers
 from gputop.backends.nvml.reads import SLOW_REFRESH_S  # noqa: F401 - tests tune it here
+from gputop.backends.nvml.xid import XidEvents
 from gputop.budget import EVERYTHING, Wants
 from gputop.model import (
     Device,
@@ -180,6 +181,7 @@ class NvmlBackend(Backend):
         self._transient: tuple[int, ...] = ()
         self._lost_code = -1
         self._direct = False  # our own buffers for process lists (procs.py)
+        self._xids: XidEvents | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def open(self) -> None:
@@ -209,6 +211,7 @@ class NvmlBackend(Backend):
             nv.NVML_ERROR_NOT_SUPPORTED, nv.NVML_ERROR_NO_PERMISSION,
             nv.NVML_ERROR_FUNCTION_NOT_FOUND, nv.NVML_ERROR_ARGUMENT_VERSION_MISMATCH)
         self._lost_code = nv.NVML_ERROR_GPU_IS_LOST
+        self._xids = XidEvents(nv, self._absent)
         try:
             driver = self._optional(nv.nvmlSystemGetDriverVersion)
             cuda = self._optional(nv.nvmlSystemGetCudaDriverVersion)
@@ -307,6 +310,8 @@ class NvmlBackend(Backend):
             if gpu.gpm is not None:
                 gpu.gpm.close()
                 gpu.gpm = None
+        if self._xids is not None:
+            self._xids.close()
         if self._open:
             self._open = False
             try:
@@ -355,6 +360,8 @@ class NvmlBackend(Backend):
             now = clock.monotonic()
             wanted = range(len(self._gpus)) if devices is None else devices
             self._recover(now)
+            if "xid_last" in due and self._xids is not None:
+                self._xids.poll((g.info.index, g.handle) for g in self._gpus if g.status == "ok")
             out = []
             live: list[int] = []
             for i in wanted:
@@ -400,6 +407,7 @@ class NvmlBackend(Backend):
                     gpu, self.nv.nvmlDeviceGetMemoryInfo, s.handle)) for s in gpu.mig]
                 gpu.read_at["mig_instances"] = now
             instances = self._instances(gpu, values["mig_memory"], processes, saturation)
+        xid = self._xids.last(info.index) if "xid_last" in due and self._xids else None
         return Device(
             index=info.index,
             uuid=info.uuid,
@@ -417,6 +425,7 @@ class NvmlBackend(Backend):
             saturation=saturation,
             processes=processes,
             mig_instances=instances,
+            xid_last=xid,
             **shown,
         )
 
@@ -770,6 +779,8 @@ class NvmlBackend(Backend):
         if not due:
             return
         nv = self.nv
+        if self._xids is not None:
+            self._xids.close()  # a set does not outlive nvmlShutdown; the next poll makes one
         try:
             try:
                 nv.nvmlShutdown()

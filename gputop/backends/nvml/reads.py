@@ -58,10 +58,10 @@ READS: dict[str, tuple[tuple[str, ...], float]] = {
     "clock_graphics_max": (("clock_graphics_max_mhz",), ONCE),
     "supported_events": (("clock_event_supported_mask",), ONCE),
 }
-# Reads beyond READS, each more than one attribute's worth: the process lists (and per-process
-# SM%), GPM, and under MIG each MIG device's memory (its processes come with "processes", its
-# GPM with "saturation").
-COMPOUND = ("processes", "saturation", "mig_instances")
+# Reads beyond READS, each more than one attribute's worth, wanted like reads but made
+# otherwise: the process lists (and per-process SM%), GPM, under MIG each MIG device's memory
+# (its processes come with "processes", its GPM with "saturation"), and the Xid events (xid.py).
+COMPOUND = ("processes", "saturation", "mig_instances", "xid_last")
 # Reads that others depend on: GPM, the process lists and the MIG devices need to know whether
 # MIG is on (reading the mode probes the MIG layout: gputop/backends/nvml/mig.py); the ECC
 # counters exist only while ECC is on.
