@@ -56,6 +56,11 @@ DEFAULT_STALE_AFTER_S = 90.0
 # would be most of its bytes. The device identity (UUID, model, bus id, host name) comes whole
 # from the two queries that name every device: dcgm-exporter's memory used, gputop's status.
 _BY_GPU = "max by (instance, gpu) ({m})"
+_BY_GPU_INSTANCE = "max by (instance, gpu, GPU_I_ID) ({m})"
+# A GPU instance's own figures, no part of its GPU's: its GPM and its free memory (the GPU's
+# free memory also counts what no instance holds).
+_INSTANCE_OWN = frozenset({m.name for m in dcgm.METRICS if m.sat} |
+                          {"DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_RESERVED"})
 QUERIES: tuple[tuple[str, str], ...] = (
     ("up", "{m}"),
     ("timestamp(up)", "timestamp({m})"),
@@ -63,7 +68,10 @@ QUERIES: tuple[tuple[str, str], ...] = (
     ("DCGM_FI_DEV_FB_USED", "{m}"),
     ("gputop_info", "{m}"),
     ("gputop_snapshot_timestamp_seconds", "max by (instance) ({m})"),
-    *((m.name, _BY_GPU) for m in dcgm.METRICS
+    # Under MIG an exporter sends one series per GPU instance (GPU_I_ID), as dcgm-exporter
+    # does. Kept apart here: the GPU's own figures come repeated on each (power, clocks, …);
+    # memory used adds up to the GPU's; the rest is each instance's own (see _absorb).
+    *((m.name, _BY_GPU_INSTANCE) for m in dcgm.METRICS
       if m.attr is not None and m.name != "DCGM_FI_DEV_FB_USED"),
     ("gputop_memory_total_bytes", _BY_GPU),
     ("gputop_power_limit_watts", _BY_GPU),
@@ -89,7 +97,8 @@ SUMMARY_QUERIES: tuple[tuple[str, str], ...] = (
     ("mem_free", "sum by (instance) (DCGM_FI_DEV_FB_FREE{s})"),
     ("mem_reserved", "sum by (instance) (DCGM_FI_DEV_FB_RESERVED{s})"),
     ("mem_total", "sum by (instance) (gputop_memory_total_bytes{s})"),
-    ("power", "sum by (instance) (DCGM_FI_DEV_POWER_USAGE{s})"),
+    # a MIG GPU repeats its power on each GPU instance's series: counted once
+    ("power", "sum by (instance) (max by (instance, gpu) (DCGM_FI_DEV_POWER_USAGE{s}))"),
     ("power_limit", "sum by (instance) (gputop_power_limit_watts{s})"),
     ("hints", "count by (instance) (gputop_hint{s})"),
     ("snapshot_time", "max by (instance) (gputop_snapshot_timestamp_seconds{s})"),
@@ -216,6 +225,7 @@ class _NodeData:
     procs: dict[int, dict[int, dict]] = field(default_factory=dict)  # gpu -> pid -> kwargs
     hints: list[Hint] = field(default_factory=list)
     reasons: dict[int, list[str]] = field(default_factory=dict)
+    mig: set[int] = field(default_factory=set)  # GPUs whose series come per GPU instance
 
 
 def _gpu(labels: dict[str, str]) -> int | None:
@@ -349,6 +359,12 @@ def _absorb(nodes: dict[str, _NodeData], name: str, s: dict) -> None:
         number = value / metric.scale
         if metric.attr in _BOOL_ATTRS:
             number = bool(number)
+        if "GPU_I_ID" in labels:  # a MIG GPU: what its instances hold adds up to its own
+            node.mig.add(gpu)
+            if name in _INSTANCE_OWN:
+                return
+            if name == "DCGM_FI_DEV_FB_USED":
+                number += dev.get(metric.attr) or 0.0
         (node.sat.setdefault(gpu, {}) if metric.sat else dev)[metric.attr] = number
     elif name == "gputop_device_status":
         if value == 1.0 and labels.get("status") in DEVICE_STATUSES:
@@ -389,7 +405,7 @@ def _snapshot(node: _NodeData) -> Snapshot:
                 kw["memory_total_mib"] = sum(p for p in parts if p is not None)
         if gpu in node.reasons:
             kw["clock_event_reasons"] = tuple(node.reasons[gpu])
-        sat = node.sat.get(gpu)
+        sat = node.sat.get(gpu) if gpu not in node.mig else None
         if sat:
             # Without gputop's own label, the profiling figures are DCGM's measurements.
             kw["saturation"] = Saturation(**{"source": "dcgm", **sat})
