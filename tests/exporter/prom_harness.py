@@ -98,7 +98,8 @@ class Prometheus:
     """``prometheus`` scraping the given targets every ``interval`` seconds as job ``job``."""
 
     def __init__(self, workdir: Path, targets: list[str], job: str = "gpus",
-                 interval: str = "1s", extra_flags: tuple[str, ...] = ()) -> None:
+                 interval: str = "1s", extra_flags: tuple[str, ...] = (),
+                 metric_relabel: list[dict] | None = None) -> None:
         self.workdir = workdir
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -106,7 +107,9 @@ class Prometheus:
         config.write_text(json.dumps({  # YAML is a superset of JSON
             "global": {"scrape_interval": interval, "scrape_timeout": "900ms"
                        if interval == "1s" else "5s", "evaluation_interval": "1m"},
-            "scrape_configs": [{"job_name": job, "static_configs": [{"targets": targets}]}],
+            "scrape_configs": [{"job_name": job, "static_configs": [{"targets": targets}],
+                                **({"metric_relabel_configs": metric_relabel}
+                                   if metric_relabel else {})}],
         }))
         argv = [find("prometheus"), f"--config.file={config}",
                 f"--storage.tsdb.path={workdir / 'data'}",
