@@ -84,9 +84,17 @@ def read_token(path: str) -> str:
 
 def common_argv(args: argparse.Namespace) -> list[str]:
     """The options given to `gputop web` itself (`gputop web --backend sim`), for the served
-    command line, where arguments after ``--`` come later and so win."""
-    argv = ["--backend", args.backend, "--scenario", args.scenario, "--seed", str(args.seed),
-            "--sim-speed", repr(args.sim_speed), "--interval", repr(args.interval)]
+    command line, where arguments after ``--`` come later and so win. Only those that differ
+    from their defaults: a default passed on would override the serving user's settings file
+    (its interval, say), which the served dashboard reads as the terminal's does."""
+    defaults = args._build_parser().parse_args([])
+    argv = [part for option, dest, text in (("--backend", "backend", str),
+                                            ("--scenario", "scenario", str),
+                                            ("--seed", "seed", str),
+                                            ("--sim-speed", "sim_speed", repr),
+                                            ("--interval", "interval", repr))
+            if getattr(args, dest) != getattr(defaults, dest)
+            for part in (option, text(getattr(args, dest)))]
     optional = (("--sim-state", args.sim_state), ("--npu-smi", args.npu_smi),
                 ("--replay", args.replay), ("--id", args.ids), ("--theme", args.theme),
                 ("--record-fields", args.record_fields))

@@ -159,3 +159,19 @@ def test_refusals():
     assert refusal(origin="http://127.0.0.1:8001", **ws).status == 403
     assert refusal(origin="http://127.0.0.1:8000", **ws) is None
     assert refusal(origin=None, **ws) is None  # a script, not a page
+
+
+def test_the_served_dashboard_reads_the_settings_file_as_the_terminals_does(tmp_path,
+                                                                           monkeypatch):
+    # `gputop web` passes on only what it was given: a default passed on (--interval 1.0)
+    # would beat the settings file, so the browser would differ from the terminal
+    from gputop.settings import with_settings
+
+    (tmp_path / "config.toml").write_text("interval = 3\n")
+    monkeypatch.setenv("GPUTOP_CONFIG", str(tmp_path / "config.toml"))
+    parser = build_parser()
+    argv = served_argv(web_args("--backend", "sim"))
+    assert "--interval" not in argv and argv.count("--backend") == 1
+    assert with_settings(parser, argv, parser.parse_args(argv)).interval == 3
+    given = served_argv(web_args("--interval", "0.5"))
+    assert with_settings(parser, given, parser.parse_args(given)).interval == 0.5
