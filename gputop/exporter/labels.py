@@ -51,9 +51,15 @@ def instance_labels(labels: dict[str, str], profile: str | None,
 
 
 def process_labels(base: dict[str, str], proc: Process) -> dict[str, str]:
-    """A process's series: its GPU's labels plus who runs it. The hook for attribution: add
-    container / job labels here when the model carries them."""
+    """A process's series: its GPU's labels plus who runs it, with the names dcgm-exporter gives
+    the owner of a GPU under Kubernetes (``pod``, ``namespace``, ``container``) and Slurm
+    (``hpc_job``). Empty where the process has none, which PromQL treats as absent."""
+    c, job = proc.container, proc.job
     labels = dict(base)
+    labels["pod"] = (c.pod or "") if c else ""
+    labels["namespace"] = (c.pod_namespace or "") if c else ""
+    labels["container"] = (c.name or (c.id or "")[:12]) if c else ""  # the short id, as docker ps
+    labels["hpc_job"] = job.id if job else ""
     labels["pid"] = str(proc.pid)
     labels["user"] = proc.user or ""
     labels["name"] = proc.name or ""

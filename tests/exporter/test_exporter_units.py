@@ -308,3 +308,25 @@ def test_a_mig_process_series_names_its_instance():
                 assert _labels(line)["GPU_I_ID"] == str(inst.gpu_instance_id)
     whole = next(x for x in got["gputop_process_gpu_memory_bytes"] if 'gpu="4"' in x)
     assert "GPU_I_ID" not in whole
+
+
+def test_process_series_name_their_pod_container_and_slurm_job():
+    from gputop.model import Container, Job
+
+    pod = Process(pid=7, user="alice", name="python", gpu_memory_mib=1.0,
+                  container=Container(runtime="containerd", id="ab" * 32, name="trainer",
+                                      pod="bert-0", pod_namespace="ml", pod_uid="u" * 36))
+    slurm = Process(pid=8, user="bob", name="python", gpu_memory_mib=2.0,
+                    job=Job(scheduler="slurm", id="4242", step="0"))
+    docker = Process(pid=9, user="carol", name="python", gpu_memory_mib=3.0,
+                     container=Container(runtime="docker", id="cd" * 32))
+    host = Process(pid=10, user="dave", name="python", gpu_memory_mib=4.0)
+    snap = Snapshot(host="n", time=1.0, backend="nvml",
+                    devices=(Device(index=0, processes=(pod, slurm, docker, host)),))
+    got = samples(exposition.render(collect.families(snap, own.Options(), "t")))
+    lines = {int(line.split('pid="')[1].split('"')[0]): line
+             for line in got["gputop_process_gpu_memory_bytes"]}
+    assert 'pod="bert-0",namespace="ml",container="trainer",hpc_job=""' in lines[7]
+    assert 'pod="",namespace="",container="",hpc_job="4242"' in lines[8]
+    assert 'container="cdcdcdcdcdcd"' in lines[9]
+    assert 'pod="",namespace="",container="",hpc_job=""' in lines[10]
