@@ -347,12 +347,7 @@ def device_from_json(data: dict[str, Any]) -> Device:
     if reasons is not None:
         _check(isinstance(reasons, list), "clock_event_reasons is not a list")
         kwargs["clock_event_reasons"] = tuple(str(r) for r in reasons)
-    sat = data.get("saturation") or {}
-    _check(isinstance(sat, dict), "saturation is not an object")
-    kwargs["saturation"] = _pick(Saturation, sat, _SAT_FIELDS)
-    procs = data.get("processes") or []
-    _check(isinstance(procs, list), "processes is not a list")
-    kwargs["processes"] = tuple(process_from_json(p) for p in procs)
+    _holder_from_json(data, kwargs, "")
     instances = data.get("mig_instances") or []
     _check(isinstance(instances, list), "mig_instances is not a list")
     kwargs["mig_instances"] = tuple(mig_instance_from_json(m) for m in instances)
@@ -365,13 +360,18 @@ def mig_instance_from_json(data: Any) -> MigInstance:
            and isinstance(data.get("compute_instance_id"), int),
            "MIG instance without integer gpu_instance_id and compute_instance_id")
     kwargs = {k: data[k] for k in _MIG_FIELDS if k in data}
+    _holder_from_json(data, kwargs, "MIG instance ")
+    return MigInstance(**kwargs)
+
+
+def _holder_from_json(data: dict[str, Any], kwargs: dict[str, Any], what: str) -> None:
+    """A device's or a MIG instance's saturation and processes, into ``kwargs``."""
     sat = data.get("saturation") or {}
-    _check(isinstance(sat, dict), "MIG instance saturation is not an object")
+    _check(isinstance(sat, dict), f"{what}saturation is not an object")
     kwargs["saturation"] = _pick(Saturation, sat, _SAT_FIELDS)
     procs = data.get("processes") or []
-    _check(isinstance(procs, list), "MIG instance processes is not a list")
+    _check(isinstance(procs, list), f"{what}processes is not a list")
     kwargs["processes"] = tuple(process_from_json(p) for p in procs)
-    return MigInstance(**kwargs)
 
 
 def _strings(data: Any, names: tuple[str, ...], what: str) -> dict[str, str | None]:

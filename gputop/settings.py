@@ -209,9 +209,9 @@ def written(value: object, limit: int = 40) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-# The dashboard's options the file gives defaults for: (Settings field, argparse dest).
-OPTION_DEFAULTS = (("theme", "theme"), ("interval", "interval"), ("readonly", "readonly"),
-                   ("record_fields", "record_fields"))
+# The dashboard's options the file gives defaults for: each Settings field is named as the
+# option's argparse dest.
+OPTION_DEFAULTS = ("theme", "interval", "readonly", "record_fields")
 
 
 def with_settings(parser, argv, args):
@@ -225,8 +225,8 @@ def with_settings(parser, argv, args):
         return args
     path, named = settings_path(args.config, args.no_config)
     found = load(path, named)
-    defaults = {dest: getattr(found, field) for field, dest in OPTION_DEFAULTS
-                if getattr(found, field) is not None}
+    defaults = {dest: getattr(found, dest) for dest in OPTION_DEFAULTS
+                if getattr(found, dest) is not None}
     theme_given = args.theme is not None
     if defaults:
         parser.set_defaults(**defaults)

@@ -268,13 +268,19 @@ def _clean_process(proc: Any, what: str) -> dict[str, Any]:
     return out
 
 
-def _clean_mig(inst: Any, what: str) -> dict[str, Any]:
-    out = _require(_clean(inst, _MIG, what), ("gpu_instance_id", "compute_instance_id"), what)
+def _clean_holder(raw: dict[str, Any], out: dict[str, Any], what: str) -> dict[str, Any]:
+    """``out`` (a cleaned device or MIG instance) with the saturation and processes of ``raw``
+    cleaned in."""
     if "saturation" in out:
         out["saturation"] = _clean(out["saturation"], _SATURATION, f"{what}.saturation")
     out["processes"] = [_clean_process(p, f"{what}.processes[{j}]")
-                        for j, p in enumerate(_list(inst, "processes", MAX_PROCESSES, what))]
+                        for j, p in enumerate(_list(raw, "processes", MAX_PROCESSES, what))]
     return out
+
+
+def _clean_mig(inst: Any, what: str) -> dict[str, Any]:
+    out = _require(_clean(inst, _MIG, what), ("gpu_instance_id", "compute_instance_id"), what)
+    return _clean_holder(inst, out, what)
 
 
 def _list(doc: dict[str, Any], key: str, limit: int, what: str) -> list[Any]:
@@ -300,12 +306,8 @@ def clean_document(doc: Any) -> dict[str, Any]:
     out_devices = []
     for i, dev in enumerate(_list(doc, "devices", MAX_DEVICES, "snapshot")):
         where = f"devices[{i}]"
-        clean = _require(_clean(dev, _DEVICE, where), ("index",), where)
-        if "saturation" in clean:
-            clean["saturation"] = _clean(clean["saturation"], _SATURATION, f"{where}.saturation")
-        clean["processes"] = [
-            _clean_process(p, f"{where}.processes[{j}]")
-            for j, p in enumerate(_list(dev, "processes", MAX_PROCESSES, where))]
+        clean = _clean_holder(dev, _require(_clean(dev, _DEVICE, where), ("index",), where),
+                              where)
         clean["mig_instances"] = [
             _clean_mig(m, f"{where}.mig_instances[{j}]")
             for j, m in enumerate(_list(dev, "mig_instances", MAX_MIG_INSTANCES, where))]

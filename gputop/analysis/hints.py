@@ -32,6 +32,7 @@ Hints and their thresholds (shares are of the samples in the window):
   ``IDLE_MIN_OBSERVED_S`` seconds, >= ``IDLE_MIN_MEMORY_MIB`` MiB held, and either the idle run
   spans ``IDLE_MINUTES_S`` seconds or the holding processes started more than that long ago.
 - ``memory-nearly-full`` (warning): memory used >= ``MEMORY_FULL_PCT`` % of the total (latest).
+- ``device-unhealthy`` (critical): the device's status is not "ok" (lost, error).
 
 Under MIG the parent GPU reports no utilization and its memory and processes belong to its
 instances: ``idle-allocated`` and ``memory-nearly-full`` are judged per instance (idle: the
@@ -39,7 +40,6 @@ instance's SM activity, measured by GPM, <= ``IDLE_UTIL_PCT``; an unmeasured ins
 called idle), carry the instance's ``gpu_instance_id`` and name it ("GPU 2 MIG 3g.40gb (GI 1)").
 A MIG GPU is never a straggler's peer: its instances run different jobs on different shares of
 one clock, and instances of different sizes are not peers.
-- ``device-unhealthy`` (critical): the device's status is not "ok" (lost, error).
 """
 
 from __future__ import annotations

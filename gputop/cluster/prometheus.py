@@ -260,6 +260,23 @@ def _age(now: float, *times: float | None) -> float | None:
     return max(0.0, now - min(known)) if known else None
 
 
+def _time(snapshot_time: float | None, scraped: float | None) -> float:
+    """A node's data time: the exporter's own snapshot time, else the last scrape's."""
+    return snapshot_time if snapshot_time is not None else (scraped or 0.0)
+
+
+def _hostname(labels: dict[str, str]) -> str | None:
+    return labels.get("Hostname") or labels.get("hostname") or None
+
+
+def _total_mib(used: float | None, free: float | None, reserved: float | None) -> float | None:
+    """Memory total as dcgm-exporter gives it, in parts (no total of its own): used + free +
+    reserved; None without used and free."""
+    if used is None or free is None:
+        return None
+    return used + free + (reserved or 0.0)
+
+
 def build_summaries(answers: dict[str, list[dict]], now: float,
                     stale_after: float) -> list[Target]:
     """SUMMARY_QUERIES' answers → one Target per scrape target, its data a NodeSummary. Pure."""
@@ -281,16 +298,14 @@ def build_summaries(answers: dict[str, list[dict]], now: float,
         summary = None
         mode = MODE_UNKNOWN
         if gpus is not None:
-            labels = gpus["labels"]
-            host = labels.get("Hostname") or labels.get("hostname") or key
+            host = _hostname(gpus["labels"]) or key
             mode = MODE_GPUTOP if key in by["backend"] else MODE_DCGM
             used, total = value("mem_used", key), value("mem_total", key)
             if total is not None:
                 total /= MIB
-            elif used is not None and value("mem_free", key) is not None:
-                total = used + value("mem_free", key) + (value("mem_reserved", key) or 0.0)
-            when = snapshot_time if snapshot_time is not None else (scraped or 0.0)
-            summary = NodeSummary(time=when, gpus=int(gpus["value"]),
+            else:
+                total = _total_mib(used, value("mem_free", key), value("mem_reserved", key))
+            summary = NodeSummary(time=_time(snapshot_time, scraped), gpus=int(gpus["value"]),
                                   util_pct=value("util", key), mem_used_mib=used,
                                   mem_total_mib=total, power_w=value("power", key),
                                   power_limit_w=value("power_limit", key),
@@ -330,7 +345,7 @@ def _absorb(nodes: dict[str, _NodeData], name: str, s: dict) -> None:
     node = nodes.get(labels.get("instance", ""))
     if node is None:
         return
-    node.hostname = node.hostname or labels.get("Hostname") or labels.get("hostname") or None
+    node.hostname = node.hostname or _hostname(labels)
     if name == "gputop_info":
         node.backend = labels.get("backend") or None
         return
@@ -399,10 +414,10 @@ def _snapshot(node: _NodeData) -> Snapshot:
     for gpu in sorted(node.devices):
         kw = dict(node.devices[gpu])
         if "memory_total_mib" not in kw:
-            parts = [kw.get(k) for k in ("memory_used_mib", "memory_free_mib",
-                                         "memory_reserved_mib")]
-            if parts[0] is not None and parts[1] is not None:
-                kw["memory_total_mib"] = sum(p for p in parts if p is not None)
+            total = _total_mib(kw.get("memory_used_mib"), kw.get("memory_free_mib"),
+                               kw.get("memory_reserved_mib"))
+            if total is not None:
+                kw["memory_total_mib"] = total
         if gpu in node.reasons:
             kw["clock_event_reasons"] = tuple(node.reasons[gpu])
         sat = node.sat.get(gpu) if gpu not in node.mig else None
@@ -412,8 +427,8 @@ def _snapshot(node: _NodeData) -> Snapshot:
         procs = node.procs.get(gpu, {})
         kw["processes"] = tuple(Process(**procs[pid]) for pid in sorted(procs))
         devices.append(Device(**kw))
-    time_ = node.snapshot_time if node.snapshot_time is not None else (node.scraped or 0.0)
-    return Snapshot(host=node.hostname or node.instance, time=time_,
+    return Snapshot(host=node.hostname or node.instance,
+                    time=_time(node.snapshot_time, node.scraped),
                     backend=node.backend or MODE_DCGM, devices=tuple(devices),
                     driver_version=node.driver, hints=tuple(node.hints))
 
@@ -429,8 +444,10 @@ def with_instance(selector: str, instance: str) -> str:
 
 
 def _promql(name: str, template: str, selector: str) -> str:
+    """A query's text: QUERIES' templates name their metric ``{m}`` (the query's name, with the
+    selector); SUMMARY_QUERIES' name theirs and take the selector as ``{s}``."""
     metric = name if name != "timestamp(up)" else "up"
-    return template.format(m=metric + selector)
+    return template.format(m=metric + selector, s=selector)
 
 
 class PrometheusCluster:
@@ -553,8 +570,7 @@ class PrometheusCluster:
         return [found.get(t.key, t) if t.key == key else t for t in targets]
 
     def _ask(self, queries: Sequence[tuple[str, str]], selector: str) -> dict[str, list[dict]]:
-        texts = [template.format(s=selector) if "{s}" in template else
-                 _promql(name, template, selector) for name, template in queries]
+        texts = [_promql(name, template, selector) for name, template in queries]
         answers = self._pool.map(lambda q: self._query(self.url, q, self.timeout), texts)
         return dict(zip((name for name, _ in queries), answers))
 

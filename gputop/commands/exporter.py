@@ -32,7 +32,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"on each GPU (default: 10; {bounds.EXPORTER_TOP_PROCESSES.describe()})")
 
 
-
 def run(args: argparse.Namespace) -> int:
     from gputop import __version__, stop_signals
     from gputop.analysis.pipeline import default_analyzer
