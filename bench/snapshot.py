@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import cfake  # noqa: E402
 import psutil  # noqa: E402
+from fake_pynvml import ManualClock  # noqa: E402
 
 from gputop.backends.base import BackendOptions  # noqa: E402
 from gputop.backends.nvml import backend as nvml_backend  # noqa: E402
@@ -39,29 +40,7 @@ GPUS = 8
 PROCS_PER_GPU = 4
 
 
-class TickClock:
-    """Virtual time that the benchmark moves one tick at a time (the backend's clock)."""
-
-    sleeps = False
-
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def monotonic(self) -> float:
-        return self.t
-
-    def wall(self) -> float:
-        return 1.7e9 + self.t
-
-    def sleep(self, seconds: float) -> None:
-        self.t += max(0.0, seconds)
-
-    def wait(self, event, seconds: float) -> bool:
-        self.t += max(0.0, seconds)
-        return event.is_set()
-
-
-def per_tick_us(fn, clock: TickClock | None, ticks: int, runs: int) -> float:
+def per_tick_us(fn, clock: ManualClock | None, ticks: int, runs: int) -> float:
     """Median over ``runs`` of the mean µs per call of ``fn`` over ``ticks`` calls."""
     results = []
     for _ in range(runs):
@@ -90,7 +69,7 @@ def bench_sim(ticks: int, runs: int) -> float:
 def bench_nvml():
     from gputop.backends.nvml import NvmlBackend
 
-    clock = TickClock()
+    clock = ManualClock()  # moved one second a tick by per_tick_us
     backend = NvmlBackend(BackendOptions(), clock=clock)
     backend.open()
     snap = backend.sample()

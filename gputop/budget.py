@@ -3,12 +3,14 @@
 On a real driver every NVML call is an ioctl into the kernel driver (tens of µs, some far more,
 and some take locks a training job's own NVML use contends for), so a tick should cost what the
 running consumers show and no more. A consumer declares ``Wants``: the ``Device`` attributes it
-reads, each with how often it needs a fresh value in seconds (0: every sample). Two attributes
-name more than a value: ``processes`` (the process lists and per-process SM%) and ``saturation``
-(GPM). A backend reads a value only when a consumer wants it and its last reading is older than
-the shortest period asked for; an attribute nobody wants is ``None`` in the snapshot, never a
-made-up or silently stale value. Identity and static facts (index, UUID, name, PCI bus id, memory
-total, power-limit range, clock maxima) come with every device whatever is asked.
+reads, each with how often it needs a fresh value in seconds (0: every sample). Some attributes
+name more than a value: ``processes`` (the process lists and per-process SM%), ``saturation``
+(GPM) and ``mig_instances`` (under MIG, the MIG devices and their memory; their processes and
+GPM come with the other two). A backend reads a value only when a consumer wants it and its last
+reading is older than the shortest period asked for; an attribute nobody wants is ``None`` in the
+snapshot, never a made-up or silently stale value. Identity and static facts (index, UUID, name,
+PCI bus id, memory total, power-limit range, clock maxima) come with every device whatever is
+asked.
 
 ``EVERYTHING`` (``None``) asks for every attribute on every sample: what ``snapshot --json``, the
 agent, the advisor and an exporter read.

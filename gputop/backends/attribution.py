@@ -235,6 +235,3 @@ def _listdir(path: str) -> list[str]:
     except OSError:
         return []
 
-
-def short_id(cid: str | None) -> str | None:
-    return cid[:12] if cid else None

@@ -2,9 +2,9 @@
 and who owns them (container, pod, Slurm job, PID in their own namespace: ``attribution.py``).
 
 CPU% is measured between two ticks, so an entry is kept per pid across ticks; static facts
-(user, name, command, start time, owner) are read once with psutil per process, that is per
-(PID, start time). A pid that vanished or that we may not inspect gives ``None`` fields, never an
-error. psutil is imported on first use (it costs ~20 ms of start-up). The per-tick facts come
+(user, name, command, start time, owner) are read once per process (name and command line with
+psutil), that is per (PID, start time). A pid that vanished or that we may not inspect gives
+``None`` fields, never an error. psutil is imported on first use (it costs ~20 ms of start-up). The per-tick facts come
 from one read of ``/proc/PID/stat`` (CPU time, RSS and start time are all in it) rather than
 psutil's two files and bookkeeping: the process table's refresh was over a third of the
 dashboard's CPU.
@@ -29,6 +29,7 @@ from gputop.backends.owners import parse_uid
 MIB = 1024 * 1024
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+BOOT_TIME_TTL_S = 1.0  # about one tick
 RESCAN_S = 5.0  # how often unmatched PIDs of a GPU send us looking for /dev/nvidiaN holders
 
 
@@ -90,6 +91,7 @@ class HostProcesses:
         self._mapped: dict[int, int] = {}  # host PID -> PID here, inside a PID namespace
         self._next_scan: dict[str | None, float] = {}
         self._users: dict[int, str] = {}
+        self._boot: tuple[float, float] | None = None  # (when read, boot time)
 
     @property
     def pid_view(self) -> pidns.PidView:
@@ -148,21 +150,19 @@ class HostProcesses:
         """Fresh dynamic facts (CPU%, RSS) and cached static ones for ``pid``; ``host_pid`` is
         the PID a device reports for it, where that differs (inside a PID namespace)."""
         entry = self._entries.get(pid)
-        if entry is None:
-            entry = self._open(pid, host_pid)
-            if entry is None:
-                return NO_FACTS
-        facts = entry.facts
         try:
             start_ticks, cpu_ticks, rss_pages = read_stat(pid)
         except (FileNotFoundError, ProcessLookupError):
             self._entries.pop(pid, None)
             return NO_FACTS
         except (OSError, ValueError, IndexError):
-            return facts
-        if start_ticks != entry.start_ticks:  # the pid was reused
-            del self._entries[pid]
-            return self.lookup(pid, host_pid)
+            # a stat we may not read: the facts we have, and none made up for a new process
+            return entry.facts if entry is not None else NO_FACTS
+        if entry is None or start_ticks != entry.start_ticks:  # new, or the pid was reused
+            entry = self._open(pid, host_pid, start_ticks)
+            if entry is None:
+                return NO_FACTS
+        facts = entry.facts
         now = time.monotonic()
         if entry.cpu_ticks is not None and now > entry.read_at:
             # as psutil's cpu_percent: % of one CPU since the last read, 0.1 steps
@@ -172,7 +172,9 @@ class HostProcesses:
         facts.host_memory_mib = round(rss_pages * PAGE_SIZE / MIB, 1)
         return facts
 
-    def _open(self, pid: int, host_pid: int | None = None) -> _Entry | None:
+    def _open(self, pid: int, host_pid: int | None, start_ticks: int) -> _Entry | None:
+        """The static facts of a process first seen (``start_ticks`` from the stat just read)."""
+        self._entries.pop(pid, None)
         psutil = self._module()
         try:
             proc = psutil.Process(pid)
@@ -180,13 +182,13 @@ class HostProcesses:
             return None
         facts = HostFacts()
         try:
-            start_ticks = read_stat(pid)[0]
+            # what psutil's create_time() gives, without its read of /proc/stat per process
+            facts.started = start_ticks / CLK_TCK + self._boot_time(psutil)
             with proc.oneshot():
-                facts.started = proc.create_time()
                 facts.name = _try(proc.name, psutil)
                 cmdline = _try(proc.cmdline, psutil)
-        except (psutil.NoSuchProcess, OSError, ValueError, IndexError):
-            return None  # gone, or a stat we may not read: no facts rather than made-up ones
+        except (psutil.NoSuchProcess, OSError):
+            return None
         if cmdline:
             facts.command = " ".join(cmdline)
         elif facts.name:
@@ -199,6 +201,16 @@ class HostProcesses:
         entry = _Entry(facts, start_ticks)
         self._entries[pid] = entry
         return entry
+
+    def _boot_time(self, psutil) -> float:
+        """psutil's boot time, which ``create_time()`` adds to the start ticks, read from
+        /proc/stat for every call there (a file of one line per CPU). It moves only when the
+        wall clock is stepped, so it is read again at most once per BOOT_TIME_TTL_S: a tick's
+        batch of new processes shares one read."""
+        now = time.monotonic()
+        if self._boot is None or now - self._boot[0] > BOOT_TIME_TTL_S:
+            self._boot = (now, psutil.boot_time())
+        return self._boot[1]
 
     def _user(self, uid: int | None) -> str | None:
         """The login name of ``uid`` (its number where the passwd database has none, as ps

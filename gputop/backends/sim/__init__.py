@@ -430,7 +430,9 @@ class SimBackend(Backend):
         util = round(100 * busy)
         used = self._memory_used(i, t)
         nvidia = part.vendor == "nvidia"
-        sat = self._saturation(i, job, busy, speed, t) if detail else Saturation()
+        mig = i in self._mig  # its instances hold the saturation and processes (_as_mig)
+        whole = detail and not mig
+        sat = self._saturation(i, job, busy, speed, t) if whole else Saturation()
         dev = Device(
             index=i,
             uuid=di.uuid,
@@ -484,10 +486,10 @@ class SimBackend(Backend):
             remapped_rows_uncorrectable=0 if nvidia else None,
             remapped_rows_failed=False if nvidia else None,
             saturation=sat,
-            processes=self._processes(i, self._jobs_on[i], busy, t) if detail else (),
+            processes=self._processes(i, self._jobs_on[i], busy, t) if whole else (),
             sim={"work_rate": round(work_rate, 5) if work_rate is not None else None},
         )
-        if i in self._mig:
+        if mig:
             dev = self._as_mig(dev, t, detail)
         if part.vendor == "huawei":
             dev = _as_npu_smi(dev, i)
