@@ -24,6 +24,7 @@ from gputop.model import Device, MigInstance
 from gputop.tui import fmt
 from gputop.tui.fmt import short_name
 from gputop.tui.mig import chips_text, summary_text
+from gputop.tui.rates import rates_spans
 from gputop.tui.strips import StripCache, line_strip
 
 HISTORY_POINTS = 300
@@ -32,9 +33,6 @@ CARD_HEIGHT = 4
 CARD_MIN_WIDTH = 50
 NARROW_LINE = 60  # compact lines narrower than this drop the name (two columns in 80 cells)
 HALF_LINE_MIN = 38  # the narrowest compact line that still shows bars, power and temperature
-# How a MIG GPU's instances show under its card or line: one line each, one line of chips, or
-# only a summary on the GPU's own line (see dashboard.choose_layout).
-MIG_STYLES = ("lines", "chips", "inline")
 
 # (text, component class or "" for the widget's own style)
 Span = tuple[str, str]
@@ -303,8 +301,6 @@ class GpuCard:
         head = _join([(fmt.fit(title, title_w), "gpu--title")] + right, width)
         lines = [head] + self._gauge_lines(dev, width)
         if self.rates:
-            from gputop.tui.rates import rates_spans
-
             lines.append(_join(rates_spans(dev), width))
         return lines
 
@@ -419,7 +415,9 @@ class GpuCard:
 
 
 def mig_lines(count: int, style: str) -> int:
-    """Lines a GPU's ``count`` MIG instances take under its card or line in ``style``."""
+    """Lines a GPU's ``count`` MIG instances take under its card or line in ``style``: "lines"
+    (one each), "chips" (one line of chips) or "inline" (only a summary on the GPU's own line;
+    see dashboard.choose_layout)."""
     if not count or style == "inline":
         return 0
     return count if style == "lines" else 1
