@@ -300,13 +300,7 @@ class GpuSaturation(Widget):
         keys = (("busy", "busy"), ("sm", "SM"), ("tensor", "TC"), ("dram", "DRAM")) \
             if measured(dev) else (("busy", "busy"), ("proc", "pSM"), ("clock", "clk"))
         for key, label in keys:
-            value = m.get(key)
-            filled, empty = bar(value, 6)
-            color = colors.get(f"gauge-{level(value)}", "default") if value is not None else "default"
-            t.append(f"{label} ")
-            t.append(filled, style=color)
-            t.append(empty, style=colors["gauge-empty"])
-            t.append(pct_text(value) + " ")
+            _short_gauge(t, label, m.get(key), colors)
         verdict_text = Text(self.verdict_text, style="italic")
         instances = self._instance_lines(dev, width, colors)
         if t.cell_len + 2 + verdict_text.cell_len <= width:
@@ -339,15 +333,20 @@ class GpuSaturation(Widget):
                                  ("DRAM", sat.dram_bw_pct), ("occ", sat.sm_occupancy_pct)):
                 if t.cell_len + len(label) + 1 + 6 + 5 > width:
                     break
-                filled, empty = bar(value, 6)
-                color = (colors.get(f"gauge-{level(value)}", "default") if value is not None
-                         else "default")
-                t.append(f"{label} ")
-                t.append(filled, style=color)
-                t.append(empty, style=colors["gauge-empty"])
-                t.append(pct_text(value) + " ")
+                _short_gauge(t, label, value, colors)
             out.append(t)
         return out
+
+
+def _short_gauge(t: Text, label: str, value: float | None,
+                 colors: dict[str, Style | str]) -> None:
+    """'SM ████░░  62% ': a compact line's gauge (a GPU's, or a MIG instance's under it)."""
+    filled, empty = bar(value, 6)
+    color = colors.get(f"gauge-{level(value)}", "default") if value is not None else "default"
+    t.append(f"{label} ")
+    t.append(filled, style=color)
+    t.append(empty, style=colors["gauge-empty"])
+    t.append(pct_text(value) + " ")
 
 
 # ---------------------------------------------------------------- the panel
