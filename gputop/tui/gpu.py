@@ -536,11 +536,13 @@ class GpuPanel(StripCache, ScrollView):
             return
         self.compact, self.columns, self.mig_style, self.rates = compact, columns, mig_style, rates
         for card in self.cards.values():
-            card.compact = compact
-            card.mig_style = mig_style
-            card.rates = rates
-            card.width = 0  # recompose everything
+            self._lay_out(card)
         self._relines_all()
+
+    def _lay_out(self, card: GpuCard) -> None:
+        """Give a card the panel's layout, to compose its lines (all of them again) by."""
+        card.compact, card.mig_style, card.rates = self.compact, self.mig_style, self.rates
+        card.width = 0
 
     # ------------------------------------------------------------------ feeding
     def update(self, devices, when: float | None = None, hints=()) -> None:
@@ -552,9 +554,7 @@ class GpuPanel(StripCache, ScrollView):
             card = self.cards.get(dev.index)
             if card is None:
                 card = self.cards[dev.index] = GpuCard(dev.index)
-                card.compact = self.compact
-                card.mig_style = self.mig_style
-                card.rates = self.rates
+                self._lay_out(card)
                 card.stale_after_s = self.stale_after_s
                 added = True
             height = card.height()
