@@ -58,11 +58,6 @@ def util_text(dev: Device) -> str:
     return text
 
 
-def pct4(value: float | None) -> str:
-    """' 95%' in four cells; ' N/A' (not 'N/A%') where the device reports none."""
-    return f"{value:4.0f}%" if value is not None else f"{fmt.NA:>5}"
-
-
 def power_text(dev: Device) -> str:
     """'660/700W'; '87W' where there is no limit to compare with; 'N/A' where no draw."""
     if dev.power_draw_w is None:
@@ -364,11 +359,11 @@ class GpuCard:
         spans = list(head)
         if wide or not summary:
             spans += [(" U", "gpu--label")] + _bar_spans(dev.utilization_gpu_pct, bw)
-            spans.append((pct4(dev.utilization_gpu_pct), "gpu--value"))
+            spans.append((fmt.pct(dev.utilization_gpu_pct), "gpu--value"))
         spans += [(" M", "gpu--label")] + _bar_spans(dev.memory_pct, bw, memory=True)
         if wide:
             spans.append((fmt.rfit(f"{fmt.num(dev.memory_used_mib)}MiB", 9), "gpu--value"))
-        spans.append((pct4(dev.memory_pct), "gpu--value"))
+        spans.append((fmt.pct(dev.memory_pct), "gpu--value"))
         if wide or not summary:
             spans += [(" P", "gpu--label")] + _bar_spans(dev.power_pct, bw)
         spans.append((fmt.rfit(f"{fmt.num(dev.power_draw_w)}W", 5), "gpu--value"))
@@ -398,9 +393,9 @@ class GpuCard:
             return _join(head + [(" ", ""), (f" {dev.status.upper()} ", "gpu--lost")], width)
         spans = list(head)
         spans += [(" U", "gpu--label")] + _bar_spans(dev.utilization_gpu_pct, 4)
-        spans.append((pct4(dev.utilization_gpu_pct), "gpu--value"))
+        spans.append((fmt.pct(dev.utilization_gpu_pct), "gpu--value"))
         spans += [(" M", "gpu--label")] + _bar_spans(dev.memory_pct, 4, memory=True)
-        spans.append((pct4(dev.memory_pct), "gpu--value"))
+        spans.append((fmt.pct(dev.memory_pct), "gpu--value"))
         spans.append((fmt.rfit(f"{fmt.num(dev.power_draw_w)}W", 5), "gpu--value"))
         spans.append((fmt.rfit(f"{fmt.num(dev.temperature_c)}°C", 5), "gpu--value"))
         if self.instance_count() and self.mig_style == "inline":

@@ -41,7 +41,7 @@ from gputop.analysis.saturation import (
     verdict,
 )
 from gputop.model import Device, Hint, MigInstance, Snapshot
-from gputop.tui.fmt import bar, level, short_name
+from gputop.tui.fmt import bar, level, pct, short_name
 
 LEGEND = ("busy = GPU-Util (time a kernel ran) · SM = SM active · occ = occupancy · "
           "tens = tensor · est. = estimate vs peak")
@@ -81,10 +81,6 @@ def sparkline(values: Sequence[float | None], width: int, top: float = 100.0) ->
         else:
             out.append(_SPARK[max(0, min(7, int(v / top * 7.999)))])
     return "".join(out).rjust(width)
-
-
-def pct_text(v: float | None) -> str:
-    return "  N/A" if v is None else f"{v:4.0f}%"
 
 
 def rate_text(mibps: float | None) -> str:
@@ -216,7 +212,7 @@ class GpuSaturation(Widget):
         text.append(f"{label:<5}", style="bold")
         text.append(filled, style=color)
         text.append(empty, style=colors["gauge-empty"])
-        text.append(pct_text(value))
+        text.append(pct(value))
         if spark_w > 0:
             text.append(" ")
             text.append(sparkline(self.history.get(key, ()), spark_w), style=color)
@@ -258,7 +254,7 @@ class GpuSaturation(Widget):
             t = self._row((("dram", "DRAM"),), width, dev, colors)
             t.truncate((width - 3) // 2, pad=True)
             t.append(" │ ", style=colors["muted"])
-            t.append(" ".join(f"{name} {pct_text(v).strip()}" for name, v in
+            t.append(" ".join(f"{name} {pct(v).strip()}" for name, v in
                               (("FP16", sat.fp16_pct), ("FP32", sat.fp32_pct),
                                ("FP64", sat.fp64_pct))))
             lines.append(t)
@@ -346,7 +342,7 @@ def _short_gauge(t: Text, label: str, value: float | None,
     t.append(f"{label} ")
     t.append(filled, style=color)
     t.append(empty, style=colors["gauge-empty"])
-    t.append(pct_text(value) + " ")
+    t.append(pct(value) + " ")
 
 
 # ---------------------------------------------------------------- the panel
