@@ -24,11 +24,6 @@ def instance_name(dev_index: int, inst: MigInstance) -> str:
     return f"GPU {dev_index} MIG {profile} (GI {inst.gpu_instance_id}{ci})"
 
 
-def instance_ids(inst: MigInstance) -> str:
-    """'2/0': GPU instance / compute instance, as nvidia-smi's process table pairs them."""
-    return f"{inst.gpu_instance_id}/{inst.compute_instance_id}"
-
-
 def parent_sm_active(instances: Sequence[MigInstance]) -> float | None:
     """SM activity over the instances' SMs (each weighted by its SM count where every instance
     reports one), or None unless every instance is measured: a part-measured GPU would read

@@ -11,7 +11,7 @@ with the past) and drops it when it closes. Pure: no Textual, no device.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from gputop.model import Process, Snapshot
@@ -48,14 +48,17 @@ def point(snapshot: Snapshot, key: ProcessKey) -> TracePoint | None:
     """The process's readings in one sample; None where it holds no GPU in it. A reading no GPU
     reports stays None (a gap in the plot), never 0."""
     found = [p for _, p in entries(snapshot, key)]
-    if not found:
-        return None
+    return combined(found, snapshot.time) if found else None
+
+
+def combined(found: Sequence[Process], time: float) -> TracePoint:
+    """One process's readings from its entries on each GPU it holds (see the module's doc)."""
     memory = _known(p.gpu_memory_mib for p in found)
     sm = _known(p.sm_pct for p in found)
     cpu = _known(p.cpu_pct for p in found)
     host = _known(p.host_memory_mib for p in found)
     return TracePoint(
-        time=snapshot.time,
+        time=time,
         gpu_memory_mib=sum(memory) if memory else None,
         sm_pct=sum(sm) / len(sm) if sm else None,
         cpu_pct=cpu[0] if cpu else None,

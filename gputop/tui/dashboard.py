@@ -108,7 +108,6 @@ class DashboardView(Widget):
         self.plot_choice: bool | None = None  # None: automatic (shown when it fits)
         self.interval = 1.0
         self.compact = False
-        self.rates = False
         self._layout_key: tuple | None = None
         self._table: ProcessTable | None = None
         self._plot: HistoryPlot | None = None
@@ -138,6 +137,11 @@ class DashboardView(Widget):
         return self._panel
 
     @property
+    def rates(self) -> bool:
+        """Whether the cards show their rates line (see ``rates_layout``)."""
+        return self.panel.rates
+
+    @property
     def cards(self) -> dict[int, GpuCard]:
         return self.panel.cards
 
@@ -147,15 +151,12 @@ class DashboardView(Widget):
         self.snapshot = snapshot
         panel = self.panel
         count = len(panel.cards)
-        shape = self._shape()
         panel.update(snapshot.devices, snapshot.time, snapshot.hints)
         if len(panel.cards) != count:
             if self.selected_gpu is None and panel.cards:
                 self.selected_gpu = min(panel.cards)
             self._mark_selected()
-            self._relayout()
-        elif self._shape() != shape:  # MIG instances created or destroyed
-            self._relayout()
+        self._relayout()  # nothing unless GPUs came or MIG instances changed (its key)
         self.table.update(snapshot, now)
         if self.plot.has_class("-shown") and self.selected_gpu in self.cards:
             self.plot.show(self.cards[self.selected_gpu], new_sample=True)
@@ -229,10 +230,10 @@ class DashboardView(Widget):
             cols, gpu_h = wide
         self.compact = compact
         panel = self.panel
+        rates = panel.rates
         panel.configure(compact, cols, style, rates=wide is not None)
-        if self.rates != (wide is not None):
-            self.rates = wide is not None
-            self.post_message(self.RatesShown(self.rates))
+        if panel.rates != rates:
+            self.post_message(self.RatesShown(panel.rates))
         panel.styles.height = gpu_h
         self.plot.set_class(plot, "-shown")
         if plot and self.selected_gpu in self.cards:

@@ -38,6 +38,11 @@ def num(value: float | None, spec: str = ".0f", unit: str = "") -> str:
     return NA if value is None else f"{value:{spec}}{unit}"
 
 
+def pct(value: float | None) -> str:
+    """'  95%' in five cells; '  N/A' (not 'N/A%') where the device reports none."""
+    return f"{NA:>5}" if value is None else f"{value:4.0f}%"
+
+
 def mib(value: float | None) -> str:
     """GPU memory the way nvidia-smi users read it: MiB, switching to GiB past 99999 MiB."""
     if value is None:

@@ -24,6 +24,7 @@ from gputop.model import Device, MigInstance
 from gputop.tui import fmt
 from gputop.tui.fmt import short_name
 from gputop.tui.mig import chips_text, summary_text
+from gputop.tui.rates import rates_spans
 from gputop.tui.strips import StripCache, line_strip
 
 HISTORY_POINTS = 300
@@ -32,9 +33,6 @@ CARD_HEIGHT = 4
 CARD_MIN_WIDTH = 50
 NARROW_LINE = 60  # compact lines narrower than this drop the name (two columns in 80 cells)
 HALF_LINE_MIN = 38  # the narrowest compact line that still shows bars, power and temperature
-# How a MIG GPU's instances show under its card or line: one line each, one line of chips, or
-# only a summary on the GPU's own line (see dashboard.choose_layout).
-MIG_STYLES = ("lines", "chips", "inline")
 
 # (text, component class or "" for the widget's own style)
 Span = tuple[str, str]
@@ -58,11 +56,6 @@ def util_text(dev: Device) -> str:
     if sm is not None:
         text += f"  SM act {sm:3.0f}%"
     return text
-
-
-def pct4(value: float | None) -> str:
-    """' 95%' in four cells; ' N/A' (not 'N/A%') where the device reports none."""
-    return f"{value:4.0f}%" if value is not None else f"{fmt.NA:>5}"
 
 
 def power_text(dev: Device) -> str:
@@ -303,8 +296,6 @@ class GpuCard:
         head = _join([(fmt.fit(title, title_w), "gpu--title")] + right, width)
         lines = [head] + self._gauge_lines(dev, width)
         if self.rates:
-            from gputop.tui.rates import rates_spans
-
             lines.append(_join(rates_spans(dev), width))
         return lines
 
@@ -368,11 +359,11 @@ class GpuCard:
         spans = list(head)
         if wide or not summary:
             spans += [(" U", "gpu--label")] + _bar_spans(dev.utilization_gpu_pct, bw)
-            spans.append((pct4(dev.utilization_gpu_pct), "gpu--value"))
+            spans.append((fmt.pct(dev.utilization_gpu_pct), "gpu--value"))
         spans += [(" M", "gpu--label")] + _bar_spans(dev.memory_pct, bw, memory=True)
         if wide:
             spans.append((fmt.rfit(f"{fmt.num(dev.memory_used_mib)}MiB", 9), "gpu--value"))
-        spans.append((pct4(dev.memory_pct), "gpu--value"))
+        spans.append((fmt.pct(dev.memory_pct), "gpu--value"))
         if wide or not summary:
             spans += [(" P", "gpu--label")] + _bar_spans(dev.power_pct, bw)
         spans.append((fmt.rfit(f"{fmt.num(dev.power_draw_w)}W", 5), "gpu--value"))
@@ -402,9 +393,9 @@ class GpuCard:
             return _join(head + [(" ", ""), (f" {dev.status.upper()} ", "gpu--lost")], width)
         spans = list(head)
         spans += [(" U", "gpu--label")] + _bar_spans(dev.utilization_gpu_pct, 4)
-        spans.append((pct4(dev.utilization_gpu_pct), "gpu--value"))
+        spans.append((fmt.pct(dev.utilization_gpu_pct), "gpu--value"))
         spans += [(" M", "gpu--label")] + _bar_spans(dev.memory_pct, 4, memory=True)
-        spans.append((pct4(dev.memory_pct), "gpu--value"))
+        spans.append((fmt.pct(dev.memory_pct), "gpu--value"))
         spans.append((fmt.rfit(f"{fmt.num(dev.power_draw_w)}W", 5), "gpu--value"))
         spans.append((fmt.rfit(f"{fmt.num(dev.temperature_c)}°C", 5), "gpu--value"))
         if self.instance_count() and self.mig_style == "inline":
@@ -419,7 +410,9 @@ class GpuCard:
 
 
 def mig_lines(count: int, style: str) -> int:
-    """Lines a GPU's ``count`` MIG instances take under its card or line in ``style``."""
+    """Lines a GPU's ``count`` MIG instances take under its card or line in ``style``: "lines"
+    (one each), "chips" (one line of chips) or "inline" (only a summary on the GPU's own line;
+    see dashboard.choose_layout)."""
     if not count or style == "inline":
         return 0
     return count if style == "lines" else 1
@@ -538,11 +531,13 @@ class GpuPanel(StripCache, ScrollView):
             return
         self.compact, self.columns, self.mig_style, self.rates = compact, columns, mig_style, rates
         for card in self.cards.values():
-            card.compact = compact
-            card.mig_style = mig_style
-            card.rates = rates
-            card.width = 0  # recompose everything
+            self._lay_out(card)
         self._relines_all()
+
+    def _lay_out(self, card: GpuCard) -> None:
+        """Give a card the panel's layout, to compose its lines (all of them again) by."""
+        card.compact, card.mig_style, card.rates = self.compact, self.mig_style, self.rates
+        card.width = 0
 
     # ------------------------------------------------------------------ feeding
     def update(self, devices, when: float | None = None, hints=()) -> None:
@@ -554,9 +549,7 @@ class GpuPanel(StripCache, ScrollView):
             card = self.cards.get(dev.index)
             if card is None:
                 card = self.cards[dev.index] = GpuCard(dev.index)
-                card.compact = self.compact
-                card.mig_style = self.mig_style
-                card.rates = self.rates
+                self._lay_out(card)
                 card.stale_after_s = self.stale_after_s
                 added = True
             height = card.height()

@@ -134,6 +134,10 @@ class KeyedTable(StripCache, ScrollView, can_focus=True):
     def hide_columns(self, keys) -> None:
         """Leave the columns named by ``keys`` off the screen (rows keep their cells)."""
         self._hidden = frozenset(keys)
+        self.redraw_columns()
+
+    def redraw_columns(self) -> None:
+        """After the columns or the hidden ones changed: widths, header and rows drawn anew."""
         self._visible = None
         self._widths = ()
         self._strips.clear()

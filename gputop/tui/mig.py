@@ -27,10 +27,8 @@ def chips_text(instances: Sequence[MigInstance], width: int) -> str:
     legend = f"{len(instances)} MIG SM/mem%"
     order = list(instances)
     if len(CHIP_GAP.join([legend, *map(chip, order)])) > width:
-        first = [i for i in (busiest(instances), fullest(instances)) if i is not None]
-        first = list(dict.fromkeys(id(i) for i in first))
-        by_id = {id(i): i for i in instances}
-        order = [by_id[k] for k in first] + [i for i in instances if id(i) not in first]
+        first = {id(i): i for i in (busiest(instances), fullest(instances)) if i is not None}
+        order = [*first.values(), *(i for i in instances if id(i) not in first)]
     parts = [chip(i) for i in order]
     for shown in range(len(parts), -1, -1):
         rest = len(parts) - shown

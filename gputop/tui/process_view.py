@@ -24,13 +24,11 @@ from textual.widget import Widget
 from textual.widgets import Footer, Static
 
 from gputop.analysis.jobs import job_label
-from gputop.analysis.process_trace import ProcessTrace, entries, key_of
+from gputop.analysis.process_trace import ProcessTrace, combined, entries, key_of
 from gputop.model import Process, Snapshot
 from gputop.tui import fmt
 from gputop.tui.plot import render_plot, style_rgb
 from gputop.tui.processes import ProcRow, make_row
-
-SIGNAL_ACTIONS = {"signal"}
 
 
 def axis_top(peak: float | None, floor: float) -> float:
@@ -114,8 +112,7 @@ def describe_process(found: Sequence[tuple[int, Process]], now: float) -> list[t
     gpus = ", ".join(_gpu_text(gpu, q) for gpu, q in found)
     pid = str(p.pid) + (f" (PID {p.namespace_pid} in its own namespace)"
                         if p.namespace_pid is not None else "")
-    memory = [q.gpu_memory_mib for _, q in found if q.gpu_memory_mib is not None]
-    sm = [q.sm_pct for _, q in found if q.sm_pct is not None]
+    total = combined([q for _, q in found], now)
     fields = [
         ("PID", pid),
         ("user", p.user or fmt.NA),
@@ -125,8 +122,8 @@ def describe_process(found: Sequence[tuple[int, Process]], now: float) -> list[t
         ("running", fmt.duration(now - p.started if p.started else None)),
         ("GPU" if len(found) == 1 else "GPUs", gpus),
         ("type", p.type or fmt.NA),
-        ("GPU memory", fmt.mib(sum(memory) if memory else None)),
-        ("SM", fmt.num(sum(sm) / len(sm) if sm else None, ".0f", "%")),
+        ("GPU memory", fmt.mib(total.gpu_memory_mib)),
+        ("SM", fmt.num(total.sm_pct, ".0f", "%")),
         ("CPU", fmt.num(p.cpu_pct, ".1f", "%")),
         ("host memory", fmt.host_mem(p.host_memory_mib)),
     ]
@@ -283,7 +280,7 @@ class ProcessView(Screen[None]):
 
     # ------------------------------------------------------------------ keys
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action in SIGNAL_ACTIONS and getattr(self.app, "readonly", False):
+        if action == "signal" and getattr(self.app, "readonly", False):
             return False  # --readonly: no signal keys here either
         return True
 

@@ -128,7 +128,7 @@ def outside_row(gpu: int, procs: list[Process], mig: bool = False) -> ProcRow:
     cells = (str(gpu), "-", fmt.NA, "-", fmt.mib(memory), fmt.NA, fmt.NA, fmt.NA, fmt.NA,
              summary.command or "")
     if mig:
-        cells = cells[:1] + ("-",) + cells[1:]
+        cells = with_mig(cells, summary)
     return ProcRow(f"{gpu}:outside", gpu, summary, cells)
 
 
@@ -209,7 +209,8 @@ class ProcessTable(KeyedTable):
             return
         columns = MIG_COLUMNS if has_mig(snapshot) else COLUMNS
         if columns != self.columns:
-            self._set_columns(columns)
+            self.columns = columns
+            self.redraw_columns()
         self.set_rows(build_rows(snapshot, self._now, needle=self.needle,
                                  only_gpu=self.only_gpu, sort=self.sort_column,
                                  descending=self.sort_reverse))
@@ -233,21 +234,12 @@ class ProcessTable(KeyedTable):
         self.grouping = mode
         mig = self._snapshot is not None and has_mig(self._snapshot)
         self.columns = (MIG_COLUMNS if mig else COLUMNS) if mode == "process" else GROUP_COLUMNS
-        self._hide_for_mode()
-        self._widths = ()
-        self._strips.clear()
+        self._hide_for_mode()  # and the widths, header and rows drawn anew
         self.cursor_key = None  # rows of another kind: the cursor starts at the top
         self.cursor_row = 0
         self.rows = []
         self.scroll_to(y=0, animate=False)
         self._reapply()
-        self._header = None
-        self.refresh()
-
-    def _set_columns(self, columns: tuple[Column, ...]) -> None:
-        self.columns = columns
-        self._widths = ()
-        self._strips.clear()
         self._header = None
         self.refresh()
 

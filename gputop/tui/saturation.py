@@ -41,7 +41,7 @@ from gputop.analysis.saturation import (
     verdict,
 )
 from gputop.model import Device, Hint, MigInstance, Snapshot
-from gputop.tui.fmt import bar, level, short_name
+from gputop.tui.fmt import bar, level, pct, short_name
 
 LEGEND = ("busy = GPU-Util (time a kernel ran) · SM = SM active · occ = occupancy · "
           "tens = tensor · est. = estimate vs peak")
@@ -81,10 +81,6 @@ def sparkline(values: Sequence[float | None], width: int, top: float = 100.0) ->
         else:
             out.append(_SPARK[max(0, min(7, int(v / top * 7.999)))])
     return "".join(out).rjust(width)
-
-
-def pct_text(v: float | None) -> str:
-    return "  N/A" if v is None else f"{v:4.0f}%"
 
 
 def rate_text(mibps: float | None) -> str:
@@ -216,7 +212,7 @@ class GpuSaturation(Widget):
         text.append(f"{label:<5}", style="bold")
         text.append(filled, style=color)
         text.append(empty, style=colors["gauge-empty"])
-        text.append(pct_text(value))
+        text.append(pct(value))
         if spark_w > 0:
             text.append(" ")
             text.append(sparkline(self.history.get(key, ()), spark_w), style=color)
@@ -258,7 +254,7 @@ class GpuSaturation(Widget):
             t = self._row((("dram", "DRAM"),), width, dev, colors)
             t.truncate((width - 3) // 2, pad=True)
             t.append(" │ ", style=colors["muted"])
-            t.append(" ".join(f"{name} {pct_text(v).strip()}" for name, v in
+            t.append(" ".join(f"{name} {pct(v).strip()}" for name, v in
                               (("FP16", sat.fp16_pct), ("FP32", sat.fp32_pct),
                                ("FP64", sat.fp64_pct))))
             lines.append(t)
@@ -300,13 +296,7 @@ class GpuSaturation(Widget):
         keys = (("busy", "busy"), ("sm", "SM"), ("tensor", "TC"), ("dram", "DRAM")) \
             if measured(dev) else (("busy", "busy"), ("proc", "pSM"), ("clock", "clk"))
         for key, label in keys:
-            value = m.get(key)
-            filled, empty = bar(value, 6)
-            color = colors.get(f"gauge-{level(value)}", "default") if value is not None else "default"
-            t.append(f"{label} ")
-            t.append(filled, style=color)
-            t.append(empty, style=colors["gauge-empty"])
-            t.append(pct_text(value) + " ")
+            _short_gauge(t, label, m.get(key), colors)
         verdict_text = Text(self.verdict_text, style="italic")
         instances = self._instance_lines(dev, width, colors)
         if t.cell_len + 2 + verdict_text.cell_len <= width:
@@ -339,15 +329,20 @@ class GpuSaturation(Widget):
                                  ("DRAM", sat.dram_bw_pct), ("occ", sat.sm_occupancy_pct)):
                 if t.cell_len + len(label) + 1 + 6 + 5 > width:
                     break
-                filled, empty = bar(value, 6)
-                color = (colors.get(f"gauge-{level(value)}", "default") if value is not None
-                         else "default")
-                t.append(f"{label} ")
-                t.append(filled, style=color)
-                t.append(empty, style=colors["gauge-empty"])
-                t.append(pct_text(value) + " ")
+                _short_gauge(t, label, value, colors)
             out.append(t)
         return out
+
+
+def _short_gauge(t: Text, label: str, value: float | None,
+                 colors: dict[str, Style | str]) -> None:
+    """'SM ████░░  62% ': a compact line's gauge (a GPU's, or a MIG instance's under it)."""
+    filled, empty = bar(value, 6)
+    color = colors.get(f"gauge-{level(value)}", "default") if value is not None else "default"
+    t.append(f"{label} ")
+    t.append(filled, style=color)
+    t.append(empty, style=colors["gauge-empty"])
+    t.append(pct(value) + " ")
 
 
 # ---------------------------------------------------------------- the panel
