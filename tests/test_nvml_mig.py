@@ -174,3 +174,24 @@ def test_the_dashboard_reads_the_instances_it_nests():
         parent, whole = backend.sample(wants=DASHBOARD).devices
     assert [m.profile for m in parent.mig_instances] == ["3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"]
     assert whole.mig_instances == ()
+
+
+def test_process_lists_a_mig_device_refused_come_back_when_mig_is_turned_off():
+    # a MIG device answering NOT_SUPPORTED for its compute list must not leave the whole GPU
+    # without process lists once MIG is off: the mode change asks again, as for utilization
+    import pynvml
+
+    gpu = mig_h100(0)
+    backend, nv, clock = make([gpu])
+    nv.fail("nvmlDeviceGetComputeRunningProcesses_v3", pynvml.NVML_ERROR_NOT_SUPPORTED, 0)
+    with backend:
+        assert backend.sample().devices[0].processes == ()
+        nv.heal("nvmlDeviceGetComputeRunningProcesses_v3", 0)
+        gpu.mig, gpu.mig_instances = 0, []
+        for p in gpu.processes:
+            p.gpu_instance_id = p.compute_instance_id = 0xFFFFFFFF
+        clock.advance(nvml_backend.SLOW_REFRESH_S)
+        backend.sample()  # the MIG mode is read after this tick's process lists
+        clock.advance(1)
+        dev = backend.sample().devices[0]
+    assert sorted(p.pid for p in dev.processes) == [21180, 21181, 21198]

@@ -58,7 +58,10 @@ SM_SAMPLE_TTL_S = 3.0  # a per-process SM% older than this is no longer shown
 _MIG_MODE = {True: "enabled", False: "disabled"}  # nvmlDeviceGetMigMode's 1/0
 # Reads a MIG-enabled GPU answers NOT_SUPPORTED (NVML's notes; the real MIG capture): asked
 # again when the MIG mode changes.
-MIG_UNSUPPORTED = frozenset({"util", "encoder", "decoder", "remapped_rows", "proc_util"})
+# What a GPU may refuse in one MIG mode and give in the other (the process lists: a MIG device's
+# refusal is remembered on its GPU), asked again when the mode changes.
+MIG_UNSUPPORTED = frozenset({"util", "encoder", "decoder", "remapped_rows", "proc_util",
+                             "procsC", "procsG"})
 COMPUTE_MODES = {0: "Default", 1: "Exclusive_Thread", 2: "Prohibited", 3: "Exclusive_Process"}
 # What nvidia-smi says for the init failures people actually meet.
 INIT_MESSAGES = {
