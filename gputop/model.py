@@ -63,6 +63,11 @@ class Container:
     pod_namespace: str | None = None
     pod_uid: str | None = None
 
+    @property
+    def label(self) -> str | None:
+        """What to call it: its name, else its short id (12 characters, as ``docker ps``)."""
+        return self.name or (self.id[:12] if self.id else None)
+
 
 @dataclass(frozen=True, slots=True)
 class Job:

@@ -18,9 +18,7 @@ def job_label(proc: Process) -> str | None:
         return f"{c.pod_namespace}/{c.pod}" if c.pod_namespace else c.pod
     if c.pod_uid:
         return f"pod {c.pod_uid[:8]}"
-    if c.name:
-        return c.name
-    return c.id[:12] if c.id else None
+    return c.label
 
 
 def job_name(proc: Process) -> str | None:

@@ -58,7 +58,7 @@ def process_labels(base: dict[str, str], proc: Process) -> dict[str, str]:
     labels = dict(base)
     labels["pod"] = (c.pod or "") if c else ""
     labels["namespace"] = (c.pod_namespace or "") if c else ""
-    labels["container"] = (c.name or (c.id or "")[:12]) if c else ""  # the short id, as docker ps
+    labels["container"] = (c.label or "") if c else ""
     labels["hpc_job"] = job.id if job else ""
     labels["pid"] = str(proc.pid)
     labels["user"] = proc.user or ""

@@ -132,7 +132,7 @@ def describe_process(found: Sequence[tuple[int, Process]], now: float) -> list[t
     if p.container is not None:
         c = p.container
         fields += [(label, value) for label, value in (
-            ("container", c.name or (c.id[:12] if c.id else None)),
+            ("container", c.label),
             ("container id", c.id), ("runtime", c.runtime), ("pod", c.pod),
             ("pod namespace", c.pod_namespace), ("pod uid", c.pod_uid)) if value]
     return fields
