@@ -58,6 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
                              " $XDG_CONFIG_HOME/gputop/config.toml)")
     parser.add_argument("--no-config", action="store_true",
                         help="dashboard: ignore the settings file")
+    # `gputop web` checks the command line it will serve with this same parser.
+    parser.set_defaults(_build_parser=build_parser)
     subs = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     for name, (module_name, help_text) in SUBCOMMANDS.items():
         sub = subs.add_parser(name, help=help_text, description=help_text)

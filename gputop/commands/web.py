@@ -87,9 +87,7 @@ def common_argv(args: argparse.Namespace) -> list[str]:
     command line, where arguments after ``--`` come later and so win. Only those that differ
     from their defaults: a default passed on would override the serving user's settings file
     (its interval, say), which the served dashboard reads as the terminal's does."""
-    from gputop.cli import build_parser
-
-    defaults = build_parser().parse_args([])
+    defaults = args._build_parser().parse_args([])
     argv = [part for option, dest, text in (("--backend", "backend", str),
                                             ("--scenario", "scenario", str),
                                             ("--seed", "seed", str),
@@ -113,9 +111,7 @@ def served_argv(args: argparse.Namespace) -> list[str]:
     if extra[:1] == ["--"]:
         extra = extra[1:]
     argv = (["--readonly"] if not args.allow_signals else []) + common_argv(args) + extra
-    from gputop.cli import build_parser  # the served command line, checked by gputop's parser
-
-    served = build_parser().parse_args(argv)  # a bad one: its one line, exit 2
+    served = args._build_parser().parse_args(argv)  # a bad one: its one line, exit 2
     if served.command not in SERVABLE:
         raise UsageError(f"web: serves the dashboard, `cluster …` or `replay …`, not "
                          f"`{served.command}`")
