@@ -336,7 +336,8 @@ class ClusterApp(App[int]):
             self._users_version = version
             self.users_table.set_rows([user_row(u) for u in users_view(statuses)])
         screen = self.screen
-        if isinstance(screen, NodeScreen):
+        # A node screen just pushed is not built yet; its own mount draws it.
+        if isinstance(screen, NodeScreen) and screen.is_mounted:
             screen.refresh_from(self.cluster.status(screen.host), now)
 
     # ------------------------------------------------------------------ actions

@@ -278,3 +278,17 @@ async def test_opening_a_node_fetches_it_whole_into_the_dashboard():
         assert await settle(pilot, lambda: isinstance(app.screen, NodeScreen) and
                             app.screen.seq >= 0)
         assert any('instance="a"' in q for q in query.asked)
+
+
+async def test_a_refresh_right_after_opening_a_node_waits_for_its_screen():
+    # the refresh timer may fire between push_screen and the node screen's mount: it must
+    # leave the unbuilt screen to its own mount instead of querying widgets it has not got
+    query, app = scripted_app(60.0)
+    from gputop.tui.cluster import NodeScreen
+
+    async with app.run_test(size=(160, 30)) as pilot:
+        assert await settle(pilot, lambda: app.nodes_table.row_count == 1)
+        app.open_node("node-a")
+        app.refresh_view(force=True)  # before the pushed screen has mounted
+        assert await settle(pilot, lambda: isinstance(app.screen, NodeScreen) and
+                            app.screen.seq >= 0)
