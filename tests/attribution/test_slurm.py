@@ -43,7 +43,15 @@ def test_job_nodes_and_my_jobs(cluster, monkeypatch):
         sleeper = next((p for p in psutil.process_iter(["cmdline"])
                         if p.info["cmdline"] == ["sleep", "300"]), None)
     assert sleeper is not None
-    assert Attribution().owner(sleeper.pid).job == Job("slurm", job, None)
+    assert Attribution().owner(sleeper.pid).job == Job("slurm", job, None), lineage(sleeper)
+
+
+def lineage(proc: psutil.Process) -> list[tuple[int, str]]:
+    """(pid, name) up to init, for a failure to say which ancestors the check walked."""
+    try:
+        return [(p.pid, p.name()) for p in [proc, *proc.parents()]]
+    except psutil.Error as exc:
+        return [(proc.pid, f"gone: {exc}")]
 
 
 def test_errors_are_one_line(cluster, monkeypatch):
