@@ -5,7 +5,9 @@ pynvml, with attribution on and with it replaced by a no-op, in the same run.
 
 - steady: every tick after the first (attribution is read once per (PID, start time), so a
   steady tick only pays for the cache look-up);
-- first sight: a tick where all 256 processes are new (a fresh backend each time).
+- first sight: a tick where all 256 processes are new (a fresh backend each time);
+- the floor of that tick: the 256 reads of ``/proc/PID/cgroup`` alone, back to back, that any
+  attribution from the kernel (as the issue asks it) must make once per process.
 
     python bench/attribution.py [--ticks N] [--runs N]
 """
@@ -25,7 +27,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fake_pynvml import FakeNvml, ManualClock, node  # noqa: E402
 
-from gputop.backends.attribution import NO_OWNER, Attribution  # noqa: E402
+from gputop.backends.attribution import NO_OWNER, Attribution, _read  # noqa: E402
 from gputop.backends.base import BackendOptions  # noqa: E402
 from gputop.backends.hostproc import HostProcesses  # noqa: E402
 from gputop.backends.nvml import NvmlBackend  # noqa: E402
@@ -81,6 +83,13 @@ def first_sight_us(pids, attribution) -> float:
     return out
 
 
+def cgroup_reads_us(pids) -> float:
+    start = time.perf_counter()
+    for pid in pids:
+        _read(f"/proc/{pid}/cgroup")
+    return (time.perf_counter() - start) * 1e6
+
+
 def place_in_cgroups(pids) -> list[Path]:
     """Half the processes into Docker- and Slurm-named cgroups, where this may (root, v1 or v2
     hierarchy writable); the folders are removed at the end."""
@@ -112,6 +121,7 @@ def main() -> int:
                 cold = first_sight_us(pids, attribution())
                 (on if attribution is Attribution else off).append(steady)
                 (cold_on if attribution is Attribution else cold_off).append(cold)
+        reads = [cgroup_reads_us(pids) for _ in range(args.runs)]
         own_steady, own_cold = [], []
         for _ in range(args.runs):
             tick = steady_us(pids, TimedAttribution(), args.ticks)
@@ -128,6 +138,8 @@ def main() -> int:
               f"with: {(m(cold_on) / m(cold_off) - 1) * 100:+.1f}%")
         print(f"attribution's own share of a tick, timed inside it: steady {m(own_steady):.2f}%, "
               f"first sight {m(own_cold):.1f}%")
+        print(f"floor: the {len(pids)} cgroup file reads alone, back to back: {m(reads):.0f} us, "
+              f"{m(reads) / m(cold_off) * 100:.1f}% of the first-sight tick without attribution")
     finally:
         for p in procs:
             p.kill()

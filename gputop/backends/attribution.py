@@ -32,6 +32,7 @@ READ_CHUNK = 64 * 1024
 STAT_BYTES = 4096  # /proc/PID/stat is one line of a few hundred bytes
 STEP_DAEMON = "slurmstepd"
 LINEAGE_TTL_S = 1.0  # about one tick: the new processes a tick finds share their ancestors
+MAX_CACHED = 4096  # distinct cgroups or names kept; past that, start afresh (containers come and go)
 MAX_LINEAGE = 512  # deeper than any real process tree; never loop on a torn read
 
 
@@ -57,8 +58,9 @@ class Places:
 
 def _read(path: str, limit: int = MAX_PROC_BYTES) -> bytes | None:
     """The file's bytes (at most ``limit``), or None where it is gone or not ours to read (the
-    environ of another user's process). Plain os reads: a /proc file comes whole in one call or
-    two, and a Python file object would cost more than the kernel's work for it."""
+    environ of another user's process). Plain os reads: a Python file object would cost more
+    than the kernel's work for a /proc file. A read that returns less than it asked for has
+    reached the end (/proc's files and regular ones alike), so a small file costs one read."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
@@ -66,12 +68,13 @@ def _read(path: str, limit: int = MAX_PROC_BYTES) -> bytes | None:
     try:
         chunks = []
         while limit > 0:
-            chunk = os.read(fd, min(READ_CHUNK, limit))
-            if not chunk:
-                break
+            want = min(READ_CHUNK, limit)
+            chunk = os.read(fd, want)
             chunks.append(chunk)
             limit -= len(chunk)
-        return b"".join(chunks)
+            if len(chunk) < want:
+                break
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
     except OSError:
         return None
     finally:
@@ -128,6 +131,7 @@ class Attribution:
         self.places = places or Places()
         self._pid_view = pid_view
         self._lineage = _StepLineage(self.places.proc)
+        self._by_cgroup: dict[bytes, tuple[Container | None, Job | None]] = {}
         self._docker_names: dict[str, str | None] = {}
         self._pods: dict[str, tuple[str, str] | None] = {}  # uid -> (namespace, name)
         self._pod_containers: dict[str, str | None] = {}  # container id -> container name
@@ -153,11 +157,7 @@ class Attribution:
         base = f"{self.places.proc}/{pid}"
         if status is None:
             status = self.status(pid)
-        cgroup = _text(_read(f"{base}/cgroup"))
-        container = parse_container(cgroup)
-        if container is not None:
-            container = self._named(container)
-        job = parse_slurm_cgroup(cgroup)
+        container, job = self._placed(_read(f"{base}/cgroup") or b"")
         if job is None and self._maybe_in_step(status):
             environ = _read(f"{base}/environ")
             if environ:
@@ -170,6 +170,19 @@ class Attribution:
         if container is None and job is None and ns_pid is None:
             return NO_OWNER
         return Owner(container, job, ns_pid)
+
+    def _placed(self, cgroup: bytes) -> tuple[Container | None, Job | None]:
+        """The named container and the job a cgroup file's text places a process in, parsed
+        once per distinct text: a container's or a job's processes, and all the host's, share
+        one (the file's read is then most of what a new process costs)."""
+        placed = self._by_cgroup.get(cgroup)
+        if placed is None:
+            text = _text(cgroup)
+            container = parse_container(text)
+            placed = (self._named(container) if container is not None else None,
+                      parse_slurm_cgroup(text))
+            _bounded(self._by_cgroup)[cgroup] = placed
+        return placed
 
     def _maybe_in_step(self, status: str) -> bool:
         if not self.pid_view.host_pids_resolve:
@@ -186,7 +199,8 @@ class Attribution:
                 return replace(c, pod_namespace=pod[0], pod=pod[1], name=name)
             return replace(c, name=name) if name else c
         if c.runtime == "docker" and c.id and c.name is None:
-            return replace(c, name=self._docker_name(c.id))
+            name = self._docker_name(c.id)
+            return replace(c, name=name) if name else c
         return c
 
     def _docker_name(self, cid: str) -> str | None:
@@ -201,12 +215,12 @@ class Attribution:
                     raw = None
                 if isinstance(raw, str) and raw.strip("/"):
                     name = raw.strip("/")
-            self._docker_names[cid] = name
+            _bounded(self._docker_names)[cid] = name
         return self._docker_names[cid]
 
     def _pod(self, uid: str) -> tuple[str, str] | None:
         if uid not in self._pods:
-            self._pods[uid] = None
+            _bounded(self._pods)[uid] = None
             for entry in _listdir(self.places.pod_logs):
                 # <namespace>_<pod>_<uid>: neither a namespace nor a pod name holds "_"
                 parts = entry.split("_")
@@ -217,7 +231,7 @@ class Attribution:
 
     def _pod_container(self, cid: str) -> str | None:
         if cid not in self._pod_containers:
-            self._pod_containers[cid] = None
+            _bounded(self._pod_containers)[cid] = None
             suffix = f"-{cid}.log"
             for entry in _listdir(self.places.container_logs):
                 if entry.endswith(suffix):
@@ -227,6 +241,14 @@ class Attribution:
                         self._pod_containers[cid] = parts[2]
                     break
         return self._pod_containers[cid]
+
+
+def _bounded(cache: dict) -> dict:
+    """``cache``, emptied first if it holds ``MAX_CACHED`` entries: a node that starts and ends
+    containers for months must not grow its caches for months."""
+    if len(cache) >= MAX_CACHED:
+        cache.clear()
+    return cache
 
 
 def _listdir(path: str) -> list[str]:

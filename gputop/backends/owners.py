@@ -175,7 +175,7 @@ def parse_nspid(status: str) -> tuple[int, ...]:
     such line (before 4.1)."""
     value = _status_field(status, "NSpid")
     try:
-        return tuple(int(x) for x in value.split()) if value else ()
+        return tuple(map(int, value.split())) if value else ()
     except ValueError:
         return ()
 

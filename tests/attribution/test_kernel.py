@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -174,3 +175,63 @@ def _has_passwd_entry(uid: int, pwd) -> bool:
     except KeyError:
         return False
     return True
+
+
+def test_processes_sharing_a_cgroup_are_parsed_once(lab, monkeypatch):
+    """A container's or a job's processes (and all the host's) share one cgroup file text: it
+    is parsed, and its container named, once; a process in another cgroup still gets its own."""
+    from gputop.backends import attribution as module
+
+    parsed = []
+    real_parse = module.parse_container
+    monkeypatch.setattr(module, "parse_container", lambda text: parsed.append(text) or
+                        real_parse(text))
+    other_id = DOCKER_ID[::-1]
+    a, b, c = lab.spawn(), lab.spawn(), lab.spawn()
+    lab.place(a.pid, f"docker/{DOCKER_ID}")
+    lab.place(b.pid, f"docker/{DOCKER_ID}")
+    lab.place(c.pid, f"docker/{other_id}")
+    attribution = Attribution()
+
+    ids = [attribution.owner(p.pid).container.id for p in (a, b, c)]
+
+    assert ids == [DOCKER_ID, DOCKER_ID, other_id]
+    assert len(parsed) == 2
+
+
+def test_the_parsed_cgroups_kept_are_bounded(lab, monkeypatch):
+    """A node that starts containers for months must not grow the cache for months."""
+    from gputop.backends import attribution as module
+
+    monkeypatch.setattr(module, "MAX_CACHED", 3)
+    attribution = Attribution()
+    procs = [lab.spawn() for _ in range(7)]
+    for k, proc in enumerate(procs):
+        lab.place(proc.pid, f"docker/{k:064x}")
+        assert attribution.owner(proc.pid).container.id == f"{k:064x}"
+        assert len(attribution._by_cgroup) <= 3
+    # what was dropped is read again, not lost
+    assert attribution.owner(procs[0].pid).container.id == f"{0:064x}"
+
+
+def test_a_large_environment_is_read_whole():
+    """A job's environment can pass 64 KiB (module systems, conda): the read goes on past a
+    chunk until the kernel has given all of it, so a SLURM_JOB_ID at its end is found."""
+    from gputop.backends.attribution import READ_CHUNK, _read
+    from gputop.backends.owners import parse_slurm_environ
+
+    env = {f"PAD_{k}": "x" * 1000 for k in range(3 * READ_CHUNK // 1000)}
+    env["SLURM_JOB_ID"] = "8080"
+    proc = subprocess.Popen(["sleep", "60"], env=env)
+    try:
+        deadline = time.monotonic() + 10
+        # Popen returns once exec has begun; the new environment is in place a moment later
+        while not (data := _read(f"/proc/{proc.pid}/environ")) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(data) > 2 * READ_CHUNK
+        assert data == b"".join(f"{k}={v}\0".encode() for k, v in env.items())
+        assert parse_slurm_environ(data) == Job("slurm", "8080", None)
+        assert len(_read(f"/proc/{proc.pid}/environ", limit=READ_CHUNK + 5)) == READ_CHUNK + 5
+    finally:
+        proc.kill()
+        proc.wait()
