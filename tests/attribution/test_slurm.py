@@ -3,6 +3,7 @@ and a real job's process attributed to its job."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -33,7 +34,9 @@ def cluster(tmp_path_factory):
 
 def test_job_nodes_and_my_jobs(cluster, monkeypatch):
     monkeypatch.setenv("SLURM_CONF", cluster.env["SLURM_CONF"])
-    job = cluster.submit("sleep 300")
+    # a duration no other process has: a stray ``sleep 300`` (another run's orphan) is not it
+    duration = f"300.{os.getpid()}{time.monotonic_ns() % 10**6}"
+    job = cluster.submit(f"sleep {duration}")
     assert slurm.job_nodes(job) == [cluster.host]
     assert slurm.my_jobs()[job] == [cluster.host]
     # the job's own process carries SLURM_JOB_ID (this Slurm tracks processes without cgroups)
@@ -41,7 +44,7 @@ def test_job_nodes_and_my_jobs(cluster, monkeypatch):
     sleeper = None
     while sleeper is None and time.monotonic() < deadline:
         sleeper = next((p for p in psutil.process_iter(["cmdline"])
-                        if p.info["cmdline"] == ["sleep", "300"]), None)
+                        if p.info["cmdline"] == ["sleep", duration]), None)
     assert sleeper is not None
     assert Attribution().owner(sleeper.pid).job == Job("slurm", job, None), lineage(sleeper)
 
