@@ -107,3 +107,24 @@ def _gpus(mig: bool):
 def test_instances_of_different_sizes_are_not_straggler_peers():
     assert [h.code for h in analyze(history(_gpus(mig=False), 60, 2))] == ["straggler"]
     assert [h.code for h in analyze(history(_gpus(mig=True), 60, 2))] == []
+
+
+def test_memory_held_out_of_sight_is_said_once_per_gpu_instance():
+    """Compute instances of one GPU instance share its memory. Where no process is visible (a
+    container), the idle memory is one hint for the GPU instance, not one per compute instance,
+    and none where a compute instance beside it has the processes that hold it."""
+    def shared(gi: int, ci: int, procs: tuple[Process, ...] = ()) -> MigInstance:
+        return MigInstance(gpu_instance_id=gi, compute_instance_id=ci, profile="1c.3g.40gb",
+                           uuid=f"MIG-{gi}-{ci}", sm_count=16, memory_total_mib=40320.0,
+                           memory_used_mib=6112.0, processes=procs,
+                           saturation=Saturation(source="gpm", sm_active_pct=0.0))
+
+    def devices(t):
+        return (mig_gpu(0, (shared(1, 0), shared(1, 1), shared(1, 2),
+                            shared(2, 0), shared(2, 1, (notebook(2),)))),)
+
+    hints = analyze(history(devices))
+    assert [(h.code, h.gpu_instance_id) for h in hints] == [("idle-allocated", 1),
+                                                          ("idle-allocated", 2)]
+    assert hints[0].message.startswith("GPU 0 MIG 1c.3g.40gb (GI 1): 6.0 GiB held with 0%")
+    assert "held by python (pid 50407" in hints[1].message

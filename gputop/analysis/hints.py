@@ -367,12 +367,20 @@ def instances_idle_allocated(s: Series, history: Sequence[Snapshot]) -> list[Hin
     out = []
     if s.span_s < IDLE_MIN_OBSERVED_S:
         return out
+    with_processes = {i.gpu_instance_id for i in s.latest.mig_instances if i.processes}
+    by_memory: set[int] = set()
     for inst in s.latest.mig_instances:
         ids = (inst.gpu_instance_id, inst.compute_instance_id)
         if not all(_instance_idle(instance_of(d, *ids)) for d in s.devices):
             continue
         held = sum(p.gpu_memory_mib or 0.0 for p in inst.processes)
-        if not inst.processes:  # processes not visible (container): the instance's used memory
+        if not inst.processes:
+            # Processes not visible (a container): the used memory, which is the GPU instance's,
+            # shared by its compute instances. Said once per GPU instance, and not where a
+            # compute instance beside this one has processes that hold it.
+            if inst.gpu_instance_id in with_processes | by_memory:
+                continue
+            by_memory.add(inst.gpu_instance_id)
             held = inst.memory_used_mib or 0.0
         if held < IDLE_MIN_MEMORY_MIB:
             continue
