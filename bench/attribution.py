@@ -6,7 +6,9 @@ pynvml, with attribution on and with it replaced by a no-op, in the same run.
 - steady: every tick after the first (attribution is read once per (PID, start time), so a
   steady tick only pays for the cache look-up);
 - first sight: a tick where all 256 processes are new (a fresh backend each time);
-- the floor of that tick: the 256 reads of ``/proc/PID/cgroup`` alone, back to back, that any
+- the dashboard's first tick: that sample and its first render (headless, 160x50), the tick a
+  user of the dashboard waits for, with attribution's own time inside it;
+- the floor of the first-sight tick: the 256 reads of ``/proc/PID/cgroup`` alone, back to back, that any
   attribution from the kernel (as the issue asks it) must make once per process.
 
     python bench/attribution.py [--ticks N] [--runs N]
@@ -83,6 +85,27 @@ def first_sight_us(pids, attribution) -> float:
     return out
 
 
+def dashboard_first_tick_ms(pids) -> tuple[float, float]:
+    """(the dashboard's first tick: the first sample and its first render, headless; the
+    attribution's own time in it), in ms."""
+    import asyncio
+
+    from gputop.tui.app import GputopApp
+
+    async def tick() -> tuple[float, float]:
+        b, _ = backend(pids, TimedAttribution())
+        app = GputopApp(b, autostart=False)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.pause()
+            TimedAttribution.spent = 0.0
+            start = time.perf_counter()
+            app.show_snapshot(b.sample())
+            await pilot.pause()
+            return (time.perf_counter() - start) * 1e3, TimedAttribution.spent * 1e3
+
+    return asyncio.run(tick())
+
+
 def cgroup_reads_us(pids) -> float:
     start = time.perf_counter()
     for pid in pids:
@@ -114,14 +137,14 @@ def main() -> int:
     pids = [p.pid for p in procs]
     lab = place_in_cgroups(pids)
     try:
-        on, off, cold_on, cold_off = [], [], [], []
+        on, off, cold_on, cold_off, reads = [], [], [], [], []
         for run in range(args.runs):  # interleaved, in alternating order: noise hits both alike
             for attribution in ((NoAttribution, Attribution), (Attribution, NoAttribution))[run % 2]:
                 steady = steady_us(pids, attribution(), args.ticks)
                 cold = first_sight_us(pids, attribution())
                 (on if attribution is Attribution else off).append(steady)
                 (cold_on if attribution is Attribution else cold_off).append(cold)
-        reads = [cgroup_reads_us(pids) for _ in range(args.runs)]
+            reads.append(cgroup_reads_us(pids))
         own_steady, own_cold = [], []
         for _ in range(args.runs):
             tick = steady_us(pids, TimedAttribution(), args.ticks)
@@ -129,6 +152,7 @@ def main() -> int:
             TimedAttribution.spent = 0.0
             tick = first_sight_us(pids, TimedAttribution())
             own_cold.append(TimedAttribution.spent * 1e6 / tick * 100)
+        dashboard = [dashboard_first_tick_ms(pids) for _ in range(args.runs)]
         m = statistics.median
         print(f"{GPUS} GPUs x {PER_GPU} processes, {len(lab.folders) if lab else 0} cgroup folders, "
               f"median of {args.runs} runs")
@@ -138,6 +162,9 @@ def main() -> int:
               f"with: {(m(cold_on) / m(cold_off) - 1) * 100:+.1f}%")
         print(f"attribution's own share of a tick, timed inside it: steady {m(own_steady):.2f}%, "
               f"first sight {m(own_cold):.1f}%")
+        shares = [own / whole * 100 for whole, own in dashboard]
+        print(f"the dashboard's first tick (sample and first render): "
+              f"{m(w for w, _ in dashboard):.0f} ms, attribution's own share {m(shares):.1f}%")
         print(f"floor: the {len(pids)} cgroup file reads alone, back to back: {m(reads):.0f} us, "
               f"{m(reads) / m(cold_off) * 100:.1f}% of the first-sight tick without attribution")
     finally:
