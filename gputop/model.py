@@ -192,6 +192,9 @@ class Device:
     remapped_rows_correctable: int | None = None
     remapped_rows_uncorrectable: int | None = None
     remapped_rows_failed: bool | None = None
+    # The kernel's minor number of its device file (/dev/nvidiaN): what Slurm's GRES indices
+    # count, where NVML's index need not agree.
+    minor_number: int | None = None
     saturation: Saturation = field(default_factory=Saturation)
     # Every process on the device; under MIG the union of its instances' processes, each
     # carrying its instance ids.

@@ -138,6 +138,7 @@ class FakeGpu:
     ecc: int = 1
     persistence: int = 1
     mig: int = 0
+    minor: int | None = None  # /dev/nvidiaN; None: the index, as on most machines
     compute_mode: int = 0
     # None: the same as the current mode (a change waits for the next GPU reset)
     ecc_pending: int | None = None
@@ -505,6 +506,10 @@ class FakeNvml:
 
     def nvmlDeviceGetVbiosVersion(self, handle: FakeHandle) -> str:
         return self._dev("nvmlDeviceGetVbiosVersion", handle).vbios
+
+    def nvmlDeviceGetMinorNumber(self, handle: FakeHandle) -> int:
+        gpu = self._dev("nvmlDeviceGetMinorNumber", handle)
+        return gpu.index if gpu.minor is None else gpu.minor
 
     def nvmlDeviceGetPciInfo(self, handle: FakeHandle):
         gpu = self._dev("nvmlDeviceGetPciInfo", handle)

@@ -109,10 +109,20 @@ def test_every_field_of_an_h100_maps_from_nvml() -> None:
     assert dev.ecc_mode is True and dev.persistence_mode is False and dev.mig_mode == "disabled"
     assert dev.compute_mode == "Exclusive_Process"
     assert dev.serial == gpu.serial and dev.vbios_version == "96.00.74.00.01"
+    assert dev.minor_number == 0
     assert dev.saturation.source == "gpm"
     assert dev.sim is None
     (proc,) = dev.processes
     assert proc.pid == 9_000_001 and proc.gpu_memory_mib == 2048 and proc.type == "C"
+
+
+def test_the_minor_number_is_the_device_files_not_the_index() -> None:
+    """/dev/nvidiaN's N (what Slurm's GRES indices count) need not follow NVML's index."""
+    gpus = [h100(0), h100(1)]
+    gpus[0].minor, gpus[1].minor = 1, 0
+    backend, nv, clock = make(gpus)
+    with backend:
+        assert [d.minor_number for d in backend.sample().devices] == [1, 0]
 
 
 def test_an_a100_maps_its_own_values_and_has_no_gpm() -> None:
@@ -203,7 +213,7 @@ def test_static_facts_are_read_once_and_slow_values_cached(h100_node) -> None:
     assert nv.count("nvmlDeviceGetEccMode") == 16
     assert nv.count("nvmlDeviceGetTotalEccErrors") == 64
     for static in ("nvmlDeviceGetName", "nvmlDeviceGetUUID", "nvmlDeviceGetPciInfo",
-                   "nvmlDeviceGetSerial", "nvmlDeviceGetVbiosVersion",
+                   "nvmlDeviceGetSerial", "nvmlDeviceGetVbiosVersion", "nvmlDeviceGetMinorNumber",
                    "nvmlDeviceGetPowerManagementDefaultLimit", "nvmlGpmQueryDeviceSupport",
                    "nvmlDeviceGetHandleByIndex", "nvmlDeviceGetCudaComputeCapability",
                    "nvmlDeviceGetSupportedClocksEventReasons"):

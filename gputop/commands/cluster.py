@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help='with --prometheus: label matchers such as {job="gpus"}')
     parser.add_argument("--slurm", metavar="JOBID",
                         help="the nodes of this Slurm job (squeue, scontrol show hostnames), "
-                             "showing only its GPUs")
+                             "showing only its GPUs (its GRES, and those running its processes)")
     parser.add_argument("--slurm-me", action="store_true",
                         help="the nodes of all your running Slurm jobs, showing only their GPUs")
     parser.add_argument("--theme", default=argparse.SUPPRESS, help="dashboard theme")
@@ -89,23 +89,54 @@ def slurm_nodes(args: argparse.Namespace) -> list[str]:
     return nodes
 
 
-def only_jobs(snapshot, job_ids):
-    """The snapshot with only the devices running a process of one of ``job_ids`` (by the
-    processes' job attribution on the node)."""
+def slurm_gres(args: argparse.Namespace) -> dict[str, dict[str, frozenset[int]]]:
+    """Node -> job id -> the GRES indices of the GPUs Slurm gave the job there (memoised on
+    ``args``, as the jobs are)."""
+    from gputop.cluster import slurm
+
+    if getattr(args, "_slurm_gres", None) is None:
+        by_node: dict[str, dict[str, frozenset[int]]] = {}
+        for job in slurm_jobs(args):
+            for node, idx in slurm.job_gpus(job).items():
+                by_node.setdefault(node, {})[job] = idx
+        args._slurm_gres = by_node
+    return args._slurm_gres
+
+
+def job_devices(snapshot, job_id: str, idx: frozenset[int] | None = None) -> frozenset[int]:
+    """The indices of the GPUs of ``job_id`` on the node of ``snapshot``: those Slurm gave it
+    (``idx``, its GRES indices), also those it runs nothing on yet or any more; else, or where
+    Slurm's numbering and the node's GPUs disagree (a process of the job on a GPU the indices
+    do not name), those running a process of the job (by the processes' job attribution)."""
+    from gputop.cluster.slurm import devices_by_gres
+
+    running = frozenset(d.index for d in snapshot.devices
+                        if any(p.job is not None and p.job.id == job_id for p in d.processes))
+    given = devices_by_gres(snapshot.devices, idx) if idx else None
+    return given if given is not None and running <= given else running
+
+
+def only_jobs(snapshot, job_ids, gres: dict[str, frozenset[int]] | None = None):
+    """The snapshot with only the devices of ``job_ids`` (see ``job_devices``; ``gres``: job id
+    -> its GRES indices on this node)."""
     from dataclasses import replace
 
-    keep = tuple(d for d in snapshot.devices
-                 if any(p.job is not None and p.job.id in job_ids for p in d.processes))
-    return replace(snapshot, devices=keep)
+    gres = gres or {}
+    keep: set[int] = set()
+    for job in job_ids:
+        keep |= job_devices(snapshot, job, gres.get(job))
+    return replace(snapshot, devices=tuple(d for d in snapshot.devices if d.index in keep))
 
 
 class JobView:
     """A cluster whose node statuses show only the GPUs of some Slurm jobs (the live screen and
     ``--once`` alike); everything else is the cluster's own."""
 
-    def __init__(self, cluster, job_ids) -> None:
+    def __init__(self, cluster, job_ids, gres: dict[str, dict[str, frozenset[int]]] | None = None
+                 ) -> None:
         self._cluster = cluster
         self._jobs = set(job_ids)
+        self._gres = gres or {}
         self._cache: dict[str, tuple[int, object]] = {}
 
     def __getattr__(self, name):
@@ -118,7 +149,8 @@ class JobView:
             return status
         cached = self._cache.get(status.host)
         if cached is None or cached[0] != status.seq or cached[1].data is None:
-            cached = (status.seq, replace(status, data=only_jobs(status.snapshot, self._jobs)))
+            kept = only_jobs(status.snapshot, self._jobs, self._gres.get(status.host))
+            cached = (status.seq, replace(status, data=kept))
             self._cache[status.host] = cached
         return cached[1]
 
@@ -144,7 +176,7 @@ def make_cluster(args: argparse.Namespace, specs, *, once: bool):
                     override_command=args.remote_command)
     cluster = Cluster(specs, policy, ssh_config=args.ssh_config, max_opening=args.max_opening)
     jobs = slurm_jobs(args)
-    return JobView(cluster, jobs) if jobs else cluster
+    return JobView(cluster, jobs, slurm_gres(args)) if jobs else cluster
 
 
 def run(args: argparse.Namespace) -> int:
@@ -153,6 +185,11 @@ def run(args: argparse.Namespace) -> int:
     if args.json and not args.once:
         raise UsageError("--json needs --once (the live view is the terminal UI)")
     if args.prometheus is not None or args.selector is not None:
+        if args.slurm is not None or args.slurm_me:
+            # a job's GPUs come from its nodes' own snapshots (GRES minor numbers, processes'
+            # jobs), which the Prometheus view does not have
+            raise UsageError("--slurm and --slurm-me watch a job's nodes over SSH; "
+                             "they do not go with --prometheus")
         return run_prometheus(args)
     specs = load_specs(args)
     if args.once:

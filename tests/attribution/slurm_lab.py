@@ -8,6 +8,7 @@ import os
 import secrets
 import signal
 import socket
+import stat
 import subprocess
 import time
 from pathlib import Path
@@ -20,8 +21,12 @@ def _free_port() -> int:
 
 
 class Slurm:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, gpus: int = 0) -> None:
+        """``gpus``: GPUs for Slurm's GRES, as character devices of NVIDIA's major number (195)
+        made in ``root``: Slurm allocates them by index (``scontrol show job -d``'s IDX) as it
+        would /dev/nvidia0…N-1; nothing opens them."""
         self.root = root
+        self.gpus = gpus
         self.host = socket.gethostname().split(".")[0]
         self.pids: list[Path] = []
         self.jobs: list[str] = []
@@ -35,6 +40,15 @@ class Slurm:
         key.write_bytes(secrets.token_bytes(1024))
         key.chmod(0o400)
         sock = r / "munge" / "munge.socket"
+        gres, node_gres = "", ""
+        if self.gpus:
+            (r / "dev").mkdir()
+            for minor in range(self.gpus):
+                os.mknod(r / "dev" / f"nvidia{minor}", 0o600 | stat.S_IFCHR,
+                         os.makedev(195, minor))
+            (r / "gres.conf").write_text(
+                f"AutoDetect=off\nName=gpu File={r / 'dev'}/nvidia[0-{self.gpus - 1}]\n")
+            gres, node_gres = "GresTypes=gpu\n", f" Gres=gpu:{self.gpus}"
         subprocess.run(["munged", f"--key-file={key}", f"--socket={sock}",
                         f"--pid-file={r / 'munge/munged.pid'}", f"--log-file={r / 'munged.log'}",
                         f"--seed-file={r / 'munge/seed'}", "--force"], check=True, timeout=20)
@@ -64,7 +78,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 MpiDefault=none
 ReturnToService=2
-NodeName={self.host} NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN
+{gres}NodeName={self.host} NodeAddr=127.0.0.1 CPUs=1{node_gres} State=UNKNOWN
 PartitionName=debug Nodes={self.host} Default=YES MaxTime=INFINITE State=UP
 """)
         subprocess.run(["slurmctld", "-i"], env=self.env, check=True, timeout=20)
@@ -85,8 +99,9 @@ PartitionName=debug Nodes={self.host} Default=YES MaxTime=INFINITE State=UP
                                    + (self.root / "slurmctld.log").read_text()[-2000:])
             time.sleep(0.2)
 
-    def submit(self, command: str) -> str:
-        out = self.run("sbatch", "--parsable", "-o", "/dev/null", "--wrap", command).strip()
+    def submit(self, command: str, *options: str) -> str:
+        out = self.run("sbatch", "--parsable", "-o", "/dev/null", *options, "--wrap",
+                       command).strip()
         self.jobs.append(out)
         self.wait_for(lambda: self.run("squeue", "-h", "-j", out, "-o", "%T").strip() == "RUNNING",
                       f"running job {out}")

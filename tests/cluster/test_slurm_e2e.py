@@ -1,8 +1,10 @@
-"""`gputop cluster --slurm JOBID --once --json` end to end: a real Slurm (slurm_lab.py) places a
-job on this machine, a real sshd on 127.0.0.1 answers for the node name Slurm gives, and the agent
-it starts there reads the C fake of libnvidia-ml (cfake.py) whose GPUs hold real processes: the
-job's own on one GPU, processes of no job on others. Only the job's GPU, with its process and its
-job id, may come back."""
+"""`gputop cluster --slurm JOBID --once --json` end to end: a real Slurm (slurm_lab.py) with 4 GPUs
+as GRES places a job asking for 2 on this machine, a real sshd on 127.0.0.1 answers for the node
+name Slurm gives, and the agent it starts there reads the C fake of libnvidia-ml (cfake.py) whose
+GPUs hold real processes: the job's own on one of its GPUs, processes of no job on others. Only
+the job's two GPUs may come back: the one with its process and its job id, and the one it was
+given and runs nothing on. NVML's index and the device's minor number differ here, as on some
+real nodes: Slurm's GRES indices count minor numbers."""
 
 from __future__ import annotations
 
@@ -22,8 +24,12 @@ from ssh_harness import Alias, SshServer, find_sshd, keygen, write_ssh_config
 
 ROOT = Path(__file__).resolve().parents[2]
 GPUS = 4
-JOB_GPU = 2
-OTHER_GPUS = (0, 3)  # GPU 1 holds nothing
+# NVML index -> minor number (/dev/nvidiaN). The job asks for 2 GPUs and, alone on the node, gets
+# GRES indices 0-1: minors 0 and 1, that is NVML's GPUs 2 and 3.
+MINORS = {0: 3, 1: 2, 2: 0, 3: 1}
+JOB_GPU = 2  # runs the job's process
+IDLE_JOB_GPU = 3  # given to the job, runs nothing
+OTHER_GPUS = (0, 1)  # processes of no job
 
 
 def _job_process(slurm: Slurm, job: str, marker: str) -> psutil.Process:
@@ -48,7 +54,7 @@ def node(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("slurm-e2e")
     folder = cfake.build(tmp / "fakenvml")
     (tmp / "slurm").mkdir()
-    slurm = Slurm(tmp / "slurm")
+    slurm = Slurm(tmp / "slurm", gpus=GPUS)
     client = tmp / "id_ed25519"
     server = SshServer(tmp / "sshd", keygen(client))
     outsiders: list[subprocess.Popen] = []
@@ -56,13 +62,14 @@ def node(tmp_path_factory):
         slurm.start()
         server.start()
         marker = f"3600.{os.getpid()}"
-        job = slurm.submit(f"exec sleep {marker}")
+        job = slurm.submit(f"exec sleep {marker}", "--gres=gpu:2")
         inside = _job_process(slurm, job, marker)
         outsiders = [subprocess.Popen(["sleep", "3600"], stdin=subprocess.DEVNULL)
                      for _ in OTHER_GPUS]
         config = tmp / "fakenvml.conf"
         config.write_text("\n".join(
             [f"gpu_count={GPUS}", f"gpu.{JOB_GPU}.procs={inside.pid}:20G"]
+            + [f"gpu.{g}.minor={m}" for g, m in MINORS.items()]
             + [f"gpu.{g}.procs={p.pid}:7G" for g, p in zip(OTHER_GPUS, outsiders)]) + "\n")
         known = tmp / "known_hosts"
         known.write_text(server.known_hosts_line() + "\n")
@@ -93,13 +100,14 @@ def cluster_once(node, *args: str) -> subprocess.CompletedProcess:
         cwd=ROOT, env=node["slurm"].env, capture_output=True, text=True, timeout=60)
 
 
-def test_only_the_jobs_gpu_and_process_come_back_through_ssh(node):
+def test_only_the_jobs_gpus_and_process_come_back_through_ssh(node):
     out = cluster_once(node, "--slurm", node["job"])
     assert out.returncode == 0, out.stderr
     (shown,) = json.loads(out.stdout)["nodes"]
     assert shown["host"] == node["slurm"].host and shown["state"] == "ok", shown
     devices = shown["snapshot"]["devices"]
-    assert [d["index"] for d in devices] == [JOB_GPU]
+    assert [(d["index"], d["minor_number"]) for d in devices] == [(JOB_GPU, 0), (IDLE_JOB_GPU, 1)]
+    assert devices[1]["processes"] == []
     (proc,) = devices[0]["processes"]
     assert proc["pid"] == node["inside"]
     assert proc["job"]["scheduler"] == "slurm" and proc["job"]["id"] == node["job"]
@@ -112,4 +120,4 @@ def test_slurm_me_finds_the_same_job(node):
     out = cluster_once(node, "--slurm-me")
     assert out.returncode == 0, out.stderr
     (shown,) = json.loads(out.stdout)["nodes"]
-    assert [d["index"] for d in shown["snapshot"]["devices"]] == [JOB_GPU]
+    assert [d["index"] for d in shown["snapshot"]["devices"]] == [JOB_GPU, IDLE_JOB_GPU]

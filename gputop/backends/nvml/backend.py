@@ -126,6 +126,7 @@ ONE_CALL: dict[str, tuple[str, tuple[str, ...], Callable[[Any], Any] | None]] = 
     "compute_mode": ("nvmlDeviceGetComputeMode", (), COMPUTE_MODES.get),
     "serial": ("nvmlDeviceGetSerial", (), lambda v: _text(v)),
     "vbios": ("nvmlDeviceGetVbiosVersion", (), lambda v: _text(v)),
+    "minor": ("nvmlDeviceGetMinorNumber", (), None),
     "clock_graphics_max": ("nvmlDeviceGetMaxClockInfo", ("NVML_CLOCK_GRAPHICS",), None),
 }
 PROCESS_FUNCTIONS = {

@@ -54,6 +54,7 @@ READS: dict[str, tuple[tuple[str, ...], float]] = {
                        "remapped_rows_failed"), SLOW),
     "serial": (("serial",), ONCE),
     "vbios": (("vbios_version",), ONCE),
+    "minor": (("minor_number",), ONCE),
     "compute_capability": (("compute_capability",), ONCE),
     "clock_graphics_max": (("clock_graphics_max_mhz",), ONCE),
     "supported_events": (("clock_event_supported_mask",), ONCE),

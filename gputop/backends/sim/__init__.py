@@ -439,6 +439,7 @@ class SimBackend(Backend):
             name=di.name,
             vendor=di.vendor,
             pci_bus_id=di.pci_bus_id,
+            minor_number=i if nvidia else None,
             memory_total_mib=part.memory_total_mib,
             memory_used_mib=used,
             memory_reserved_mib=RESERVED_MIB if part.vendor == "nvidia" else None,
