@@ -120,7 +120,8 @@ def test_memory_held_out_of_sight_is_said_once_per_gpu_instance():
                            saturation=Saturation(source="gpm", sm_active_pct=0.0))
 
     def devices(t):
-        return (mig_gpu(0, (shared(1, 0), shared(1, 1), shared(1, 2),
+        # GPU instance 1's compute instances are 1-3 (0 was destroyed): named as the GPU instance
+        return (mig_gpu(0, (shared(1, 1), shared(1, 2), shared(1, 3),
                             shared(2, 0), shared(2, 1, (notebook(2),)))),)
 
     hints = analyze(history(devices))

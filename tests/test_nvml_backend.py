@@ -455,6 +455,7 @@ def test_a_gpu_lost_mid_run_is_marked_and_the_others_keep_sampling(h100_node) ->
     lost = snap.devices[3]
     assert lost.status == "lost" and "lost" in lost.status_reason
     assert lost.uuid == nv.gpus[3].uuid and lost.memory_used_mib is None
+    assert lost.minor_number == 3  # identity, as read while it answered (Slurm's GRES need it)
     assert lost.processes == ()
     others = [d for d in snap.devices if d.index != 3]
     assert all(d.status == "ok" and d.power_draw_w == pytest.approx(512.3) for d in others)

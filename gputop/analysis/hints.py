@@ -374,6 +374,7 @@ def instances_idle_allocated(s: Series, history: Sequence[Snapshot]) -> list[Hin
         if not all(_instance_idle(instance_of(d, *ids)) for d in s.devices):
             continue
         held = sum(p.gpu_memory_mib or 0.0 for p in inst.processes)
+        named = instance_name(s.index, inst)
         if not inst.processes:
             # Processes not visible (a container): the used memory, which is the GPU instance's,
             # shared by its compute instances. Said once per GPU instance, and not where a
@@ -382,6 +383,7 @@ def instances_idle_allocated(s: Series, history: Sequence[Snapshot]) -> list[Hin
                 continue
             by_memory.add(inst.gpu_instance_id)
             held = inst.memory_used_mib or 0.0
+            named = instance_name(s.index, inst, compute=False)
         if held < IDLE_MIN_MEMORY_MIB:
             continue
 
@@ -392,7 +394,7 @@ def instances_idle_allocated(s: Series, history: Sequence[Snapshot]) -> list[Hin
         found = _idle_long_enough(history, idle_at, inst.processes)
         if found is not None:
             out.append(_hint(s.index, "idle-allocated", "warning",
-                             f"{instance_name(s.index, inst)}: {held / 1024:.1f} GiB held"
+                             f"{named}: {held / 1024:.1f} GiB held"
                              f"{found[0]} with 0% SM activity for {found[1]}",
                              inst.gpu_instance_id))
     return out

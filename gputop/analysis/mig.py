@@ -16,11 +16,12 @@ def sm_active(inst: MigInstance) -> float | None:
     return inst.saturation.sm_active_pct
 
 
-def instance_name(dev_index: int, inst: MigInstance) -> str:
+def instance_name(dev_index: int, inst: MigInstance, compute: bool = True) -> str:
     """'GPU 2 MIG 3g.40gb (GI 1)': how hints and the saturation panel name an instance; the
-    compute instance is named only where a GPU instance holds more than one."""
+    compute instance is named only where a GPU instance holds more than one (and ``compute``:
+    not for what is the whole GPU instance's, as its memory)."""
     profile = inst.profile or "instance"
-    ci = f", CI {inst.compute_instance_id}" if inst.compute_instance_id else ""
+    ci = f", CI {inst.compute_instance_id}" if inst.compute_instance_id and compute else ""
     return f"GPU {dev_index} MIG {profile} (GI {inst.gpu_instance_id}{ci})"
 
 

@@ -59,8 +59,11 @@ class Places:
 def _read(path: str, limit: int = MAX_PROC_BYTES) -> bytes | None:
     """The file's bytes (at most ``limit``), or None where it is gone or not ours to read (the
     environ of another user's process). Plain os reads: a Python file object would cost more
-    than the kernel's work for a /proc file. A read that returns less than it asked for has
-    reached the end (/proc's files and regular ones alike), so a small file costs one read."""
+    than the kernel's work for a /proc file. A read that returns less than it asked for is
+    taken as the end, so a small file costs one read. That holds for the files read here: a
+    regular file, /proc's ``cgroup``, ``status`` and ``stat`` (made whole at the first read)
+    and ``environ`` (its read fills the buffer). It does not for /proc files of many records
+    (``maps``, ``smaps``): never read those with this."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:

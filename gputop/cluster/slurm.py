@@ -1,13 +1,15 @@
 """The nodes of Slurm jobs, for ``gputop cluster --slurm JOBID`` / ``--slurm-me``.
 
-Asked of Slurm's own commands (``squeue``, ``scontrol show hostnames``), run with argv lists
-(never a shell) and a timeout; anything wrong is one ``SlurmError`` line.
+Asked of Slurm's own commands (``squeue``, ``scontrol show hostnames``; for the GPUs a job was
+given, ``scontrol show job -d`` and ``sinfo``), run with argv lists (never a shell) and a timeout;
+anything wrong is one ``SlurmError`` line.
 """
 
 from __future__ import annotations
 
 import re
 import subprocess
+from dataclasses import dataclass
 
 from gputop.errors import GputopError
 
@@ -105,27 +107,60 @@ def parse_job_gres(text: str) -> list[tuple[str, frozenset[int]]]:
     return out
 
 
-def job_gpus(job_id: str) -> dict[str, frozenset[int]]:
-    """Node -> the GRES indices of the GPUs Slurm gave ``job_id`` there (none for a job that
-    asked for no GPUs)."""
-    if not _JOB_ID.match(job_id):
-        raise SlurmError(f"not a Slurm job id: {job_id!r}")
-    out: dict[str, frozenset[int]] = {}
-    for nodelist, idx in parse_job_gres(_run(["scontrol", "show", "job", "-d", job_id])):
-        for node in hostnames(nodelist):
-            out[node] = out.get(node, frozenset()) | idx
+# ``sinfo -N -o "%N %G"``: each node's configured GRES, ``gpu:4``, ``gpu:a100:8(S:0-1)``,
+# ``gpu:a100:2,gpu:v100:2``; the GPUs are the counts of its ``gpu`` entries.
+_GPU_COUNT = re.compile(r"(?:^|,)gpu(?::[^:,()\s]+)*:(\d{1,4})(?=[(,]|$)")
+
+
+def parse_node_gpus(text: str) -> dict[str, int]:
+    """Node -> how many GPUs Slurm manages there, from ``sinfo -N -h -o "%N %G"`` lines."""
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        node, _, gres = line.strip().partition(" ")
+        if node:
+            out[node] = sum(int(m.group(1)) for m in _GPU_COUNT.finditer(gres.strip()))
     return out
 
 
-def devices_by_gres(devices, idx: frozenset[int]) -> frozenset[int] | None:
-    """The indices (NVML's) of the GPUs that GRES indices ``idx`` name on a node: IDX k is the
-    GPU with the k-th smallest minor number. None where that cannot be told: a GPU whose minor
-    number is unknown (an older agent, a device lost before it was read) or fewer GPUs than
-    the indices need."""
+@dataclass(frozen=True)
+class GpuGrant:
+    """What Slurm gave a job on one node: the GPUs' GRES indices, and how many GPUs Slurm
+    manages on that node (None where sinfo did not say)."""
+
+    idx: frozenset[int]
+    node_gpus: int | None
+
+
+def job_gpus(job_id: str) -> dict[str, GpuGrant]:
+    """Node -> the GPUs Slurm gave ``job_id`` there (none for a job that asked for no GPUs).
+    Two questions whatever the number of nodes: ``scontrol show job -d``, then ``sinfo`` for
+    the nodes' GRES (and ``scontrol show hostnames`` per node group)."""
+    if not _JOB_ID.match(job_id):
+        raise SlurmError(f"not a Slurm job id: {job_id!r}")
+    groups = parse_job_gres(_run(["scontrol", "show", "job", "-d", job_id]))
+    if not groups:
+        return {}
+    counts = parse_node_gpus(_run(["sinfo", "-N", "-h", "-n", ",".join(n for n, _ in groups),
+                                   "-o", "%N %G"]))
+    given: dict[str, frozenset[int]] = {}
+    for nodelist, idx in groups:
+        for node in hostnames(nodelist):
+            given[node] = given.get(node, frozenset()) | idx
+    return {node: GpuGrant(idx, counts.get(node)) for node, idx in given.items()}
+
+
+def devices_by_gres(devices, grant: GpuGrant) -> frozenset[int] | None:
+    """The indices (NVML's) of the GPUs a grant names on a node. Slurm numbers the GPUs it
+    manages by their device files, so IDX k is the GPU with the k-th smallest minor number,
+    where Slurm manages every GPU of the node. None where that cannot be told rather than
+    guessed: Slurm manages another number of GPUs than the node shows (a gres.conf naming some
+    of them), a minor number unknown (an older agent, a device lost before it was read) or not
+    one per GPU, or MIG on (its GRES count the instances)."""
     gpus = [d for d in devices if d.vendor == "nvidia"]
-    if not gpus or not idx or any(d.minor_number is None for d in gpus):
+    minors = [d.minor_number for d in gpus]
+    if (not grant.idx or len(gpus) != grant.node_gpus
+            or any(type(m) is not int or m < 0 for m in minors) or len(set(minors)) != len(gpus)
+            or any(d.mig_mode == "enabled" for d in gpus) or max(grant.idx) >= len(gpus)):
         return None
     by_minor = sorted(gpus, key=lambda d: d.minor_number)
-    if max(idx) >= len(by_minor):
-        return None
-    return frozenset(by_minor[k].index for k in idx)
+    return frozenset(by_minor[k].index for k in grant.idx)

@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help='with --prometheus: label matchers such as {job="gpus"}')
     parser.add_argument("--slurm", metavar="JOBID",
                         help="the nodes of this Slurm job (squeue, scontrol show hostnames), "
-                             "showing only its GPUs (its GRES, and those running its processes)")
+                             "showing only its GPUs (those Slurm gave it, else those running its processes)")
     parser.add_argument("--slurm-me", action="store_true",
                         help="the nodes of all your running Slurm jobs, showing only their GPUs")
     parser.add_argument("--theme", default=argparse.SUPPRESS, help="dashboard theme")
@@ -89,42 +89,47 @@ def slurm_nodes(args: argparse.Namespace) -> list[str]:
     return nodes
 
 
-def slurm_gres(args: argparse.Namespace) -> dict[str, dict[str, frozenset[int]]]:
-    """Node -> job id -> the GRES indices of the GPUs Slurm gave the job there (memoised on
-    ``args``, as the jobs are)."""
+def slurm_gres(args: argparse.Namespace) -> dict[str, dict]:
+    """Node -> job id -> the GPUs Slurm gave the job there (``slurm.GpuGrant``; memoised on
+    ``args``, as the jobs are). A job Slurm cannot describe any more (it ended since squeue
+    listed it) has none: its GPUs are then those running its processes."""
     from gputop.cluster import slurm
 
     if getattr(args, "_slurm_gres", None) is None:
-        by_node: dict[str, dict[str, frozenset[int]]] = {}
+        by_node: dict[str, dict] = {}
         for job in slurm_jobs(args):
-            for node, idx in slurm.job_gpus(job).items():
-                by_node.setdefault(node, {})[job] = idx
+            try:
+                grants = slurm.job_gpus(job)
+            except slurm.SlurmError:
+                continue
+            for node, grant in grants.items():
+                by_node.setdefault(node, {})[job] = grant
         args._slurm_gres = by_node
     return args._slurm_gres
 
 
-def job_devices(snapshot, job_id: str, idx: frozenset[int] | None = None) -> frozenset[int]:
+def job_devices(snapshot, job_id: str, grant=None) -> frozenset[int]:
     """The indices of the GPUs of ``job_id`` on the node of ``snapshot``: those Slurm gave it
-    (``idx``, its GRES indices), also those it runs nothing on yet or any more; else, or where
-    Slurm's numbering and the node's GPUs disagree (a process of the job on a GPU the indices
-    do not name), those running a process of the job (by the processes' job attribution)."""
+    (``grant``, a ``slurm.GpuGrant``), also those it runs nothing on yet or any more; else, or
+    where Slurm's numbering and the node's GPUs disagree (a process of the job on a GPU the
+    grant does not name), those running a process of the job (its processes' attribution)."""
     from gputop.cluster.slurm import devices_by_gres
 
     running = frozenset(d.index for d in snapshot.devices
                         if any(p.job is not None and p.job.id == job_id for p in d.processes))
-    given = devices_by_gres(snapshot.devices, idx) if idx else None
+    given = devices_by_gres(snapshot.devices, grant) if grant is not None else None
     return given if given is not None and running <= given else running
 
 
-def only_jobs(snapshot, job_ids, gres: dict[str, frozenset[int]] | None = None):
-    """The snapshot with only the devices of ``job_ids`` (see ``job_devices``; ``gres``: job id
-    -> its GRES indices on this node)."""
+def only_jobs(snapshot, job_ids, grants: dict | None = None):
+    """The snapshot with only the devices of ``job_ids`` (see ``job_devices``; ``grants``: job
+    id -> what Slurm gave it on this node)."""
     from dataclasses import replace
 
-    gres = gres or {}
+    grants = grants or {}
     keep: set[int] = set()
     for job in job_ids:
-        keep |= job_devices(snapshot, job, gres.get(job))
+        keep |= job_devices(snapshot, job, grants.get(job))
     return replace(snapshot, devices=tuple(d for d in snapshot.devices if d.index in keep))
 
 
@@ -132,8 +137,7 @@ class JobView:
     """A cluster whose node statuses show only the GPUs of some Slurm jobs (the live screen and
     ``--once`` alike); everything else is the cluster's own."""
 
-    def __init__(self, cluster, job_ids, gres: dict[str, dict[str, frozenset[int]]] | None = None
-                 ) -> None:
+    def __init__(self, cluster, job_ids, gres: dict[str, dict] | None = None) -> None:
         self._cluster = cluster
         self._jobs = set(job_ids)
         self._gres = gres or {}

@@ -770,6 +770,9 @@ class NvmlBackend(Backend):
         info = gpu.info
         return Device(index=info.index, uuid=info.uuid, name=info.name, vendor="nvidia",
                       pci_bus_id=info.pci_bus_id, status=gpu.status, status_reason=gpu.reason,
+                      # identity, as read while it answered: Slurm's view of a job needs it most
+                      # when one of the job's GPUs is lost
+                      minor_number=gpu.values.get("minor_number"),
                       memory_total_mib=info.memory_total_mib,
                       power_limit_default_w=info.power_limit_default_w,
                       power_limit_min_w=info.power_limit_min_w,
