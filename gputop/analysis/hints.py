@@ -379,7 +379,7 @@ def instances_idle_allocated(s: Series, history: Sequence[Snapshot]) -> list[Hin
             # Processes not visible (a container): the used memory, which is the GPU instance's,
             # shared by its compute instances. Said once per GPU instance, and not where a
             # compute instance beside this one has processes that hold it.
-            if inst.gpu_instance_id in with_processes | by_memory:
+            if inst.gpu_instance_id in with_processes or inst.gpu_instance_id in by_memory:
                 continue
             by_memory.add(inst.gpu_instance_id)
             held = inst.memory_used_mib or 0.0

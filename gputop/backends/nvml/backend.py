@@ -100,6 +100,16 @@ ECC_COUNTERS = {
                                          "NVML_AGGREGATE_ECC"),
 }
 
+def _identity(info: DeviceInfo) -> dict[str, Any]:
+    """What every snapshot of a device repeats of its static facts, answering or lost."""
+    return dict(index=info.index, uuid=info.uuid, name=info.name, vendor="nvidia",
+                pci_bus_id=info.pci_bus_id, memory_total_mib=info.memory_total_mib,
+                power_limit_default_w=info.power_limit_default_w,
+                power_limit_min_w=info.power_limit_min_w,
+                power_limit_max_w=info.power_limit_max_w,
+                clock_sm_max_mhz=info.clock_sm_max_mhz, clock_mem_max_mhz=info.clock_mem_max_mhz)
+
+
 def _first(pair: Any) -> Any:
     return pair[0]
 
@@ -413,17 +423,7 @@ class NvmlBackend(Backend):
             instances = self._instances(gpu, values["mig_memory"], processes, saturation)
         xid = self._xids.last(info.index) if "xid_last" in due and self._xids else None
         return Device(
-            index=info.index,
-            uuid=info.uuid,
-            name=info.name,
-            vendor="nvidia",
-            pci_bus_id=info.pci_bus_id,
-            memory_total_mib=info.memory_total_mib,
-            power_limit_default_w=info.power_limit_default_w,
-            power_limit_min_w=info.power_limit_min_w,
-            power_limit_max_w=info.power_limit_max_w,
-            clock_sm_max_mhz=info.clock_sm_max_mhz,
-            clock_mem_max_mhz=info.clock_mem_max_mhz,
+            **_identity(info),
             pci_device_id=gpu.pci_ids[0],
             pci_sub_device_id=gpu.pci_ids[1],
             saturation=saturation,
@@ -767,18 +767,10 @@ class NvmlBackend(Backend):
         gpu.backoff = min(RETRY_MAX_S, gpu.backoff * 2)
 
     def _down(self, gpu: _Gpu) -> Device:
-        info = gpu.info
-        return Device(index=info.index, uuid=info.uuid, name=info.name, vendor="nvidia",
-                      pci_bus_id=info.pci_bus_id, status=gpu.status, status_reason=gpu.reason,
-                      # identity, as read while it answered: Slurm's view of a job needs it most
-                      # when one of the job's GPUs is lost
-                      minor_number=gpu.values.get("minor_number"),
-                      memory_total_mib=info.memory_total_mib,
-                      power_limit_default_w=info.power_limit_default_w,
-                      power_limit_min_w=info.power_limit_min_w,
-                      power_limit_max_w=info.power_limit_max_w,
-                      clock_sm_max_mhz=info.clock_sm_max_mhz,
-                      clock_mem_max_mhz=info.clock_mem_max_mhz)
+        # its minor number as read while it answered: Slurm's view of a job needs it most
+        # when one of the job's GPUs is lost
+        return Device(**_identity(gpu.info), status=gpu.status, status_reason=gpu.reason,
+                      minor_number=gpu.values.get("minor_number"))
 
     def _recover(self, now: float) -> None:
         """Retry failed devices whose backoff has passed, re-initialising NVML once first."""
