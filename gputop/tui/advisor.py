@@ -9,7 +9,6 @@ before the screen goes away.
 
 from __future__ import annotations
 
-import signal
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,8 +29,8 @@ from gputop.advisor.safety import missing_privilege
 from gputop.advisor.sweep import Cancelled, Progress, Sweep, SweepResult
 from gputop.backends.base import Backend, NoPermission, Unsupported
 from gputop.errors import GputopError
+from gputop.lifeline import critical
 from gputop.sampler import Sampler
-from gputop.stop_signals import catch, release
 
 RESTORE_WAIT_S = 30.0
 COLUMNS = ("limit", "draw", "saved", "slowdown", "energy/work", "perf/W", "cost", "true")
@@ -104,8 +103,6 @@ class AdvisorScreen(Screen):
         self.result: SweepResult | None = None
         self.error: str | None = None
         self.restored: list[Any] | None = None
-        self._old_handlers: dict[int, object] = {}
-        self._exit_code: int | None = None
         # (start, end) of the sweeps run here: their own lowered limits are not the job's
         self._sweeps: list[list[float | None]] = []
 
@@ -231,7 +228,6 @@ class AdvisorScreen(Screen):
         self._status(f"sweeping {', '.join(f'{w:g}' for w in plan.candidates)} W"
                      " (c: cancel and restore)")
         self._sweeps.append([snap.time, None])
-        self._install_signal_handlers()
         self.run_worker(self._sweep_thread, thread=True, exclusive=True, group="advisor")
 
     def action_cancel(self) -> None:
@@ -282,22 +278,25 @@ class AdvisorScreen(Screen):
         result = None
         error = None
         denied = None
-        try:
-            guard.begin(self.plan.originals)
-            result = sweep.run()
-        except Cancelled:
-            error = "cancelled"
-        except (NoPermission, Unsupported) as exc:
-            denied = str(exc)
-        except Exception as exc:  # shown on the screen; the finally still restores
-            error = str(exc) or type(exc).__name__
-        finally:
+        # The limits go back even if the app is being ended by force (its terminal gone): the
+        # deadline cancels the sweep and waits for this restore.
+        with critical(wrap_up=self.cancel_event.set):
             try:
-                restored = guard.finish()
-            except Exception as exc:
-                restored = None
-                error = f"{error + '; ' if error else ''}{exc}"
-            self.finished.set()
+                guard.begin(self.plan.originals)
+                result = sweep.run()
+            except Cancelled:
+                error = "cancelled"
+            except (NoPermission, Unsupported) as exc:
+                denied = str(exc)
+            except Exception as exc:  # shown on the screen; the finally still restores
+                error = str(exc) or type(exc).__name__
+            finally:
+                try:
+                    restored = guard.finish()
+                except Exception as exc:
+                    restored = None
+                    error = f"{error + '; ' if error else ''}{exc}"
+                self.finished.set()
         # post_message is thread-safe and does not wait for the UI: a screen that is closing
         # (and waiting for this thread to restore the limits) can never deadlock with it.
         self.post_message(SweepDone(result, error, denied, restored))
@@ -344,13 +343,9 @@ class AdvisorScreen(Screen):
             # the limits are back: samples from the next one on are the job's own again
             latest = self.sampler.history.snapshots()
             self._sweeps[-1][1] = latest[-1].time if latest else float("inf")
-        self._remove_signal_handlers()
         self.result = result
         self.error = error
         self.restored = restored
-        if self._exit_code is not None:
-            self.app.exit(return_code=self._exit_code)
-            return
         if not self.is_mounted:
             return
         self.query_one("#adv-progress", ProgressBar).display = result is not None
@@ -376,20 +371,7 @@ class AdvisorScreen(Screen):
         self._status(f"cannot sweep: {why}. Needed: run gputop as root (sudo) or with"
                      f" CAP_SYS_ADMIN.{cmds} The passive view below needs no privilege.", True)
 
-    # ------------------------------------------------------------------ signals
-    def _install_signal_handlers(self) -> None:
-        """SIGTERM/SIGHUP while a sweep runs: cancel, restore, then exit with 128+signal."""
-        self._old_handlers = catch(self._on_signal, (signal.SIGTERM, signal.SIGHUP))
-
-    def _remove_signal_handlers(self) -> None:
-        release(self._old_handlers)
-
-    def _on_signal(self, signum: int, frame: Any) -> None:
-        self._exit_code = 128 + signum
-        self.cancel_event.set()  # the worker restores, then on_sweep_done exits the app
-
     def _stop_and_restore(self) -> None:
         if self.running or not self.finished.is_set():
             self.cancel_event.set()
             self.finished.wait(RESTORE_WAIT_S)
-        self._remove_signal_handlers()

@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.markup import escape
@@ -28,6 +28,7 @@ from textual.widgets import Footer, Input
 from gputop import budget
 from gputop.backends.base import Backend
 from gputop.hostinfo import HostFacts, HostReader
+from gputop.lifeline import Lifeline
 from gputop.model import Snapshot
 from gputop.sampler import Sampler
 from gputop.tui.dashboard import WANTS as DASHBOARD_WANTS
@@ -35,6 +36,7 @@ from gputop.tui.dashboard import DashboardView
 from gputop.tui.header import Header
 from gputop.tui.hostline import HostLine
 from gputop.tui.processes import COLUMN_BY_KEY, COLUMNS, ProcessTable, ProcRow
+from gputop.tui.terminal import TerminalApp
 from gputop.tui.themes import APP_VARIABLES, all_themes, install_themes
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
@@ -81,7 +83,7 @@ SORT_BINDINGS = [Binding(c.sort_key, f"sort('{c.key}')", f"sort by {c.title}", s
                  for c in COLUMNS]
 
 
-class GputopApp(App[int]):
+class GputopApp(TerminalApp):
     TITLE = "gputop"
     CSS = """
     Screen { background: $background; layers: base overlay; }
@@ -95,8 +97,6 @@ class GputopApp(App[int]):
 
     BINDINGS = [
         Binding("q", "quit", "quit"),
-        # As htop, nvtop, nvitop and btop: Ctrl-C quits (status 0), also from the filter box.
-        Binding("ctrl+c", "quit", "quit", show=False, priority=True),
         Binding("question_mark", "help", "help"),
         Binding("p", "pause", "pause"),
         Binding("plus,equals_sign", "interval(1)", "slower", show=False),
@@ -210,7 +210,6 @@ class GputopApp(App[int]):
         self.first_frame_s: float | None = None
         self._t0 = time.monotonic()
         self._local_host = socket.gethostname()
-        self._remove_stop_handlers = lambda: None
         self._notices: dict = {}
         # this machine's load, read on the sampler's thread; a replayed log is another node
         self.host_reader = None if self.player is not None else HostReader()
@@ -271,9 +270,6 @@ class GputopApp(App[int]):
         self.set_interval(1.0, self._tick_clock)
         self.call_after_refresh(self._first_frame)
         self.screen_change_signal.subscribe(self, self._want_rates)
-        from gputop.tui.stop import exit_on_stop_signals
-
-        self._remove_stop_handlers = exit_on_stop_signals(lambda code: self.exit(return_code=code))
 
     def _warn_of_limits_left_changed(self) -> None:
         """An advisor run that was killed mid-sweep left some GPUs slower than they should be:
@@ -303,7 +299,6 @@ class GputopApp(App[int]):
             gc.freeze()
 
     def on_unmount(self) -> None:
-        self._remove_stop_handlers()
         self.sampler.stop(timeout=0.5)
         self._stop_recording(quiet=True)
 
@@ -875,8 +870,10 @@ def _mmss(seconds: float | None, digits: int = 0) -> str:
     return f"{m}:{whole:02d}" + (f".{part:0{digits}d}" if digits else "")
 
 
-def run_app(args: argparse.Namespace, backend: Backend, devices, first: Snapshot | None) -> int:
-    """The dashboard on an open backend (gputop.tui.launch opened it and drew the first frame)."""
+def run_app(args: argparse.Namespace, backend: Backend, devices, first: Snapshot | None,
+            lifeline: Lifeline | None = None) -> int:
+    """The dashboard on an open backend (gputop.tui.launch opened it and drew the first frame);
+    ``lifeline`` delivers the stop requests that reach the process while it runs."""
     from gputop.settings import Settings
 
     themes, warnings = all_themes()
@@ -895,6 +892,7 @@ def run_app(args: argparse.Namespace, backend: Backend, devices, first: Snapshot
                     record_fields=args.record_fields, record_dir=args.record_dir, first=first,
                     columns=settings.columns, sort=settings.sort,
                     sort_descending=settings.sort_descending)
+    app.lifeline = lifeline
     app.run()
     return app.return_code or 0
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterable
 
 from rich.text import Text
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Input, Static
@@ -33,8 +33,10 @@ from gputop.cluster.aggregate import (
 from gputop.cluster.node import NodeStatus
 from gputop.cluster.transport import Cluster
 from gputop.errors import UsageError
+from gputop.lifeline import Lifeline, Stopped, Terminal, quit_code
 from gputop.tui.keyed_table import Column, KeyedTable, Row
 from gputop.tui.processes import COLUMNS as PROCESS_COLUMNS
+from gputop.tui.terminal import TerminalApp
 
 NODE_COLUMNS = (
     Column("host", "HOST", 16, sort_key="N"),
@@ -207,7 +209,7 @@ class NodeScreen(Screen):
         self.dashboard.table.sort_by(column)
 
 
-class ClusterApp(App[int]):
+class ClusterApp(TerminalApp):
     TITLE = "gputop cluster"
     CSS = """
     Screen { background: $background; }
@@ -436,8 +438,13 @@ def run_cluster(args: argparse.Namespace, cluster: Cluster) -> int:
         raise UsageError(f"unknown theme {theme!r} (available: {', '.join(names)})")
     app = ClusterApp(cluster, interval=args.interval, theme=theme, themes=themes,
                      theme_warnings=warnings)
-    try:
-        app.run()
-    finally:
-        cluster.stop()
+    with Lifeline(quit_code, Terminal()) as lifeline:
+        app.lifeline = lifeline
+        try:
+            app.run()
+        except Stopped as stop:  # before the app's first event: nothing was drawn yet
+            return stop.code
+        finally:
+            lifeline.detach()
+            cluster.stop()
     return app.return_code or 0

@@ -12,6 +12,8 @@ import os
 import sys
 
 from gputop.errors import UsageError
+from gputop.lifeline import Lifeline, Stopped, Terminal, quit_code
+from gputop.selection import select_devices
 
 SLOW_OPEN_NOTICE_S = 0.5
 
@@ -19,29 +21,31 @@ SLOW_OPEN_NOTICE_S = 0.5
 def open_backend_telling_why(opener, notice_after: float = SLOW_OPEN_NOTICE_S,
                              stream=None):
     """Open a backend; if it takes a while (npu-smi's first answer can take seconds), say so on
-    the terminal instead of leaving it blank as if gputop had hung."""
-    import sys
+    the terminal instead of leaving it blank as if gputop had hung.
+
+    The backend opens in this (the main) thread, so that a stop signal raised here unwinds
+    through the backend's own clean-up (an npu-smi child killed); a timer prints the notice."""
     import threading
 
     stream = stream or sys.stderr
-    result: dict = {}
+    lock = threading.Lock()
+    opened = threading.Event()
 
-    def target() -> None:
-        try:
-            result["backend"] = opener()
-        except BaseException as exc:  # handed to the caller's thread below
-            result["error"] = exc
+    def notice() -> None:
+        with lock:  # never after the open returned: the preview may be on the screen by then
+            if not opened.is_set():
+                print("gputop: waiting for the first reading from the device tool…",
+                      file=stream, flush=True)
 
-    thread = threading.Thread(target=target, name="gputop-open", daemon=True)
-    thread.start()
-    thread.join(notice_after)
-    if thread.is_alive():
-        print("gputop: waiting for the first reading from the device tool…", file=stream,
-              flush=True)
-        thread.join()
-    if "error" in result:
-        raise result["error"]
-    return result["backend"]
+    timer = threading.Timer(notice_after, notice)
+    timer.daemon = True
+    timer.start()
+    try:
+        return opener()
+    finally:
+        timer.cancel()
+        with lock:
+            opened.set()
 
 
 def checked_record_fields(text: str | None) -> str | None:
@@ -66,8 +70,9 @@ def first_frame_text(snap, columns: int, rows: int) -> str:
     return "\r\n".join(line[:columns] for line in lines)
 
 
-def draw_first_frame(snap, stream=None) -> bool:
-    """Write the pre-frame to the terminal's alternate screen; False where stdout is no TTY."""
+def draw_first_frame(snap, stream=None, terminal: Terminal | None = None) -> bool:
+    """Write the pre-frame to the terminal's alternate screen; False where stdout is no TTY.
+    ``terminal`` is marked taken before the first byte, so that any way out puts it back."""
     stream = stream or sys.__stdout__
     try:
         if stream is None or not stream.isatty():
@@ -75,16 +80,12 @@ def draw_first_frame(snap, stream=None) -> bool:
         size = os.get_terminal_size(stream.fileno())
     except (OSError, ValueError):
         return False
+    if terminal is not None:
+        terminal.taken = True
     # alternate screen, home, clear: Textual enters the same screen and repaints over it
     stream.write("\x1b[?1049h\x1b[H\x1b[2J" + first_frame_text(snap, size.columns, size.lines))
     stream.flush()
     return True
-
-
-def leave_first_frame(stream=None) -> None:
-    stream = stream or sys.__stdout__
-    stream.write("\x1b[?1049l")
-    stream.flush()
 
 
 def import_asyncio_without_tls() -> None:
@@ -101,36 +102,43 @@ def import_asyncio_without_tls() -> None:
 
 
 def run_dashboard(args: argparse.Namespace) -> int:
-    from gputop.backends import open_backend
-    from gputop.options import backend_options
-    from gputop.selection import select_devices
+    """Open the backend, draw the text preview and run the dashboard, all under one lifeline:
+    from before the first byte reaches the terminal, every way out gives it back."""
     from gputop.tui.wants import DASHBOARD
 
     record_fields = checked_record_fields(args.record_fields)
     if not os.path.isdir(args.record_dir):
         raise UsageError(f"--record-dir {args.record_dir!r} is not a folder")
     args.record_fields = record_fields
-    # The dashboard alone may fall back to the simulator: it says so, loudly, on the screen.
-    backend = open_backend_telling_why(
-        lambda: open_backend(args.backend, backend_options(args), simulate_if_absent=True))
-    drawn = False
-    try:
-        devices = select_devices(args.ids, backend.info().devices)
-        first = None
-        if getattr(backend, "player", None) is None:  # a replay starts where its player is
-            try:
-                first = backend.sample(devices, wants=DASHBOARD)
-            except Exception:  # the sampler will say what went wrong, in the dashboard
-                first = None
-        drawn = first is not None and draw_first_frame(first)
-        import_asyncio_without_tls()
-        from gputop.tui.app import run_app
-
+    terminal = Terminal()
+    with Lifeline(quit_code, terminal) as lifeline:
+        backend = None
         try:
-            return run_app(args, backend, devices, first)
-        except BaseException:
-            if drawn:  # a bad theme is found after the pre-frame: leave the screen clean
-                leave_first_frame()
-            raise
-    finally:
-        backend.close()
+            backend = open_backend_telling_why(lambda: _open(args))
+            devices = select_devices(args.ids, backend.info().devices)
+            first = None
+            if getattr(backend, "player", None) is None:  # a replay starts where its player is
+                try:
+                    first = backend.sample(devices, wants=DASHBOARD)
+                except Exception:  # the sampler will say what went wrong, in the dashboard
+                    first = None
+            if first is not None:
+                draw_first_frame(first, terminal=terminal)
+            import_asyncio_without_tls()
+            from gputop.tui.app import run_app
+
+            return run_app(args, backend, devices, first, lifeline)
+        except Stopped as stop:
+            return stop.code
+        finally:
+            lifeline.detach()  # a signal from here on only bounds the exit
+            if backend is not None:
+                backend.close()
+
+
+def _open(args: argparse.Namespace):
+    from gputop.backends import open_backend
+    from gputop.options import backend_options
+
+    # The dashboard alone may fall back to the simulator: it says so, loudly, on the screen.
+    return open_backend(args.backend, backend_options(args), simulate_if_absent=True)

@@ -1,0 +1,162 @@
+"""The Textual side of owning a terminal: a driver that survives the terminal going away, and the
+app base that takes stop requests from :class:`gputop.lifeline.Lifeline` and exits in bounded time.
+
+Textual's Linux driver has two traps for a terminal that hangs up (an SSH session dropping, a tmux
+server killed), both met in the field:
+
+- a hang-up brings SIGHUP *and* SIGCONT; the driver's SIGCONT handler restarts application mode
+  whether or not it had suspended it, on a terminal that is gone: the new writer thread dies on
+  its first write (EIO) and every later write waits forever on its full queue, the app's
+  shutdown included;
+- the input thread turns the read's EIO into a panic (a traceback and exit status 1).
+
+:class:`TerminalDriver` resumes only what it suspended itself, drops writes to a dead terminal
+instead of raising in the writer thread, and turns a failed read into a hang-up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, TextIO
+
+from textual.app import App
+from textual.binding import Binding
+from textual.driver import Driver
+from textual.drivers.linux_driver import LinuxDriver
+
+from gputop.lifeline import HANGUP_CODE, Lifeline
+
+
+class TerminalApp(App[int]):
+    """An app that owns its terminal until it exits.
+
+    Set ``lifeline`` before ``run()``: from the app's first event on, stop requests (signals, the
+    terminal lost, the parent gone) become ``exit(return_code=code)``, and every exit, whatever
+    asked for it, is bounded by the lifeline's deadline.
+    """
+
+    lifeline: Lifeline | None = None
+    BINDINGS = [
+        # As htop, nvtop, nvitop and btop: Ctrl-C quits (status 0), also from a filter box.
+        Binding("ctrl+c", "quit", "quit", show=False, priority=True),
+    ]
+
+    def get_driver_class(self) -> type[Driver]:
+        driver = super().get_driver_class()
+        # textual-serve's web driver (TEXTUAL_DRIVER) and the headless one are left as they are
+        return TerminalDriver if driver is LinuxDriver else driver
+
+    def on_load(self) -> None:
+        """Take stop requests on this app's loop, before the driver touches the terminal."""
+        if self.lifeline is None:
+            return
+        loop = asyncio.get_running_loop()
+
+        def stop(code: int) -> None:  # any thread, or a signal handler in the main thread
+            try:
+                loop.call_soon_threadsafe(self._stop_requested, code)
+            except RuntimeError:  # the loop is closed: the app has ended already
+                pass
+
+        self.lifeline.attach(stop)
+
+    _started = False
+    _stop_code: int | None = None
+
+    def _stop_requested(self, code: int) -> None:
+        if self._started:
+            self.exit(return_code=code)
+        else:  # half-built widgets cannot be torn down cleanly: stop once they are built
+            self._stop_code = code
+
+    def on_mount(self) -> None:
+        """Carry out a stop that came while the app was starting (this base class's handler
+        runs after the subclass's, when the whole screen is built)."""
+        self._started = True
+        if self._stop_code is not None:
+            self.exit(return_code=self._stop_code)
+
+    def exit(self, result: int | None = None, return_code: int = 0,
+             message: Any = None) -> None:
+        """Exit as Textual does, with the lifeline's deadline started first."""
+        if self.lifeline is not None:
+            self.lifeline.arm(return_code)
+        super().exit(result, return_code, message)
+
+
+class _DroppingWhenGone:
+    """The terminal stream as Textual's writer thread sees it: once a write fails (the terminal
+    hung up), later writes are dropped instead of raised, so the writer thread keeps draining its
+    queue and nothing that writes ever waits on it."""
+
+    def __init__(self, stream: TextIO, on_gone) -> None:
+        self._stream = stream
+        self._on_gone = on_gone
+        self.gone = False
+
+    def write(self, text: str) -> None:
+        if not self.gone:
+            try:
+                self._stream.write(text)
+            except (OSError, ValueError):
+                self._lost()
+
+    def flush(self) -> None:
+        if not self.gone:
+            try:
+                self._stream.flush()
+            except (OSError, ValueError):
+                self._lost()
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+    def isatty(self) -> bool:
+        return True
+
+    def _lost(self) -> None:
+        self.gone = True
+        self._on_gone()
+
+
+class TerminalDriver(LinuxDriver):
+    """Textual's Linux driver for a terminal that may go away at any moment (see the module)."""
+
+    def __init__(self, app: App, **kwargs: Any) -> None:
+        super().__init__(app, **kwargs)
+        self._lifeline = app.lifeline if isinstance(app, TerminalApp) else None
+        self._file = _DroppingWhenGone(self._file, self._hung_up)
+
+    def _hung_up(self) -> None:
+        if self._lifeline is not None:
+            self._lifeline.request(HANGUP_CODE)
+
+    def _sigcont_application(self, *_: object) -> None:
+        # Only a resume after this driver's own suspend (Ctrl-Z): the SIGCONT that comes with a
+        # hang-up must not start application mode again on a terminal that is gone.
+        if self._must_signal_resume and not self._terminal_lost():
+            super()._sigcont_application()
+
+    def _terminal_lost(self) -> bool:
+        terminal = self._lifeline.terminal if self._lifeline is not None else None
+        return terminal is not None and terminal.lost()
+
+    def start_application_mode(self) -> None:
+        terminal = self._lifeline.terminal if self._lifeline is not None else None
+        if terminal is not None:
+            terminal.taken = True  # from before the first byte: a forced end puts it back
+        super().start_application_mode()
+
+    def close(self) -> None:
+        super().close()  # the writer thread has written everything, the restore included
+        terminal = self._lifeline.terminal if self._lifeline is not None else None
+        if terminal is not None:
+            terminal.taken = False
+
+    def run_input_thread(self) -> None:
+        try:
+            super().run_input_thread()
+        except OSError:
+            if self._lifeline is None:
+                raise
+            self._hung_up()  # EIO: the terminal hung up; not a crash to panic over
