@@ -1,8 +1,14 @@
 """The exporter's HTTP server: ``/metrics`` serves the exposition rendered from the sampler's
 latest snapshot (a scrape never reaches the device, so scrapers add no device load) and
-``/health`` answers 200 once a fresh snapshot exists (503 with the reason before that, or when
-sampling stalls). dcgm-exporter serves ``/health`` too, so existing probes keep working. The
-connection handling (time-outs, bounds, TLS) is ``httpd``'s.
+``/health`` answers 200 while that snapshot is fresh and every device in it reads ``ok``.
+dcgm-exporter serves ``/health`` too, so existing probes keep working.
+
+A failure shows from the first sample that sees it: a device whose reads fail is in the
+snapshot with its status (``gputop_device_status``), and ``/health`` answers 503 naming it; a
+sample that fails as a whole, or a snapshot older than ``stale_after`` (a sampler stuck in a
+driver call), makes ``/metrics`` answer 503 too, so that Prometheus marks the target down and
+its series stale instead of recording the last values as current. The connection handling
+(time-outs, bounds, TLS) is ``httpd``'s.
 """
 
 from __future__ import annotations
@@ -16,8 +22,16 @@ from gputop.exporter.httpd import BoundedHandler, BoundedServer, Limits, Log, de
 from gputop.exporter.own import Options
 from gputop.exporter.webconfig import WebConfig
 from gputop.model import Snapshot
+from gputop.userfile import one_line
 
 TEXT = "text/plain; charset=utf-8"
+
+
+def device_trouble(snap: Snapshot) -> str | None:
+    """Say which devices are not ``ok`` and why, for /health; None when all are."""
+    bad = [f"GPU {d.index} {d.status}" + (f" ({d.status_reason})" if d.status_reason else "")
+           for d in snap.devices if d.status != "ok"]
+    return one_line("; ".join(bad), 500) if bad else None
 
 
 class Latest:
@@ -30,16 +44,18 @@ class Latest:
         self._lock = threading.Lock()
         self.body: bytes | None = None
         self.received: float | None = None
-        self.problem: str | None = "no snapshot yet"
+        self.problem: str | None = "no snapshot yet"  # why there is nothing to serve
+        self.trouble: str | None = None  # which served devices are not ok
 
     def publish(self, snap: Snapshot) -> None:
         body = exposition.render(collect.families(snap, self.opts, self.version))
+        trouble = device_trouble(snap)
         with self._lock:
-            self.body, self.received, self.problem = body, self.clock(), None
+            self.body, self.received, self.problem, self.trouble = body, self.clock(), None, trouble
 
     def failed(self, exc: BaseException) -> None:
         with self._lock:
-            self.problem = f"sampling failed: {exc}"
+            self.body, self.problem = None, f"sampling failed: {one_line(str(exc) or repr(exc))}"
 
     def read(self) -> tuple[bytes | None, float | None, str | None]:
         with self._lock:
@@ -47,17 +63,18 @@ class Latest:
 
     def answer(self, path: str, stale_after: float) -> tuple[int, bytes, str]:
         """The status, body and content type of a GET of ``path``."""
-        body, received, problem = self.read()
+        with self._lock:
+            body, received, problem, trouble = self.body, self.received, self.problem, self.trouble
+        age = None if received is None else self.clock() - received
+        if problem is None and age is not None and age > stale_after:
+            problem = f"last snapshot {age:.0f} s ago"
         if path == "/metrics":
-            if body is None:
+            if problem is not None or body is None:
                 return 503, f"{problem}\n".encode(), TEXT
             return 200, body, exposition.CONTENT_TYPE
         if path == "/health":
-            age = None if received is None else self.clock() - received
-            if age is not None and age <= stale_after:
-                return 200, b"OK\n", TEXT
-            reason = problem or f"last snapshot {age:.0f} s ago"
-            return 503, f"{reason}\n".encode(), TEXT
+            reason = problem or trouble
+            return (503, f"{reason}\n".encode(), TEXT) if reason else (200, b"OK\n", TEXT)
         if path == "/":
             return 200, b"gputop exporter: /metrics, /health\n", TEXT
         return 404, b"not found\n", TEXT
