@@ -20,7 +20,7 @@ from collections.abc import Callable
 from gputop.exporter import collect, exposition
 from gputop.exporter.httpd import BoundedHandler, BoundedServer, Limits, Log, default_log
 from gputop.exporter.own import Options
-from gputop.exporter.webconfig import WebConfig
+from gputop.exporter.webconfig import Busy, WebConfig
 from gputop.model import Snapshot
 from gputop.userfile import one_line
 
@@ -85,7 +85,12 @@ def make_handler(latest: Latest, web: WebConfig, stale_after: float) -> type[Bou
         server_version = "gputop-exporter"
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            if not web.authorized(self.headers.get("Authorization")):
+            try:
+                authorized = web.authorized(self.headers.get("Authorization"))
+            except Busy as exc:
+                self._send(503, f"{exc}\n".encode(), TEXT, {"Retry-After": "1"})
+                return
+            if not authorized:
                 self._send(401, b"Unauthorized\n", TEXT,
                            {"WWW-Authenticate": 'Basic realm="gputop"'})
                 return

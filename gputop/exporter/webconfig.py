@@ -58,6 +58,11 @@ _TLS_KEYS = {"cert_file", "key_file", "client_auth_type", "client_ca_file", "min
 _BCRYPT = re.compile(r"\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}")
 _B64 = "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 REMEMBERED = 1024  # refused credentials remembered (oldest forgotten first)
+QUEUED = 8  # new credentials waiting for the one bcrypt at a time; more are told to retry
+
+
+class Busy(Exception):
+    """Too many new credentials are waiting to be checked: retry later (a 503, not a 401)."""
 
 
 def bcrypt_problem(hashed: str) -> str | None:
@@ -84,7 +89,9 @@ class Credentials:
     Verified credentials are at most one per user and password; refused ones are bounded
     (REMEMBERED, oldest forgotten). One bcrypt runs at a time: password guessers share one core
     instead of taking every core from the scrapes, and two requests with the same new
-    credential cost one bcrypt, not two."""
+    credential cost one bcrypt, not two. At most QUEUED new credentials wait for it; the next
+    is told to retry (Busy) at once, so that guessers cannot hold every connection the server
+    has while a known scraper waits for one."""
 
     def __init__(self, users: dict[str, bytes]) -> None:
         self.users = users
@@ -95,27 +102,36 @@ class Credentials:
         self._verified: set[bytes] = set()
         self._refused: OrderedDict[bytes, None] = OrderedDict()
         self._lock = threading.Lock()
+        self._queue = threading.BoundedSemaphore(QUEUED + 1)  # the one checking, and those waiting
 
     def check(self, user: str, password: bytes) -> bool:
-        """Whether ``user`` exists and ``password`` is theirs."""
+        """Whether ``user`` exists and ``password`` is theirs; Busy if too many new credentials
+        are waiting to be checked."""
         key = hmac.new(self._key, user.encode() + b":" + password, hashlib.sha256).digest()
         known = self._known(key)
         if known is not None:
             return known
-        with self._lock:  # one bcrypt at a time; the holder before us may have settled it
-            known = self._known(key)
-            if known is not None:
-                return known
-            hashed = self.users.get(user)
-            ok = _checkpw(password, self._decoy if hashed is None else hashed) and \
-                hashed is not None
-            if ok:
-                self._verified.add(key)
-            else:
-                self._refused[key] = None
-                while len(self._refused) > REMEMBERED:
-                    self._refused.popitem(last=False)
-            return ok
+        if not self._queue.acquire(blocking=False):
+            raise Busy("too many logins are being checked: retry")
+        try:
+            with self._lock:  # one bcrypt at a time; the holder before us may have settled it
+                return self._verify(key, user, password)
+        finally:
+            self._queue.release()
+
+    def _verify(self, key: bytes, user: str, password: bytes) -> bool:
+        known = self._known(key)
+        if known is not None:
+            return known
+        hashed = self.users.get(user)
+        ok = _checkpw(password, self._decoy if hashed is None else hashed) and hashed is not None
+        if ok:
+            self._verified.add(key)
+        else:
+            self._refused[key] = None
+            while len(self._refused) > REMEMBERED:
+                self._refused.popitem(last=False)
+        return ok
 
     def _known(self, key: bytes) -> bool | None:
         if key in self._verified:
@@ -144,7 +160,8 @@ class WebConfig:
         object.__setattr__(self, "credentials", Credentials(self.users))
 
     def authorized(self, header: str | None) -> bool:
-        """Whether an Authorization header names a configured user with the right password."""
+        """Whether an Authorization header names a configured user with the right password
+        (Busy: not known yet, and too many others are waiting to be checked)."""
         if not self.users:
             return True
         if not header or not header.startswith("Basic "):

@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import bcrypt
@@ -17,7 +18,7 @@ import pytest
 
 from gputop.errors import UsageError
 from gputop.exporter import webconfig
-from tests.exporter.hostile import self_signed, serving
+from tests.exporter.hostile import self_signed, serving, wait_until
 from tests.exporter.prom_harness import ROOT, get
 
 # ---------------------------------------------------------------------------- basic auth
@@ -178,3 +179,33 @@ def _fifo(path: Path) -> str:
 def _write(path: Path, text: str, encoding: str = "utf-8") -> str:
     path.write_text(text, encoding=encoding)
     return str(path)
+
+
+def test_guessers_beyond_the_queue_are_told_to_retry_and_a_known_scraper_stays_fast(
+        monkeypatch, counted_bcrypt):
+    web = web_with(alice="s3cret")
+    assert web.authorized(auth("alice", "s3cret"))  # the scraper's credential, verified
+    release = threading.Event()
+    real = bcrypt.checkpw
+    monkeypatch.setattr(bcrypt, "checkpw", lambda pw, hashed: release.wait(10) and real(pw, hashed))
+    outcomes: list[str] = []
+
+    def guess(i: int) -> None:
+        try:
+            outcomes.append("refused" if not web.authorized(auth("alice", f"g{i}")) else "in")
+        except webconfig.Busy:
+            outcomes.append("busy")
+
+    guessers = [threading.Thread(target=guess, args=(i,)) for i in range(webconfig.QUEUED + 6)]
+    for t in guessers:
+        t.start()
+    try:
+        assert wait_until(lambda: outcomes.count("busy") == 5, 3)  # told at once, not queued
+        started = time.monotonic()
+        assert web.authorized(auth("alice", "s3cret"))  # no bcrypt, no queue
+        assert time.monotonic() - started < 0.05
+    finally:
+        release.set()
+        for t in guessers:
+            t.join(10)
+    assert outcomes.count("refused") == webconfig.QUEUED + 1
