@@ -37,6 +37,9 @@ def families(snap: Snapshot, opts: Options, version: str) -> list[Metric]:
     stamp.add_sample("gputop_snapshot_timestamp_seconds", host, snap.time)
     status = Metric("gputop_device_status",
                     "1 for the device's status (ok, lost, error), 0 for the others.", "gauge")
+    age = Metric("gputop_device_data_age_seconds",
+                 "How old the device's readings are, where the backend serves cached readings "
+                 "(npu-smi).", "gauge")
     total = Metric("gputop_memory_total_bytes", "Device memory size.", "gauge")
     limit = Metric("gputop_power_limit_watts", "Enforced power limit.", "gauge")
     events = Metric("gputop_clock_event_active",
@@ -53,6 +56,8 @@ def families(snap: Snapshot, opts: Options, version: str) -> list[Metric]:
         for name in DEVICE_STATUSES:
             status.add_sample(status.name, {**labels, "status": name},
                               1.0 if dev.status == name else 0.0)
+        if dev.data_age_s is not None:
+            age.add_sample(age.name, labels, dev.data_age_s)
         if dev.memory_total_mib is not None:
             total.add_sample(total.name, labels, dev.memory_total_mib * MIB)
         if dev.power_limit_w is not None:
@@ -79,4 +84,4 @@ def families(snap: Snapshot, opts: Options, version: str) -> list[Metric]:
     for h in snap.hints:
         hint.add_sample(hint.name, {**host, "gpu": "" if h.device is None else str(h.device),
                                     "code": h.code, "severity": h.severity}, 1.0)
-    return [info, stamp, status, total, limit, events, source, hint, proc_mem, proc_sm]
+    return [info, stamp, status, age, total, limit, events, source, hint, proc_mem, proc_sm]

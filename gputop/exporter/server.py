@@ -1,19 +1,37 @@
 """The exporter's HTTP server: ``/metrics`` serves the exposition rendered from the sampler's
 latest snapshot (a scrape never reaches the device, so scrapers add no device load) and
-``/health`` answers 200 once a fresh snapshot exists (503 with the reason before that, or when
-sampling stalls). dcgm-exporter serves ``/health`` too, so existing probes keep working."""
+``/health`` answers 200 while that snapshot is fresh and every device in it reads ``ok``.
+dcgm-exporter serves ``/health`` too, so existing probes keep working.
+
+A failure shows from the first sample that sees it: a device whose reads fail is in the
+snapshot with its status (``gputop_device_status``), and ``/health`` answers 503 naming it; a
+sample that fails as a whole, or a snapshot older than ``stale_after`` (a sampler stuck in a
+driver call), makes ``/metrics`` answer 503 too, so that Prometheus marks the target down and
+its series stale instead of recording the last values as current. The connection handling
+(time-outs, bounds, TLS) is ``httpd``'s.
+"""
 
 from __future__ import annotations
 
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from gputop.exporter import collect, exposition
+from gputop.exporter.httpd import BoundedHandler, BoundedServer, Limits, Log, default_log
 from gputop.exporter.own import Options
-from gputop.exporter.webconfig import WebConfig
+from gputop.exporter.webconfig import Busy, WebConfig
 from gputop.model import Snapshot
+from gputop.userfile import one_line
+
+TEXT = "text/plain; charset=utf-8"
+
+
+def device_trouble(snap: Snapshot) -> str | None:
+    """Say which devices are not ``ok`` and why, for /health; None when all are."""
+    bad = [f"GPU {d.index} {d.status}" + (f" ({d.status_reason})" if d.status_reason else "")
+           for d in snap.devices if d.status != "ok"]
+    return one_line("; ".join(bad), 500) if bad else None
 
 
 class Latest:
@@ -26,51 +44,57 @@ class Latest:
         self._lock = threading.Lock()
         self.body: bytes | None = None
         self.received: float | None = None
-        self.problem: str | None = "no snapshot yet"
+        self.problem: str | None = "no snapshot yet"  # why there is nothing to serve
+        self.trouble: str | None = None  # which served devices are not ok
 
     def publish(self, snap: Snapshot) -> None:
         body = exposition.render(collect.families(snap, self.opts, self.version))
+        trouble = device_trouble(snap)
         with self._lock:
-            self.body, self.received, self.problem = body, self.clock(), None
+            self.body, self.received, self.problem, self.trouble = body, self.clock(), None, trouble
 
     def failed(self, exc: BaseException) -> None:
         with self._lock:
-            self.problem = f"sampling failed: {exc}"
+            self.body, self.problem = None, f"sampling failed: {one_line(str(exc) or repr(exc))}"
 
     def read(self) -> tuple[bytes | None, float | None, str | None]:
         with self._lock:
             return self.body, self.received, self.problem
 
+    def answer(self, path: str, stale_after: float) -> tuple[int, bytes, str]:
+        """The status, body and content type of a GET of ``path``."""
+        with self._lock:
+            body, received, problem, trouble = self.body, self.received, self.problem, self.trouble
+        age = None if received is None else self.clock() - received
+        if problem is None and age is not None and age > stale_after:
+            problem = f"last snapshot {age:.0f} s ago"
+        if path == "/metrics":
+            if problem is not None or body is None:
+                return 503, f"{problem}\n".encode(), TEXT
+            return 200, body, exposition.CONTENT_TYPE
+        if path == "/health":
+            reason = problem or trouble
+            return (503, f"{reason}\n".encode(), TEXT) if reason else (200, b"OK\n", TEXT)
+        if path == "/":
+            return 200, b"gputop exporter: /metrics, /health\n", TEXT
+        return 404, b"not found\n", TEXT
 
-def make_handler(latest: Latest, web: WebConfig, stale_after: float):
-    class Handler(BaseHTTPRequestHandler):
+
+def make_handler(latest: Latest, web: WebConfig, stale_after: float) -> type[BoundedHandler]:
+    class Handler(BoundedHandler):
         server_version = "gputop-exporter"
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True  # headers and body go out without waiting for an ACK
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            if not web.authorized(self.headers.get("Authorization")):
-                self._send(401, b"Unauthorized\n", "text/plain; charset=utf-8",
+            try:
+                authorized = web.authorized(self.headers.get("Authorization"))
+            except Busy as exc:
+                self._send(503, f"{exc}\n".encode(), TEXT, {"Retry-After": "1"})
+                return
+            if not authorized:
+                self._send(401, b"Unauthorized\n", TEXT,
                            {"WWW-Authenticate": 'Basic realm="gputop"'})
                 return
-            path = self.path.split("?", 1)[0]
-            body, received, problem = latest.read()
-            if path == "/metrics":
-                if body is None:
-                    self._send(503, f"{problem}\n".encode(), "text/plain; charset=utf-8")
-                else:
-                    self._send(200, body, exposition.CONTENT_TYPE)
-            elif path == "/health":
-                age = None if received is None else latest.clock() - received
-                if age is not None and age <= stale_after:
-                    self._send(200, b"OK\n", "text/plain; charset=utf-8")
-                else:
-                    reason = problem or f"last snapshot {age:.0f} s ago"
-                    self._send(503, f"{reason}\n".encode(), "text/plain; charset=utf-8")
-            elif path == "/":
-                self._send(200, b"gputop exporter: /metrics, /health\n", "text/plain; charset=utf-8")
-            else:
-                self._send(404, b"not found\n", "text/plain; charset=utf-8")
+            self._send(*latest.answer(self.path.split("?", 1)[0], stale_after))
 
         def _send(self, code: int, body: bytes, ctype: str,
                   extra: dict[str, str] | None = None) -> None:
@@ -82,21 +106,10 @@ def make_handler(latest: Latest, web: WebConfig, stale_after: float):
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
-            pass  # a scrape a second is not worth a log line
-
     return Handler
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    block_on_close = False
-
-
-def serve(host: str, port: int, latest: Latest, web: WebConfig, stale_after: float) -> Server:
-    server = Server((host, port), make_handler(latest, web, stale_after))
-    if web.tls is not None:
-        server.socket = web.tls.wrap_socket(server.socket, server_side=True,
-                                            do_handshake_on_connect=False)
-    return server
+def serve(host: str, port: int, latest: Latest, web: WebConfig, stale_after: float,
+          limits: Limits | None = None, log: Log = default_log) -> BoundedServer:
+    return BoundedServer((host, port), make_handler(latest, web, stale_after), limits,
+                         tls=web.tls, log=log)

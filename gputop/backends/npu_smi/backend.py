@@ -3,6 +3,12 @@
 `npu-smi info` can take seconds on an 8-NPU node, so it never runs on a consumer's thread: a
 worker thread refreshes the table, another runs the `info -t …` enrichments at a slower cadence,
 and sample() returns at once with the last good readings and their age (``Device.data_age_s``).
+
+A read that failed (npu-smi exited with an error, printed what is not a table, or did not answer
+within its timeout) makes every chip's status "error" from the next sample on, its reason naming
+the failure and the readings' age: a consumer that serves these readings on (the exporter, the
+agent) must not present a device it cannot read as healthy. The last good readings stay in the
+Device, aged, for a consumer that wants to show them.
 """
 
 from __future__ import annotations
@@ -70,7 +76,6 @@ class NpuSmiBackend(Backend):
         enrich_s: float = ENRICH_S,
         enrich_gap_s: float = ENRICH_GAP_S,
         timeout_s: float | None = None,
-        stale_after_s: float | None = None,
         clock: Clock = REAL_CLOCK,
     ) -> None:
         self.options = options
@@ -78,7 +83,6 @@ class NpuSmiBackend(Backend):
         self.enrich_s = enrich_s
         self.enrich_gap_s = enrich_gap_s
         self.timeout_s = timeout_s
-        self.stale_after_s = stale_after_s
         self.clock = clock
         self._runner: Runner | None = None
         self._lock = threading.Lock()
@@ -104,8 +108,6 @@ class NpuSmiBackend(Backend):
         executable = find_npu_smi(self.options.npu_smi)
         timeout = self.timeout_s if self.timeout_s is not None else timeout_from_env()
         self.timeout_s = timeout
-        if self.stale_after_s is None:
-            self.stale_after_s = max(4 * timeout, 30.0)
         self._runner = Runner(executable, timeout)
         # The first table is read here, so that the first sample (`gputop snapshot`) has data;
         # bounded by the timeout like every other read.
@@ -170,11 +172,10 @@ class NpuSmiBackend(Backend):
             changes: dict[str, Any] = {"data_age_s": age}
             if error is not None and dev.status != "lost":
                 note = f"npu-smi's last read failed ({error}); readings are {age:.0f} s old"
+                changes["status"] = "error"
                 changes["status_reason"] = (
                     note if not dev.status_reason else f"{dev.status_reason}; {note}"
                 )
-                if self.stale_after_s is not None and age > self.stale_after_s:
-                    changes["status"] = "error"
             out.append(replace(dev, **changes))
         hints = tuple(h for h in health_hints(out, health) if wanted is None or h.device in wanted)
         return Snapshot(
