@@ -1,6 +1,7 @@
 """The dashboard and the cluster view show hostile names as text: what reaches the terminal (the
 compositor's whole frame, as Textual writes it) holds no control character but Textual's own
-colour and cursor sequences, on every screen a name is shown in.
+colour and cursor sequences, on every screen a name is shown in; in a real terminal (tmux) a
+process named ``ESC ]0;pwned`` leaves the window's title alone.
 
 The names are real: real processes choose their ``argv[0]`` and ``comm`` (tests/hostile.py),
 sit in real cgroups named as Slurm (a hostile step id) and LXC (a hostile container name) name
@@ -11,12 +12,18 @@ such as ``[@click=app.quit]`` stays text."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import signal
 import socket
+import sys
 import time
 
+import cfake
 import hostile
 import pytest
+from test_terminal import Pane
 from tui_helpers import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse fixtures
 
 from gputop.backends.attribution import Attribution, Places
@@ -228,3 +235,35 @@ async def test_the_cluster_view_shows_hostile_hosts_reasons_and_users_as_text(no
         assert_inert(app, "the node's dashboard")
         assert "node^[]0;host^G\\u202e" in screen_text(app)
         assert app.is_running
+
+
+def test_in_a_real_terminal_a_hostile_name_leaves_the_window_title_alone(tmp_path):
+    """The dashboard on the C fake of NVML (tests/cfake.py), in tmux on its own socket: before
+    the fix the escapes process retitled the window "pwned" and cleared the screen."""
+    for why in (cfake.available(), None if shutil.which("tmux") else "tmux is needed"):
+        if why is not None:
+            pytest.fail(why)
+    folder = cfake.build(tmp_path / "fakenvml")
+    with hostile.Hostiles() as procs:
+        env = {"TERM": "xterm-256color", "LD_LIBRARY_PATH": str(folder),
+               "FAKENVML_CONFIG": str(procs.nvml_config(folder / "hostile.conf")),
+               "XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_STATE_HOME": str(tmp_path / "st"),
+               "COLUMNS": "200", "LINES": "40"}  # not what pytest's environment may say
+        pane = Pane(tmp_path, f"{sys.executable} -m gputop --backend nvml", env, size=(200, 40))
+        gputop = None
+        try:
+            pane.wait_for("gpj.exe", 30)
+            gputop = pane.gputop_pid()
+            assert pane.flag("pane_title") != "pwned"
+            screen = pane.screen()
+            assert "/opt/^[]0;pwned^G^[[2J^[]52;c;ZXZpbA==^G" in screen
+            assert "/usr/bin/x^J31337,/usr/bin/forged" in screen and "BAD\ufffd\ufffd 3600" in screen
+            pane.tmux("send-keys", "-t", "t", "q")
+            assert pane.exit_status(10) == 0
+        finally:
+            if gputop is not None:
+                try:
+                    os.kill(gputop, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            pane.close()
