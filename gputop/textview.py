@@ -1,4 +1,7 @@
-"""The compact, gpustat-like text view of one snapshot (no Textual: it must start fast)."""
+"""The compact, gpustat-like text view of one snapshot (no Textual: it must start fast).
+
+Every name in it (host, device, user, process) and every message is shown through
+``gputop.visible``: a process named ``ESC ]0;…`` is printed as ``^[]0;…``, never obeyed."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import time
 from typing import TextIO
 
 from gputop.model import Device, Snapshot
+from gputop.visible import visible
 
 _RESET = "\x1b[0m"
 _BOLD = "\x1b[1m"
@@ -40,9 +44,9 @@ def device_line(dev: Device, color: bool) -> str:
     def c(code: str, text: str) -> str:
         return f"{code}{text}{_RESET}" if color else text
 
-    head = f"[{dev.index}] {dev.name or 'unknown device':<24.24}"
+    head = f"[{dev.index}] {visible(dev.name or 'unknown device'):<24.24}"
     if dev.status != "ok":
-        reason = f" ({dev.status_reason})" if dev.status_reason else ""
+        reason = f" ({visible(dev.status_reason)})" if dev.status_reason else ""
         return f"{c(_CYAN, head)} | {c(_RED + _BOLD, dev.status.upper() + reason)}"
     temp = c(_level(None if dev.temperature_c is None else dev.temperature_c + 10),
              _fmt(dev.temperature_c, ".0f", "°C"))
@@ -51,7 +55,8 @@ def device_line(dev: Device, color: bool) -> str:
             f"{_fmt(dev.memory_used_mib, '5.0f')} / {_fmt(dev.memory_total_mib, '5.0f')} MiB")
     power = c(_MAGENTA, f"{_fmt(dev.power_draw_w, '3.0f')} / {_fmt(dev.power_limit_w, '3.0f')} W")
     procs = " ".join(
-        f"{p.user or '?'}:{p.name or '?'}/{p.pid}({_fmt(p.gpu_memory_mib, '.0f', 'M')})"
+        f"{visible(p.user or '?')}:{visible(p.name or '?')}/{p.pid}"
+        f"({_fmt(p.gpu_memory_mib, '.0f', 'M')})"
         for p in dev.processes
     )
     line = f"{c(_CYAN, head)} | {temp:>5} {util} | {mem} | {power}"
@@ -64,10 +69,10 @@ def render_text(snap: Snapshot, color: bool = False) -> str:
     backend = snap.backend
     if backend == "sim":
         backend = f"{_BOLD}{_YELLOW}SIMULATED{_RESET}" if color else "SIMULATED"
-    driver = f"  driver {snap.driver_version}" if snap.driver_version else ""
-    lines = [f"{snap.host}  {stamp}{driver}  backend: {backend}"]
+    driver = f"  driver {visible(snap.driver_version)}" if snap.driver_version else ""
+    lines = [f"{visible(snap.host)}  {stamp}{driver}  backend: {backend}"]
     lines += [device_line(d, color) for d in snap.devices]
     for h in snap.hints:
         where = f"GPU {h.device}" if h.device is not None else "node"
-        lines.append(f"  {where}: {h.code} ({h.severity}) - {h.message}")
+        lines.append(f"  {where}: {h.code} ({h.severity}) - {visible(h.message)}")
     return "\n".join(lines) + "\n"

@@ -9,7 +9,7 @@ says passes through here before it reaches the model, so that the model only eve
 - per key, the type the model declares (from the dataclass annotations: the model stays the one
   truth); ``null`` is accepted only where the model allows ``None``;
 - printable, length-capped strings (a process name must never move the cursor or recolour the
-  terminal).
+  terminal: what is not printable is written out as ``gputop.visible`` shows it).
 
 Pure functions; raises :class:`~gputop.model.SchemaError` naming the first wrong key.
 """
@@ -34,6 +34,7 @@ from gputop.model import (
     SchemaError,
     Snapshot,
 )
+from gputop.visible import visible
 
 LIMIT = 2**63  # no reading of any device comes near; sums of 10^4 of them stay finite
 MAX_INT_DIGITS = 19  # len(str(2**63)); longer digit strings are refused before int() runs
@@ -119,11 +120,11 @@ def loads(line: bytes | str) -> Any:
 
 
 def printable(text: str, limit: int = MAX_STRING) -> str:
+    """``text`` cut to ``limit`` characters and made visible (``gputop.visible``): what a
+    remote source says is shown as it was written, never obeyed by the terminal."""
     if len(text) > limit:
         text = text[:limit] + "…"
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else "\ufffd" for c in text)
+    return visible(text)
 
 
 # ------------------------------------------------------------------ field-by-field type checks

@@ -25,6 +25,7 @@ from gputop.backends.owners import (
     parse_stat_comm_ppid,
 )
 from gputop.model import Container, Job
+from gputop.visible import valid_unicode
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024  # a config.v2.json is a few KiB; never read a huge one
 MAX_PROC_BYTES = 16 * 1024 * 1024  # an environ is bounded by the kernel's ARG_MAX; be safe
@@ -217,7 +218,7 @@ class Attribution:
                 except (ValueError, AttributeError):
                     raw = None
                 if isinstance(raw, str) and raw.strip("/"):
-                    name = raw.strip("/")
+                    name = valid_unicode(raw.strip("/"))  # JSON may spell a lone surrogate
             _bounded(self._docker_names)[cid] = name
         return self._docker_names[cid]
 
@@ -255,8 +256,10 @@ def _bounded(cache: dict) -> dict:
 
 
 def _listdir(path: str) -> list[str]:
+    """The names in ``path`` (none where it cannot be listed), in valid Unicode: a file name's
+    bytes that are not UTF-8 become U+FFFD, never the lone surrogates ``os.listdir`` keeps."""
     try:
-        return os.listdir(path)
+        return [valid_unicode(name) for name in os.listdir(path)]
     except OSError:
         return []
 

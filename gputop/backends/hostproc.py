@@ -9,6 +9,11 @@ from one read of ``/proc/PID/stat`` (CPU time, RSS and start time are all in it)
 psutil's two files and bookkeeping: the process table's refresh was over a third of the
 dashboard's CPU.
 
+Names and command lines are whatever bytes their process chose; bytes that are not UTF-8 (which
+psutil and ``pwd`` keep as lone surrogates) become U+FFFD here, so the model holds valid Unicode
+that JSON, CSV and the exporter can encode. Control characters are kept: every output shows
+them made visible (``gputop.visible``).
+
 Where gputop runs in a PID namespace whose /proc cannot look up host PIDs (a container without
 ``--pid=host``), ``lookup_device`` maps a device's PIDs to visible processes where the kernel
 leaves one answer (``pidns.py``) and marks the others ``outside_pid_namespace``.
@@ -25,6 +30,7 @@ from dataclasses import dataclass
 from gputop.backends import pidns
 from gputop.backends.attribution import NO_OWNER, Attribution, Owner
 from gputop.backends.owners import parse_uid
+from gputop.visible import valid_unicode
 
 MIB = 1024 * 1024
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -189,8 +195,10 @@ class HostProcesses:
                 cmdline = _try(proc.cmdline, psutil)
         except (psutil.NoSuchProcess, OSError):
             return None
+        if facts.name:
+            facts.name = valid_unicode(facts.name)
         if cmdline:
-            facts.command = " ".join(cmdline)
+            facts.command = valid_unicode(" ".join(cmdline))
         elif facts.name:
             facts.command = facts.name  # kernel threads and zombies have no command line
         # The status file names the user (its Uid) and the namespace PID (attribution): read
@@ -219,7 +227,7 @@ class HostProcesses:
             return None
         if uid not in self._users:
             try:
-                self._users[uid] = pwd.getpwuid(uid).pw_name
+                self._users[uid] = valid_unicode(pwd.getpwuid(uid).pw_name)
             except KeyError:
                 self._users[uid] = str(uid)
         return self._users[uid]

@@ -236,6 +236,7 @@ def _print_once(args: argparse.Namespace, cluster, timeout: float) -> int:
     from gputop import jsonout, stop_signals
     from gputop.cluster import states
     from gputop.output import write_stdout
+    from gputop.visible import visible
 
     signalled: list[int] = []
 
@@ -257,7 +258,7 @@ def _print_once(args: argparse.Namespace, cluster, timeout: float) -> int:
     now = time.monotonic()
     statuses = cluster.statuses()
     if cluster.problem:
-        print(f"gputop cluster: {cluster.problem}", file=sys.stderr)
+        print(f"gputop cluster: {visible(cluster.problem)}", file=sys.stderr)
     if args.json:
         write_stdout(jsonout.dumps(once_document(statuses, now), separators=(",", ":")) + "\n")
     else:
@@ -285,12 +286,18 @@ def once_document(statuses, now: float) -> dict:
 
 
 def render_table(statuses, now: float) -> str:
+    """The ``--once`` table. Host names and reasons are what nodes, Prometheus targets and
+    their tools said: shown through ``gputop.visible``, never obeyed by the terminal."""
+    from dataclasses import replace
+
     from gputop.cluster.aggregate import node_row, totals
+    from gputop.visible import visible
 
     def f(v, spec=".0f", unit=""):
         return "N/A" if v is None else f"{v:{spec}}{unit}"
 
     rows = [node_row(s, now) for s in statuses]
+    rows = [replace(r, host=visible(r.host), reason=visible(r.reason)) for r in rows]
     width = max([4, *(len(r.host) for r in rows)])
     out = [f"{'HOST':<{width}}  {'STATE':<17} {'MODE':<10} {'GPUS':>4} {'UTIL':>5} "
            f"{'MEMORY (MiB)':>17} {'POWER (W)':>13} {'HINTS':>5}  REASON"]

@@ -2,6 +2,16 @@
 
 A device or process read back from a log (gputop.backends.replay) carries the log's own cells
 (``cells``); those are printed as they were, so a replayed log reproduces its bytes exactly.
+
+nvidia-smi writes every value as it is, never quoted (a ``-q`` process name such as
+``[celeryd: …]`` comes out verbatim too), and scripts read its CSV line by line and split at
+``", "``. A name is whatever its process chose (``argv[0]`` may hold a newline, a comma, an
+escape sequence), so a text cell is written so that it can neither start a row nor a column,
+nor act on the terminal a log is later printed to: controls and invisible characters as
+``gputop.visible`` shows them (a newline is ``^J``, ESC ``^[``), a comma as ``\x2c`` and a
+double quote (which would open a quoted field for a CSV reader) as ``\x22``. Ordinary names
+are written byte for byte as nvidia-smi writes them. A log's own cells keep their commas (the
+row they came from is what it was) but not their controls.
 """
 
 from __future__ import annotations
@@ -10,8 +20,22 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from gputop.model import Device, Process, Snapshot
 from gputop.query.fields import Field, adjust_units, format_timestamp, format_value, unavailable
+from gputop.visible import visible
 
 SEP = ", "
+
+
+def text_cell(text: str) -> str:
+    """A name (a free-text value) as one cell that adds no row and no column (see above)."""
+    text = visible(text)
+    if "," in text or '"' in text:
+        text = text.replace(",", r"\x2c").replace('"', r"\x22")
+    return text
+
+
+def _value_cell(field: Field, value: object, units: bool) -> str:
+    text = format_value(field, value, units)
+    return text_cell(text) if field.kind == "str" else text
 
 
 def header_line(fields: Sequence[Field]) -> str:
@@ -24,7 +48,7 @@ def _cell(field: Field, snap: Snapshot, dev: Device, count: int, units: bool,
     if cells is not None:
         raw = cells.get(field.name)
         if raw is not None:
-            return adjust_units(field, raw, units)
+            return visible(adjust_units(field, raw, units))
     if field.kind == "timestamp":
         return stamp
     if field.get is None:
@@ -32,7 +56,7 @@ def _cell(field: Field, snap: Snapshot, dev: Device, count: int, units: bool,
     value = field.get(snap, dev, count)
     if value is None:
         return unavailable(field, dev)
-    return format_value(field, value, units)
+    return _value_cell(field, value, units)
 
 
 def gpu_lines(fields: Sequence[Field], snap: Snapshot, count: int, units: bool = True) -> str:
@@ -83,13 +107,13 @@ def _app_line(fields: Sequence[Field], snap: Snapshot, dev: Device, proc: Proces
     for f in fields:
         raw = cells.get(f.name) if cells is not None else None
         if raw is not None:
-            out.append(adjust_units(f, raw, units))
+            out.append(visible(adjust_units(f, raw, units)))
             continue
         if f.name == "timestamp":
             out.append(stamp)
             continue
         value = _app_value(f, snap, dev, proc) if proc is not None else None
-        out.append(unavailable(f, dev) if value is None else format_value(f, value, units))
+        out.append(unavailable(f, dev) if value is None else _value_cell(f, value, units))
     return SEP.join(out) + "\n"
 
 

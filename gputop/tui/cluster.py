@@ -37,6 +37,7 @@ from gputop.lifeline import Lifeline, Stopped, Terminal, quit_code
 from gputop.tui.keyed_table import Column, KeyedTable, Row
 from gputop.tui.processes import COLUMNS as PROCESS_COLUMNS
 from gputop.tui.terminal import TerminalApp
+from gputop.visible import visible
 
 NODE_COLUMNS = (
     Column("host", "HOST", 16, sort_key="N"),
@@ -175,13 +176,13 @@ class NodeScreen(Screen):
     def refresh_from(self, status: NodeStatus, now: float) -> None:
         age = status.age(now)
         line = Text()
-        line.append(f" {status.host} ", "bold")
+        line.append(f" {visible(status.host)} ", "bold")
         line.append(status.state, self.app.state_style(status.state))
         line.append(f"  via {status.mode}")
         if age is not None:
             line.append(f"  data {fmt_age(age, self.app.interval)}")
         if status.reason:
-            line.append(f"  {status.reason}")
+            line.append(f"  {visible(status.reason)}")
         self.query_one("#node-status", Static).update(line)
         if status.seq == self.seq or status.snapshot is None:
             return
@@ -329,7 +330,7 @@ class ClusterApp(TerminalApp):
         summary = " " + summary_text(rows)
         problem = self.cluster.problem
         if problem:
-            summary += f"  ⚠ {problem}"
+            summary += f"  ⚠ {visible(problem)}"  # it may quote the server
         if summary != self._summary:
             self._summary = summary
             self.summary_bar.update(Text(summary))

@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from gputop.visible import visible
+
 NA = "N/A"
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 _SPARK = " ▁▂▃▄▅▆▇█"
@@ -105,13 +107,14 @@ def bar(pct: float | None, width: int) -> tuple[str, str]:
 
 
 def short_name(name: str | None) -> str:
-    """A device's name without the vendor prefix every card of a node repeats."""
+    """A device's name without the vendor prefix every card of a node repeats, made visible
+    (a Prometheus target's ``modelName`` label is whatever the target says)."""
     if not name:
         return "unknown device"
     for prefix in ("NVIDIA ", "Tesla "):
         if name.startswith(prefix):
-            return name[len(prefix):]
-    return name
+            return visible(name[len(prefix):])
+    return visible(name)
 
 
 def spark_char(v: float | None, top: float = 100.0) -> str:

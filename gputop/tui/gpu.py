@@ -26,6 +26,7 @@ from gputop.tui.fmt import short_name
 from gputop.tui.mig import chips_text, summary_text
 from gputop.tui.rates import rates_spans
 from gputop.tui.strips import StripCache, line_strip
+from gputop.visible import visible
 
 HISTORY_POINTS = 300
 SPARK_BUCKET = 4  # samples per sparkline cell
@@ -115,12 +116,14 @@ def _bar_spans(pct: float | None, width: int, memory: bool = False) -> list[Span
 
 
 def _join(spans: list[Span], width: int) -> Line:
-    """Cut or pad a list of spans to exactly ``width`` cells."""
+    """Cut or pad a list of spans to exactly ``width`` cells, each made visible (a device name
+    or a reason a remote node sent may hold anything)."""
     out: list[Span] = []
     used = 0
     for text, cls in spans:
         if used >= width:
             break
+        text = visible(text)
         if used + len(text) > width:
             text = text[: width - used]
         out.append((text, cls))

@@ -9,6 +9,8 @@ from dataclasses import dataclass, replace
 from rich.text import Text
 from textual.widget import Widget
 
+from gputop.visible import visible
+
 
 @dataclass(frozen=True)
 class HeaderState:
@@ -104,6 +106,8 @@ class Header(Widget):
             parts.append((f"  no sample for {s.stale_s:.0f}s", st("header--stale"), 0))
         if s.error:
             parts.append((f"  {s.error}", st("header--error"), 1))
+        # the host, driver and error are what the node (an agent, a Prometheus target) said
+        parts = [(visible(t), style, priority) for t, style, priority in parts]
         clock = time.strftime("%H:%M:%S", time.localtime(s.clock)) if s.clock else "--:--:--"
         tail = f" {clock}"
         budget = width - len(tail)

@@ -10,6 +10,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from gputop.model import Hint
+from gputop.visible import visible
 
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 MARK = {"critical": "✖", "warning": "▲", "info": "●"}
@@ -80,4 +81,5 @@ class HintBar(Widget):
         text, severity, _ = self.line
         style = self.get_component_rich_style(f"hintbar--{severity}"
                                               if severity in SEVERITY_ORDER else "hintbar--info")
-        return Text(text, style=style, no_wrap=True, overflow="ellipsis", end="")
+        # a hint names processes and jobs: made visible, as every name is
+        return Text(visible(text), style=style, no_wrap=True, overflow="ellipsis", end="")

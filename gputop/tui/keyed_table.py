@@ -4,7 +4,9 @@ Textual's DataTable re-renders every visible cell through Rich after any `update
 nodes or 32 processes changing every second that alone costs more than the whole viewer may.
 Here each row is cached as a Strip, keyed by its cells, and only rows whose cells changed are
 rebuilt; of those, only the span of cells that changed goes to the terminal. Cells are plain
-strings put into Segments: nothing in them is ever read as markup.
+strings put into Segments: nothing in them is ever read as markup, and every cell is shown
+through ``gputop.visible`` (a process, user, container or host name holding ``ESC ]0;…`` shows
+as ``^[]0;…``): rows keep the text as it is, for filtering and sorting.
 
 Subclasses (the process table) set ``COMPONENT_PREFIX`` and their own CSS for the component
 classes ``<prefix>--header``, ``--sorted``, ``--key``, ``--cursor``, ``--empty`` and any per-cell
@@ -28,6 +30,7 @@ from textual.strip import Strip
 
 from gputop.tui import fmt
 from gputop.tui.strips import StripCache, line_strip
+from gputop.visible import visible
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,9 @@ class Row:
 
 
 def fit(text: str, width: int, right: bool = False) -> str:
-    """Pad or cut ``text`` to exactly ``width`` terminal cells (an ellipsis marks a cut)."""
+    """``text`` made visible, padded or cut to exactly ``width`` terminal cells (an ellipsis
+    marks a cut)."""
+    text = visible(text)
     if fmt.one_cell_each(text):  # the usual case: no measuring
         return fmt.rfit(text, width) if right else fmt.fit(text, width)
     if width <= 0:

@@ -29,6 +29,7 @@ from gputop.model import Process, Snapshot
 from gputop.tui import fmt
 from gputop.tui.plot import render_plot, style_rgb
 from gputop.tui.processes import ProcRow, make_row
+from gputop.visible import visible
 
 
 def axis_top(peak: float | None, floor: float) -> float:
@@ -174,12 +175,14 @@ def _safe(getter) -> str:
 
 
 def facts_table(fields: list[tuple[str, str]]) -> Table:
-    """Labels right-aligned beside their values; a long command line wraps in its own column."""
+    """Labels right-aligned beside their values; a long command line wraps in its own column.
+    Values (a command line, a user, a container, a working directory) are Text made visible:
+    never read as markup, never a control sequence."""
     table = Table.grid(padding=(0, 1))
     table.add_column(justify="right", style="bold", no_wrap=True)
     table.add_column(overflow="fold")
     for key, value in fields:
-        table.add_row(key, value)
+        table.add_row(key, Text(visible(value)))
     return table
 
 
@@ -219,7 +222,8 @@ class ProcessView(Screen[None]):
 
     def compose(self) -> ComposeResult:
         p = self.row.process
-        yield Static(Text(f"Process {p.pid} · {p.user or fmt.NA} · {p.command or p.name or ''}",
+        yield Static(Text(f"Process {p.pid} · {visible(p.user or fmt.NA)} · "
+                          f"{visible(p.command or p.name or '')}",
                           no_wrap=True, overflow="ellipsis"), id="pv-title")
         yield Static(id="pv-status")
         with Horizontal():

@@ -42,6 +42,7 @@ from gputop.analysis.saturation import (
 )
 from gputop.model import Device, Hint, MigInstance, Snapshot
 from gputop.tui.fmt import bar, level, pct, short_name
+from gputop.visible import visible
 
 LEGEND = ("busy = GPU-Util (time a kernel ran) · SM = SM active · occ = occupancy · "
           "tens = tensor · est. = estimate vs peak")
@@ -166,7 +167,7 @@ class GpuSaturation(Widget):
 
     def feed(self, dev: Device, verdict_text: str, remember: bool = True) -> None:
         self.device = dev
-        self.verdict_text = verdict_text
+        self.verdict_text = visible(verdict_text)  # it quotes a lost GPU's reason
         if remember:
             for key, value in metrics(dev).items():
                 self.history.setdefault(key, deque(maxlen=HISTORY_POINTS)).append(value)
@@ -245,7 +246,8 @@ class GpuSaturation(Widget):
         colors = self._colors()
         lines = [self._title(dev, width)]
         if dev.status != "ok":
-            lines.append(Text("  no readings: " + (dev.status_reason or dev.status), style="dim"))
+            lines.append(Text("  no readings: " + visible(dev.status_reason or dev.status),
+                              style="dim"))
             return lines
         if measured(dev):
             lines.append(self._row((("busy", "busy"), ("sm", "SM")), width, dev, colors))
@@ -450,12 +452,12 @@ class SaturationPanel(VerticalScroll):
             style = {"critical": "bold red", "warning": "bold yellow"}.get(severity, "cyan")
             t.append("\n")
             t.append(f"{severity} {code}", style=style)
-            t.append(f": {group[0].message}")
+            t.append(f": {visible(group[0].message)}")  # it names processes and jobs
             others = [h.device for h in group[1:] if h.device is not None]
             if others:
                 t.append(f" (also GPU {gpu_list(others)})", style="bold")
             if group[0].advice:
-                t.append(f"\n  → {group[0].advice}", style="dim")
+                t.append(f"\n  → {visible(group[0].advice)}", style="dim")
         return t
 
     def on_resize(self) -> None:

@@ -10,6 +10,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Input, Label, Static
 
+from gputop.visible import visible
+
 HELP_KEY_WIDTH = 16
 
 
@@ -68,10 +70,10 @@ class ConfirmSignal(ModalScreen[bool]):
         group = getattr(self.row, "group", None)
         if group is None:
             p = self.row.process
-            return (f" to process {p.pid}?",
-                    f"{p.user or '?'} on GPU {self.row.gpu}: {p.command or p.name or '?'}")
+            return (f" to process {p.pid}?", f"{visible(p.user or '?')} on GPU {self.row.gpu}: "
+                                              f"{visible(p.command or p.name or '?')}")
         n = len(self.pids)
-        return (f" to {n} process{'es' if n != 1 else ''} of {group.label}?",
+        return (f" to {n} process{'es' if n != 1 else ''} of {visible(group.label)}?",
                 "PIDs " + ", ".join(str(pid) for pid in self.pids))
 
     def compose(self) -> ComposeResult:
