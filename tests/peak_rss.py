@@ -8,6 +8,7 @@ without the bounds under test, gputop would take gigabytes; it stops there inste
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -23,11 +24,19 @@ print(proc.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 """
 
 
-def peak_run(*args: str, env: dict[str, str] | None = None) -> tuple[int, int, str]:
-    """(exit status, peak RSS in KiB, stderr) of `gputop ARGS`."""
-    proc = subprocess.run([sys.executable, "-c", _PARENT, sys.executable, "-m", "gputop", *args],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120,
-                          env={**os.environ, **(env or {})})
-    *stderr, last = proc.stdout.splitlines()
+def peak_run(*args: str, env: dict[str, str] | None = None,
+             timeout: float = 120) -> tuple[int, int, str]:
+    """(exit status, peak RSS in KiB, stderr) of `gputop ARGS`. Past ``timeout`` seconds the
+    parent and gputop, one process group, are killed and TimeoutExpired raised."""
+    proc = subprocess.Popen([sys.executable, "-c", _PARENT, sys.executable, "-m", "gputop", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            env={**os.environ, **(env or {})}, start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    finally:
+        if proc.returncode is None:  # a hung gputop: no process of the test outlives it
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    *stderr, last = out.splitlines()
     code, peak = map(int, last.split())
     return code, peak, "\n".join(stderr)

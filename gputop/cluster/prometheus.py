@@ -15,25 +15,33 @@ Node states: ok; stale when the last scrape or the exporter's own snapshot is ol
 ``stale_after``; down when the last scrape failed (``up == 0``). Prometheus unreachable, an HTTP
 error or an unexpected answer keeps the last statuses, sets ``problem`` to one line and retries
 with backoff; nothing here raises into the UI.
+
+A server is untrusted as any input is: each request ends by its deadline however slowly the
+server trickles (``_Socket``), each refresh by its own, an answer is read up to ``MAX_ANSWER``
+bytes and no further, and JSON too deep for the parser is one line. The queries run on daemon
+threads that nothing waits for: quitting abandons a request in flight instead of sitting it out.
 """
 
 from __future__ import annotations
 
 import http.client
-import json
+import io
 import math
+import queue
 import re
+import socket
 import ssl
 import threading
 import time
 import urllib.parse
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
-from concurrent.futures import CancelledError, ThreadPoolExecutor
+from concurrent.futures import Executor, Future
+from concurrent.futures import wait as wait_all
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from gputop import jsonout
+from gputop import jsonout, untrusted, userfile
 from gputop.cluster import states
 from gputop.cluster.node import NodeStatus, wait_until
 from gputop.cluster.summary import NodeSummary
@@ -45,7 +53,14 @@ MODE_GPUTOP = "exporter"  # a gputop exporter behind Prometheus
 MODE_DCGM = "dcgm"  # a dcgm-exporter (no gputop_ family)
 MODE_UNKNOWN = "prometheus"  # no data: which exporter is not known
 MIB = 1024 * 1024
-MAX_ANSWER = 64 * 1024 * 1024
+# The largest answer read: a whole per-GPU query of 1000 nodes x 8 GPUs is 2-3 MiB, the
+# processes of 10 per GPU there 11.4 MiB. Past it the read stops: parsed, 16 MiB of JSON is
+# already some hundreds of MB of Python objects.
+MAX_ANSWER = 16 * MIB
+DEFAULT_TIMEOUT_S = 10.0  # one request
+DEFAULT_REFRESH_TIMEOUT_S = 30.0  # one refresh: all its requests, and --once's default
+# How long a refresh waits past its deadline for a worker still parsing an answer it read in time.
+PARSE_GRACE_S = 1.0
 BACKOFF_INITIAL_S = 1.0
 BACKOFF_MAX_S = 60.0
 # Scrape intervals of 15-30 s are common: a node is stale after three missed ones.
@@ -134,20 +149,100 @@ def check_url(url: str) -> str:
     return url.rstrip("/")
 
 
+class _Socket:
+    """A connected socket whose every read and write ends by one deadline (``time.monotonic``).
+    A socket's own timeout bounds each read alone: a server trickling its answer a byte at a
+    time stretched a request for ever."""
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        self._sock = sock
+        self.deadline = deadline
+
+    def _arm(self) -> None:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("timed out")
+        self._sock.settimeout(left)
+
+    def sendall(self, data: bytes) -> None:
+        self._arm()
+        self._sock.sendall(data)
+
+    def makefile(self, mode: str = "rb") -> io.BufferedReader:
+        """Return the reader http.client reads the status line, headers and body from."""
+        return io.BufferedReader(_Reader(self._arm, self._sock.makefile("rb", buffering=0)))
+
+    def close(self) -> None:
+        self._sock.close()
+
+
+class _Reader(io.RawIOBase):
+    """A socket's own unbuffered file, its deadline armed before each read. Being the socket's
+    file, it keeps the socket open until both are closed, as ``socket.makefile`` does
+    (http.client closes the connection first when an answer is read up to the server's close)."""
+
+    def __init__(self, arm: Callable[[], None], raw: io.RawIOBase) -> None:
+        super().__init__()
+        self._arm = arm
+        self._raw = raw
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int | None:
+        self._arm()
+        return self._raw.readinto(buffer)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+class _Deadlined:
+    """An http.client connection whose requests each end by a deadline: connecting (TLS
+    handshake included) gets the time left, then every read and write of the socket does."""
+
+    sock: Any
+    timeout: float | None
+    deadline = math.inf
+
+    def set_deadline(self, deadline: float) -> None:
+        self.deadline = deadline
+        if isinstance(self.sock, _Socket):
+            self.sock.deadline = deadline
+
+    def connect(self) -> None:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("timed out")
+        self.timeout = left
+        super().connect()
+        self.sock = _Socket(self.sock, self.deadline)
+
+
+class _HTTP(_Deadlined, http.client.HTTPConnection):
+    pass
+
+
+class _HTTPS(_Deadlined, http.client.HTTPSConnection):
+    pass
+
+
 _connections = threading.local()  # each query thread keeps one connection per server
+_parsing = threading.Lock()  # one answer parsed at a time (see http_query)
 
 
-def _connection(base: str, timeout: float) -> tuple[http.client.HTTPConnection, str]:
+def _connection(base: str) -> tuple[_HTTP | _HTTPS, str]:
     held = _connections.__dict__.setdefault("held", {})
     got = held.get(base)
     if got is None:
         parts = urllib.parse.urlsplit(base)
+        conn: _HTTP | _HTTPS
         if parts.scheme == "https":
-            conn: http.client.HTTPConnection = http.client.HTTPSConnection(
-                parts.hostname or "", parts.port, timeout=timeout,
-                context=ssl.create_default_context())
+            conn = _HTTPS(parts.hostname or "", parts.port,
+                          context=ssl.create_default_context())
         else:
-            conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout)
+            conn = _HTTP(parts.hostname or "", parts.port)
         got = held[base] = (conn, parts.path)
     return got
 
@@ -158,55 +253,112 @@ def _drop(base: str) -> None:
         got[0].close()
 
 
+class PrometheusTimeout(PrometheusError):
+    """Prometheus did not answer by the request's deadline."""
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _read_body(answer: http.client.HTTPResponse) -> bytes:
+    """The whole body, or _TooLarge as soon as it is known to pass MAX_ANSWER (read no further)."""
+    if answer.length is not None and answer.length > MAX_ANSWER:
+        raise _TooLarge
+    body = answer.read(MAX_ANSWER + 1)
+    if len(body) > MAX_ANSWER:
+        raise _TooLarge
+    return body
+
+
 def http_query(base: str, promql: str, timeout: float) -> list[dict]:
-    """One instant query over a kept-alive connection; the result vector, checked. Raises
-    PrometheusError with one line."""
+    """One instant query over a kept-alive connection, answered within ``timeout`` seconds in
+    all (however slowly the server sends) and in at most MAX_ANSWER bytes; the result vector,
+    checked. Raises PrometheusError with one line naming the server and the problem."""
+    deadline = time.monotonic() + timeout
+    server = f"Prometheus at {base}"
     query = "/api/v1/query?" + urllib.parse.urlencode({"query": promql})
     for attempt in (1, 2):
-        conn, prefix = _connection(base, timeout)
+        conn, prefix = _connection(base)
         reused = conn.sock is not None
+        conn.set_deadline(deadline)
+        failure: PrometheusError
         try:
             conn.request("GET", prefix + query)
             answer = conn.getresponse()
-            body = answer.read(MAX_ANSWER + 1)
+            body = _read_body(answer)
+        except TimeoutError:
+            failure = PrometheusTimeout(f"{server} did not answer {promql} within "
+                                        f"{timeout:.3g} s")
+        except _TooLarge:
+            failure = PrometheusError(f"{server} answered {promql} with more than "
+                                      f"{MAX_ANSWER // MIB} MiB: stopped reading it")
         except (OSError, http.client.HTTPException) as exc:
-            _drop(base)
-            if reused and attempt == 1:
+            if reused and attempt == 1 and isinstance(exc, (OSError, http.client.BadStatusLine)):
+                _drop(base)
                 continue  # the server closed the idle connection: once more on a new one
-            raise PrometheusError(f"Prometheus unreachable at {base}: {exc}") from None
-        if len(body) > MAX_ANSWER or answer.will_close:
-            _drop(base)
-        break
+            failure = PrometheusError(
+                f"Prometheus unreachable at {base}: {userfile.one_line(str(exc))}"
+                if isinstance(exc, OSError) else
+                f"{server} answered {promql} with something not HTTP: "
+                f"{userfile.one_line(repr(exc))}")
+        else:
+            if answer.will_close:
+                _drop(base)
+            break
+        _drop(base)
+        # Raised out here, not in the handler: the read's exception and its frames (the
+        # 16 MiB read) would ride along as the context of each future's failure.
+        raise failure
     if answer.status != 200:
-        raise PrometheusError(f"Prometheus answered HTTP {answer.status} to {promql}")
-    if len(body) > MAX_ANSWER:
-        raise PrometheusError(f"Prometheus answer to {promql} is larger than 64 MiB")
-    return parse_vector(body, promql)
+        raise PrometheusError(f"{server} answered HTTP {answer.status} to {promql}")
+    # The parser holds the GIL for a whole answer anyway: parsing one at a time costs nothing
+    # and keeps one parsed document in memory at a time, not one per query thread.
+    with _parsing:
+        return parse_vector(body, promql, server, answer.getheader("Content-Type"))
 
 
-def parse_vector(body: bytes, promql: str) -> list[dict]:
+def parse_vector(body: bytes, promql: str, server: str = "Prometheus",
+                 content_type: str | None = None) -> list[dict]:
+    """An instant query's answer: each series' labels (strings) and finite value. Raises
+    PrometheusError with one line (``server`` names who answered) for anything else:
+    not UTF-8 JSON, nested too deeply, an error, another result type, a malformed series.
+
+    Only the parser recurses: the vector's fixed shape is checked level by level below, so a
+    document deeper than that is malformed, and one too deep to parse is caught as it parses
+    (``userfile.shallow`` would walk every answer again, at twice the parse's own cost)."""
+    sent = f" ({userfile.one_line(content_type, 60)})" if content_type else ""
     try:
-        doc = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise PrometheusError(f"Prometheus answered {promql} with something not JSON") from None
+        doc = untrusted.loads(userfile.decode(body))
+    except RecursionError:
+        problem = "JSON nested too deeply to parse"
+    except ValueError as exc:  # userfile.FileProblem and json's errors alike
+        problem = f"something not JSON{sent}: {userfile.one_line(str(exc))}"
+    else:
+        problem = None
+    if problem is not None:  # raised out here: a RecursionError's traceback is long
+        raise PrometheusError(f"{server} answered {promql} with {problem}")
     if not isinstance(doc, dict) or doc.get("status") != "success":
         error = doc.get("error") if isinstance(doc, dict) else None
-        raise PrometheusError(f"Prometheus refused {promql}: {str(error)[:200]}")
+        raise PrometheusError(f"{server} refused {promql}: {userfile.one_line(str(error))}")
     data = doc.get("data")
     if not isinstance(data, dict) or data.get("resultType") != "vector" or \
             not isinstance(data.get("result"), list):
-        raise PrometheusError(f"Prometheus answered {promql} with no instant vector")
+        raise PrometheusError(f"{server} answered {promql} with no instant vector")
     out = []
     for item in data["result"]:
-        if not isinstance(item, dict) or not isinstance(item.get("metric"), dict):
-            raise PrometheusError(f"Prometheus answered {promql} with a malformed series")
+        labels = item.get("metric") if isinstance(item, dict) else None
+        if not isinstance(labels, dict) or \
+                not all(type(v) is str for v in labels.values()):
+            raise PrometheusError(f"{server} answered {promql} with a malformed series")
         value = item.get("value")
         try:
-            number = float(value[1])
-        except (TypeError, ValueError, IndexError):
-            raise PrometheusError(f"Prometheus answered {promql} with a malformed value") from None
+            if type(value) is not list or len(value) != 2 or type(value[1]) is not str:
+                raise ValueError
+            number = float(value[1])  # Prometheus writes NaN and ±Inf as Go does: dropped below
+        except ValueError:
+            raise PrometheusError(f"{server} answered {promql} with a malformed value") from None
         if math.isfinite(number):
-            labels = {str(k): str(v) for k, v in item["metric"].items()}
             out.append({"labels": labels, "value": number})
     return out
 
@@ -433,7 +585,59 @@ def _snapshot(node: _NodeData) -> Snapshot:
                     driver_version=node.driver, hints=tuple(node.hints))
 
 
-Query = Callable[[str, str, float], list[dict]]
+Query = Callable[[str, str, float], list[dict]]  # (base URL, PromQL, timeout in seconds)
+
+
+class _DaemonPool(Executor):
+    """A few daemon threads running the queries of a refresh. ThreadPoolExecutor's threads are
+    joined when the interpreter exits, so a query stuck on a slow server held the process long
+    after ``q``; these are abandoned instead (each request ends by its deadline anyway)."""
+
+    def __init__(self, size: int, name: str) -> None:
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._size = size
+        self._name = name
+        self._threads: list[threading.Thread] = []
+        self._closed = False
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
+        if self._closed:
+            raise RuntimeError("the query threads are stopped")
+        future: Future = Future()
+        self._jobs.put((future, fn, args, kwargs))
+        if len(self._threads) < self._size:
+            thread = threading.Thread(target=self._work, daemon=True,
+                                      name=f"{self._name}-{len(self._threads)}")
+            self._threads.append(thread)
+            thread.start()
+        return future
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            future, fn, args, kwargs = job
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as exc:  # handed to whoever waits on the future
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self._closed = True
+        while cancel_futures:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if job is not None:
+                job[0].cancel()
+        for _ in self._threads:
+            self._jobs.put(None)
+        if wait:
+            for thread in self._threads:
+                thread.join()
 
 
 def with_instance(selector: str, instance: str) -> str:
@@ -455,7 +659,8 @@ class PrometheusCluster:
     ``interval`` seconds on its own thread."""
 
     def __init__(self, url: str, selector: str = "", *, interval: float = 5.0,
-                 stale_after: float = DEFAULT_STALE_AFTER_S, timeout: float = 10.0,
+                 stale_after: float = DEFAULT_STALE_AFTER_S, timeout: float = DEFAULT_TIMEOUT_S,
+                 refresh_timeout: float = DEFAULT_REFRESH_TIMEOUT_S,
                  once: bool = False, query: Query = http_query,
                  clock: Callable[[], float] = time.monotonic,
                  wall: Callable[[], float] = time.time) -> None:
@@ -463,7 +668,8 @@ class PrometheusCluster:
         self.selector = selector
         self.interval = interval
         self.stale_after = stale_after
-        self.timeout = timeout
+        self.timeout = timeout  # one request
+        self.refresh_timeout = refresh_timeout  # one refresh; with once, every try together
         self.once = once
         self._query = query
         self.clock = clock
@@ -483,7 +689,7 @@ class PrometheusCluster:
         self._detail_hosts: frozenset[str] = frozenset()
         self._detail_all = once
         # Queries go out together: each is one round trip that Prometheus answers on its own.
-        self._pool = ThreadPoolExecutor(PARALLEL_QUERIES, thread_name_prefix="gputop-promql")
+        self._pool = _DaemonPool(PARALLEL_QUERIES, "gputop-promql")
 
     # ------------------------------------------------------------------ consumer side
     def start(self) -> None:
@@ -493,13 +699,16 @@ class PrometheusCluster:
                                             daemon=True)
             self._thread.start()
 
-    def stop(self, timeout: float = 3.0) -> None:
+    def stop(self, timeout: float = 0.0) -> None:
+        """Stop refreshing, at once: the queries in flight are abandoned, not waited for (the
+        screen calls this as it quits). ``timeout``: how long to wait for the refresh thread."""
         self._stop.set()
         self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-            self._thread = None
         self._pool.shutdown(wait=False, cancel_futures=True)
+        if self._thread is not None:
+            if timeout > 0:
+                self._thread.join(timeout)
+            self._thread = None
 
     def detail(self, hosts: Collection[str] = (), every: bool = False) -> None:
         """What the views show whole from the next refresh on: the nodes named (an opened
@@ -532,53 +741,85 @@ class PrometheusCluster:
         return bool(statuses) and all(s.done for s in statuses)
 
     # ------------------------------------------------------------------ refresh
-    def refresh(self) -> bool:
-        """One round of queries; True when Prometheus answered all of them."""
+    def refresh(self, deadline: float | None = None) -> bool:
+        """One round of queries, all answered by ``deadline`` (``clock``; default:
+        ``refresh_timeout`` from now); True when Prometheus answered all of them."""
         started = self.clock()
+        if deadline is None:
+            deadline = started + self.refresh_timeout
         with self._lock:
             whole = self._detail_all
             opened = [key for key, s in self._statuses.items()
                       if s.host in self._detail_hosts][:MAX_DETAIL_NODES]
         try:
             if whole:
-                targets = build_nodes(self._ask(QUERIES, self.selector), self.wall(),
+                targets = build_nodes(self._ask(QUERIES, self.selector, deadline), self.wall(),
                                       self.stale_after)
             else:
-                targets = build_summaries(self._ask(SUMMARY_QUERIES, self.selector),
+                targets = build_summaries(self._ask(SUMMARY_QUERIES, self.selector, deadline),
                                           self.wall(), self.stale_after)
                 for key in opened:
-                    targets = self._with_whole(targets, key)
+                    targets = self._with_whole(targets, key, deadline)
         except PrometheusError as exc:
+            if self._stop.is_set():
+                return False  # stopped while the queries were out: nobody is told
             self.failures += 1
             with self._changed:
                 self.problem = str(exc)
                 self.version += 1
                 self._changed.notify_all()
             return False
-        except (CancelledError, RuntimeError):
-            if self._stop.is_set():
-                return False  # stopped while the queries were out
-            raise
         self._publish(targets, started)
         return True
 
-    def _with_whole(self, targets: list[Target], key: str) -> list[Target]:
+    def _with_whole(self, targets: list[Target], key: str, deadline: float) -> list[Target]:
         """``targets`` with the node ``key``'s summary replaced by its whole snapshot."""
-        whole = build_nodes(self._ask(QUERIES, with_instance(self.selector, key)), self.wall(),
-                            self.stale_after)
+        whole = build_nodes(self._ask(QUERIES, with_instance(self.selector, key), deadline),
+                            self.wall(), self.stale_after)
         found = {t.key: t for t in whole}
         return [found.get(t.key, t) if t.key == key else t for t in targets]
 
-    def _ask(self, queries: Sequence[tuple[str, str]], selector: str) -> dict[str, list[dict]]:
+    def _ask(self, queries: Sequence[tuple[str, str]], selector: str,
+             deadline: float) -> dict[str, list[dict]]:
+        """Every query's answer by ``deadline``; the first failure, in query order, raises.
+        Answers still out at the deadline are abandoned (their requests end by it too)."""
         texts = [_promql(name, template, selector) for name, template in queries]
-        answers = self._pool.map(lambda q: self._query(self.url, q, self.timeout), texts)
+        try:
+            futures = [self._pool.submit(self._one, text, deadline) for text in texts]
+        except RuntimeError:  # stopped
+            raise PrometheusError("stopped") from None
+        wait_all(futures, max(0.0, deadline - self.clock()) + PARSE_GRACE_S)
+        late = PrometheusError(f"Prometheus at {self.url} did not answer within "
+                               f"{self.refresh_timeout:g} s")
+        answers = []
+        for future in futures:
+            if not future.done() or future.cancelled():
+                for other in futures:
+                    other.cancel()
+                raise late
+            exc = future.exception()
+            if isinstance(exc, PrometheusTimeout) and self.clock() >= deadline:
+                raise late  # the refresh's deadline cut the request short, not its own
+            if exc is not None:
+                raise exc
+            answers.append(future.result())
         return dict(zip((name for name, _ in queries), answers))
+
+    def _one(self, promql: str, deadline: float) -> list[dict]:
+        """One query, given the request's timeout or what is left of the refresh's."""
+        left = deadline - self.clock()
+        if left <= 0 or self._stop.is_set():
+            raise PrometheusTimeout("no time left")
+        return self._query(self.url, promql, min(self.timeout, left))
 
     def _publish(self, targets: list[Target], started: float) -> None:
         now = self.clock()
         with self._changed:
             self.failures = 0
-            self.problem = None
+            # An empty answer is no failure, but a view of nothing has to say why.
+            matching = f" matching {self.selector}" if self.selector else ""
+            self.problem = None if targets else \
+                f"Prometheus at {self.url} has no scrape target{matching}"
             self.version += 1
             statuses: dict[str, NodeStatus] = {}
             hosts = Counter(t.host for t in targets)
@@ -600,12 +841,23 @@ class PrometheusCluster:
         return min(BACKOFF_MAX_S, BACKOFF_INITIAL_S * 2 ** (self.failures - 1))
 
     def _run(self) -> None:
+        # With once, every try shares one deadline: --once --timeout N ends within N s.
+        until = self.clock() + self.refresh_timeout if self.once else None
         while not self._stop.is_set():
             started = self.clock()
-            ok = self.refresh()
+            ok = self.refresh(until)
             if ok and self.once:
                 return
             wait = self.backoff() if not ok else max(0.0, self.interval -
                                                     (self.clock() - started))
+            if until is not None and self.clock() + wait >= until:
+                self._give_up()
+                return
             self._wake.wait(wait)
             self._wake.clear()
+
+    def _give_up(self) -> None:
+        """End a ``once`` run that has no time left for another try: its problem stands."""
+        with self._changed:
+            self._done = True
+            self._changed.notify_all()

@@ -1,43 +1,79 @@
 """The nodes of Slurm jobs, for ``gputop cluster --slurm JOBID`` / ``--slurm-me``.
 
 Asked of Slurm's own commands (``squeue``, ``scontrol show hostnames``; for the GPUs a job was
-given, ``scontrol show job -d`` and ``sinfo``), run with argv lists (never a shell) and a timeout;
-anything wrong is one ``SlurmError`` line.
+given, ``scontrol show job -d`` and ``sinfo``), run with argv lists (never a shell) by the shared
+bounded runner (gputop/toolrun.py): a timeout, at most ``toolrun.MAX_OUTPUT_BYTES`` of output,
+the tool's whole process group killed on every way out. Their output is untrusted: text that is
+not UTF-8, a node name that is not a host name or a job id that is not one is refused. Anything
+wrong is one ``SlurmError`` line naming the tool.
 """
 
 from __future__ import annotations
 
 import re
-import subprocess
 from dataclasses import dataclass
 
-from gputop.errors import GputopError
+from gputop import toolrun
+from gputop.errors import GputopError, UsageError
+from gputop.userfile import FileProblem, decode, one_line
 
 TIMEOUT_S = 15.0
-_JOB_ID = re.compile(r"^\d+(?:_\d+)?(?:\+\d+)?$")  # 4242, an array task 4242_7, a het part 4242+1
+# 4242, an array task 4242_7, a het part 4242+1 (ASCII digits: what Slurm prints)
+_JOB_ID = re.compile(r"^\d+(?:_\d+)?(?:\+\d+)?\Z", re.ASCII)
 
 
 class SlurmError(GputopError):
     """Why Slurm could not tell us a job's nodes, as one line."""
 
 
+def _name(argv: list[str]) -> str:
+    """The tool as a message names it: ``squeue``, ``scontrol show job`` (its leading words)."""
+    words = [argv[0]]
+    for arg in argv[1:3]:
+        if not arg.isalpha():
+            break
+        words.append(arg)
+    return " ".join(words)
+
+
 def _run(argv: list[str]) -> str:
+    """The standard output of a Slurm command that succeeded, as text; SlurmError otherwise."""
+    name = _name(argv)
     try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S)
+        done = toolrun.run(argv, TIMEOUT_S)
     except FileNotFoundError:
         raise SlurmError(f"{argv[0]} not found: is Slurm installed on this machine?") from None
-    except subprocess.TimeoutExpired:
-        raise SlurmError(f"{' '.join(argv[:2])} did not answer in {TIMEOUT_S:.0f} s") from None
-    if out.returncode != 0:
-        lines = (out.stderr or out.stdout).strip().splitlines()
-        why = lines[0] if lines else f"exit status {out.returncode}"
-        raise SlurmError(f"{argv[0]}: {why}")
-    return out.stdout
+    except OSError as exc:
+        raise SlurmError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
+    except toolrun.ToolTimeout:
+        raise SlurmError(f"{name} did not answer in {TIMEOUT_S:.0f} s: stopped it") from None
+    except toolrun.ToolOutputTooLarge:
+        raise SlurmError(f"{name} printed more than {toolrun.MAX_OUTPUT_BYTES >> 20} MiB, more "
+                         "than any real answer: stopped it") from None
+    if done.returncode != 0:
+        raise SlurmError(f"{argv[0]}: {done.message() or f'exit status {done.returncode}'}")
+    try:
+        return decode(done.stdout)
+    except FileProblem as exc:
+        raise SlurmError(f"{name} printed something that is not a Slurm answer: {exc}") from None
 
 
 def hostnames(nodelist: str) -> list[str]:
-    """``gpu[01-03],big`` -> ``gpu01 gpu02 gpu03 big``, as Slurm itself expands it."""
-    return _run(["scontrol", "show", "hostnames", nodelist]).split()
+    """``gpu[01-03],big`` -> ``gpu01 gpu02 gpu03 big``, as Slurm itself expands it; each one a
+    host name ssh can be given (SlurmError otherwise)."""
+    from gputop.cluster.hosts import validate_host
+
+    names = _run(["scontrol", "show", "hostnames", nodelist]).split()
+    try:
+        return [validate_host(n, "scontrol show hostnames") for n in names]
+    except UsageError as exc:  # Slurm's answer is at fault, not the user's command line
+        raise SlurmError(str(exc)) from None
+
+
+def _job_id(text: str, tool: str) -> str:
+    if not _JOB_ID.match(text):
+        raise SlurmError(f"{tool} printed {text[:40]!r} where a job id belongs")
+    return text
 
 
 def job_nodes(job_id: str) -> list[str]:
@@ -53,7 +89,7 @@ def job_nodes(job_id: str) -> list[str]:
         if nodelist and nodelist != "(null)":
             nodes += [n for n in hostnames(nodelist) if n not in nodes]
     if not nodes:
-        raise SlurmError(f"job {job_id} has no nodes yet ({lines[0].split()[0].lower()})")
+        raise SlurmError(f"job {job_id} has no nodes yet ({one_line(lines[0].split()[0], 40).lower()})")
     return nodes
 
 
@@ -63,6 +99,7 @@ def my_jobs() -> dict[str, list[str]]:
     for line in _run(["squeue", "-h", "--me", "-t", "RUNNING", "-o", "%i %N"]).splitlines():
         job, _, nodelist = line.strip().partition(" ")
         if job and nodelist:
+            job = _job_id(job, "squeue")
             out[job] = hostnames(nodelist)
     if not out:
         raise SlurmError("you have no running Slurm jobs")
@@ -74,8 +111,13 @@ def my_jobs() -> dict[str, list[str]]:
 # (``GRES_IDX=gpu(IDX:0-3)`` before Slurm 21.08). IDX numbers the node's GPUs as Slurm lists its
 # device files, by minor number (/dev/nvidia0 first), which NVML's index need not follow.
 _GRES_LINE = re.compile(r"^\s*Nodes=(\S+)\s.*?\bGRES(?:_IDX)?=(\S+)", re.MULTILINE)
-_GPU_IDX = re.compile(r"(?:^|,)gpu(?::[\w.\-]+)*\(IDX:([\d,\-]+)\)")
+_GPU_IDX = re.compile(r"(?:^|,)gpu(?::[\w.\-]+)*\(IDX:([\d,\-]+)\)", re.ASCII)
 MAX_GPUS_PER_NODE = 1024  # more than any node has; a longer range is not a GPU list
+
+
+def _digits(text: str) -> bool:
+    """ASCII digits, as Slurm prints them (``str.isdigit`` also takes ``²``, which int() refuses)."""
+    return text.isascii() and text.isdigit()
 
 
 def parse_idx(text: str) -> frozenset[int] | None:
@@ -83,7 +125,7 @@ def parse_idx(text: str) -> frozenset[int] | None:
     out: set[int] = set()
     for part in text.split(","):
         first, dash, last = part.partition("-")
-        if not first.isdigit() or (dash and not last.isdigit()) or len(first + last) > 8:
+        if not _digits(first) or (dash and not _digits(last)) or len(first + last) > 8:
             return None  # not a number, or one too long to be a GPU's
         lo, hi = int(first), int(last if dash else first)
         if hi < lo or hi >= MAX_GPUS_PER_NODE:
@@ -109,7 +151,7 @@ def parse_job_gres(text: str) -> list[tuple[str, frozenset[int]]]:
 
 # ``sinfo -N -o "%N %G"``: each node's configured GRES, ``gpu:4``, ``gpu:a100:8(S:0-1)``,
 # ``gpu:a100:2,gpu:v100:2``; the GPUs are the counts of its ``gpu`` entries.
-_GPU_COUNT = re.compile(r"(?:^|,)gpu(?::[^:,()\s]+)*:(\d{1,4})(?=[(,]|$)")
+_GPU_COUNT = re.compile(r"(?:^|,)gpu(?::[^:,()\s]+)*:(\d{1,4})(?=[(,]|$)", re.ASCII)
 
 
 def parse_node_gpus(text: str) -> dict[str, int]:

@@ -209,24 +209,39 @@ def run_once(args: argparse.Namespace, specs) -> int:
 
 
 def make_prometheus_cluster(args: argparse.Namespace, *, once: bool):
-    from gputop.cluster.prometheus import PrometheusCluster, check_selector, check_url
+    """The Prometheus transport; with ``once``, ``--timeout`` bounds every request and all of
+    them together (``--once --timeout N`` ends within N s, whatever the server does)."""
+    from gputop.cluster.prometheus import (
+        DEFAULT_REFRESH_TIMEOUT_S,
+        PrometheusCluster,
+        check_selector,
+        check_url,
+    )
     from gputop.errors import UsageError
 
     if args.prometheus is None:
         raise UsageError("--selector needs --prometheus URL")
     if args.hosts or args.hosts_file:
         raise UsageError("--prometheus reads the nodes from Prometheus: name no hosts")
-    return PrometheusCluster(check_url(args.prometheus), check_selector(args.selector),
-                             interval=args.interval, once=once)
+    url, selector = check_url(args.prometheus), check_selector(args.selector)
+    if not once:
+        return PrometheusCluster(url, selector, interval=args.interval)
+    timeout = args.timeout if args.timeout is not None else DEFAULT_REFRESH_TIMEOUT_S
+    return PrometheusCluster(url, selector, interval=args.interval, once=True,
+                             timeout=timeout, refresh_timeout=timeout)
 
 
 def run_prometheus(args: argparse.Namespace) -> int:
+    from gputop.cluster.prometheus import PARSE_GRACE_S
+
     if not args.once:
         from gputop.tui.cluster import run_cluster
 
         return run_cluster(args, make_prometheus_cluster(args, once=False))
-    return _print_once(args, make_prometheus_cluster(args, once=True),
-                       args.timeout if args.timeout is not None else 30.0)
+    cluster = make_prometheus_cluster(args, once=True)
+    # The transport ends itself by its deadline, with the reason as its problem; the wait's own
+    # time-out is only a backstop, past the grace a refresh gives an answer still parsing.
+    return _print_once(args, cluster, cluster.refresh_timeout + 2 * PARSE_GRACE_S)
 
 
 def _print_once(args: argparse.Namespace, cluster, timeout: float) -> int:

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Input, Static
 
@@ -174,6 +175,12 @@ class NodeScreen(Screen):
         return self.query_one("#node-dashboard")
 
     def refresh_from(self, status: NodeStatus, now: float) -> None:
+        try:
+            bar = self.query_one("#node-status", Static)
+            header = self.query_one("#node-header")
+            dashboard = self.dashboard
+        except NoMatches:
+            return  # its widgets are gone: the app is quitting with the node open
         age = status.age(now)
         line = Text()
         line.append(f" {visible(status.host)} ", "bold")
@@ -183,16 +190,15 @@ class NodeScreen(Screen):
             line.append(f"  data {fmt_age(age, self.app.interval)}")
         if status.reason:
             line.append(f"  {visible(status.reason)}")
-        self.query_one("#node-status", Static).update(line)
+        bar.update(line)
         if status.seq == self.seq or status.snapshot is None:
             return
         self.seq = status.seq
         snap = status.snapshot
-        header = self.query_one("#node-header")
         header.set(host=status.host, backend=snap.backend, driver=snap.driver_version,
                    cuda=snap.cuda_version, gpus=len(snap.devices), interval=self.app.interval,
                    clock=snap.time)
-        self.dashboard.update(snap, now=snap.time)
+        dashboard.update(snap, now=snap.time)
 
     def action_back(self) -> None:
         self.app.pop_screen()

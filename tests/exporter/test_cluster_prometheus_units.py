@@ -292,3 +292,18 @@ async def test_a_refresh_right_after_opening_a_node_waits_for_its_screen():
         app.refresh_view(force=True)  # before the pushed screen has mounted
         assert await settle(pilot, lambda: isinstance(app.screen, NodeScreen) and
                             app.screen.seq >= 0)
+
+
+async def test_a_refresh_while_quitting_with_a_node_open_ends_quietly():
+    # Quitting tears the node screen's widgets down while the refresh timer still ticks: the
+    # tick must find nothing to draw, not raise NoMatches into the quit.
+    query, app = scripted_app(60.0)
+    from gputop.tui.cluster import NodeScreen
+
+    async with app.run_test(size=(160, 30)) as pilot:
+        assert await settle(pilot, lambda: app.nodes_table.row_count == 1)
+        app.open_node("node-a")
+        assert await settle(pilot, lambda: isinstance(app.screen, NodeScreen) and
+                            app.screen.seq >= 0)
+        await app.screen.query_one("#node-status").remove()
+        app.refresh_view(force=True)
