@@ -235,3 +235,33 @@ def test_a_read_only_sim_state_folder_is_one_line_and_changes_nothing(tmp_path):
     assert all(line.startswith("gputop advise: ") for line in progress), progress
     assert list(folder.iterdir()) == []  # no state file, no temporary file left
     assert list((tmp_path / "state" / "gputop").glob(f"{journal.PREFIX}*")) == []  # nor journal
+
+
+def left_journal(tmp_path: Path) -> Path:
+    """A journal of the simulator's GPUs left by a run that is over (pid 1 is no gputop)."""
+    from gputop.backends import open_backend
+    from gputop.backends.base import BackendOptions
+
+    backend = open_backend("sim", BackendOptions())
+    try:
+        info = backend.info()
+    finally:
+        backend.close()
+    path = tmp_path / "state" / "gputop" / f"{journal.PREFIX}left.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(journal_text(host=info.host, devices=[
+        {"index": d.index, "uuid": d.uuid, "original_limit_w": 700.0} for d in info.devices]))
+    return path
+
+
+def test_a_journal_left_behind_is_one_line_where_it_stops_a_sweep(tmp_path):
+    """What a failed run leaves is said once: the sweep it stops refuses in one line (it was a
+    two-line warning and then the error), the passive view warns in one line and goes on."""
+    path = left_journal(tmp_path)
+    refused = run(tmp_path, "advise", "--backend", "sim", "--sweep", "--sim-speed", "100")
+    line = assert_one_line(refused, path, 1)
+    assert "a sweep now would take them for the originals" in line and "--restore" in line
+    passive = run(tmp_path, "advise", "--backend", "sim", "--window", "0.1", "--sim-speed", "100")
+    line = assert_one_line(passive, path, 0)
+    assert line.startswith("gputop: warning: an earlier `gputop advise` run changed power limits")
+    assert line.endswith("Run `gputop advise --restore` to restore them.")

@@ -237,12 +237,10 @@ def _make_folder(folder: Path) -> None:
 
 
 def leftover_warning(journals: Sequence[Journal]) -> str:
-    lines = []
-    for j in journals:
-        lines.append(f"an earlier `gputop advise` run changed power limits and did not put them"
-                     f" back ({j.describe()}; journal {j.path}).")
-    lines.append("Run `gputop advise --restore` to restore them.")
-    return "\n".join(lines)
+    """One line: what each journal says was left changed, and the command that puts it back."""
+    said = [f"an earlier `gputop advise` run changed power limits and did not put them back"
+            f" ({j.describe()}; journal {j.path})." for j in journals]
+    return " ".join([*said, "Run `gputop advise --restore` to restore them."])
 
 
 def nvidia_smi_commands(limits: Mapping[int, float]) -> list[str]:

@@ -216,22 +216,35 @@ class _Advise:
     # -- modes
     def main(self) -> int:
         from gputop.advisor import journal
-        from gputop.errors import GputopError
 
         if self.args.restore:
             return self.restore()
         errors: list[str] = []
         left = journal.leftovers(self.backend, errors=errors)
+        measuring = self.args.sweep or self.argv is not None
+        if measuring and not self.args.dry_run:
+            self._refuse_stale(left, errors)
         for error in errors:
             self._warn(error)
         if left:
             self._warn(journal.leftover_warning(left))
-        if self.args.sweep or self.argv is not None:
-            if errors and not self.args.dry_run:
-                raise GputopError("an unreadable power-limit journal may hold original limits;"
-                                  " resolve it before sweeping")
-            return self.sweep(left)
-        return self.passive()
+        return self.sweep() if measuring else self.passive()
+
+    def _refuse_stale(self, left: list[Any], errors: list[str]) -> None:
+        """Refuse a sweep in one line, before anything is measured, where an earlier run may
+        have left these GPUs' limits changed: the sweep would take them for the originals."""
+        from gputop.errors import GputopError
+
+        if errors:  # an unreadable journal may hold the originals of any GPU
+            raise GputopError(f"{errors[0]}; until then a sweep could take changed limits for"
+                              " the originals")
+        uuids = {d.index: d.uuid for d in self.info.devices}
+        ours = {uuids.get(i) for i in self.devices}
+        for j in left:
+            if any(e.uuid in ours for e in j.entries):
+                raise GputopError(f"an earlier advisor run left power limits changed on these"
+                                  f" GPUs (journal {j.path}); a sweep now would take them for"
+                                  " the originals. Run `gputop advise --restore` first")
 
     def _passive_from(self, samples: list[Any]) -> list[str]:
         from gputop.advisor import passive, render
@@ -286,11 +299,10 @@ class _Advise:
                            interval_s=a.interval, max_slowdown_pct=a.max_slowdown, eta=a.eta,
                            lowest_w=a.lowest, repeat=a.repeat)
 
-    def sweep(self, left: list[Any]) -> int:
+    def sweep(self) -> int:
         from gputop.advisor import journal, passive, render
         from gputop.advisor.recommend import make_plan
         from gputop.advisor.safety import missing_privilege
-        from gputop.errors import GputopError
 
         mode = "benchmark" if self.argv is not None else "sweep"
         snap = self.backend.sample(self.devices)
@@ -318,11 +330,6 @@ class _Advise:
                         *render.mig_lines(passive.summarize([snap], self.devices)),
                         "Dry run: nothing was changed."])
             return 0
-        ours = {plan.uuids[i] for i in plan.devices}
-        if any(e.uuid in ours for j in left for e in j.entries):
-            raise GputopError("an earlier advisor run left power limits changed on these GPUs;"
-                              " a sweep now would take them for the originals. Run"
-                              " `gputop advise --restore` first")
         if not plan.candidates:
             return self.passive([f"GPU {','.join(map(str, plan.devices))} already at the lowest"
                                  " allowed limit: nothing to sweep"])
