@@ -14,6 +14,7 @@ from typing import NoReturn
 from gputop import bounds
 
 SIM_STATE_ENV = "GPUTOP_SIM_STATE"
+DEFAULT_INTERVAL_S = 1.0  # seconds between samples where --interval is not given
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -76,8 +77,9 @@ def add_common_arguments(parser: argparse.ArgumentParser, suppress: bool = False
                    help=f"simulator state file, so settings outlive the process (${SIM_STATE_ENV})")
     g.add_argument("--npu-smi", metavar="PATH", default=d(None), help="npu-smi executable")
     g.add_argument("--replay", metavar="FILE", default=d(None), help="CSV log for --backend replay")
-    g.add_argument("--interval", type=bounds.INTERVAL.arg_type, default=d(1.0), metavar="SEC",
-                   help=f"seconds between samples (default: 1; {bounds.INTERVAL.describe()})")
+    g.add_argument("--interval", type=bounds.INTERVAL.arg_type, default=d(DEFAULT_INTERVAL_S),
+                   metavar="SEC", help=f"seconds between samples (default: {DEFAULT_INTERVAL_S:g};"
+                                       f" {bounds.INTERVAL.describe()})")
     g.add_argument("-i", "--id", dest="ids", type=device_ids, default=d(None), metavar="IDS",
                    help="devices: indices, UUIDs or PCI bus ids, comma separated")
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,6 @@ from gputop import bounds
 from gputop.errors import UsageError
 
 CONFIG_ENV = "GPUTOP_CONFIG"
-MAX_BYTES = 1 << 20  # a settings file is a few lines; a link to /dev/zero must not be read whole
 
 # The process table's columns, by the keys `gputop.tui.processes.COLUMNS` gives them (a test
 # keeps the two in step), in the table's order.
@@ -81,31 +79,19 @@ def shown(path: Path) -> str:
 
 def load(path: Path | None, named: bool = True) -> Settings:
     """The settings in ``path``; empty Settings when there is none (and it was not named)."""
+    from gputop import userfile
+
     if path is None:
         return Settings()
     where = shown(path)
     try:
-        if not path.exists() and not named:
+        doc = userfile.load_toml(userfile.read_text(path))
+    except FileNotFoundError:
+        if not named:
             return Settings()
-        if not path.is_file():  # before open(): opening a FIFO would wait for a writer
-            raise UsageError(f"{where}: not a regular file" if path.exists()
-                             else f"{where}: no such file")
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"{where}: cannot read it: {exc.strerror or exc}") from None
-    if sys.version_info >= (3, 11):  # imported here: only the dashboard reads the file
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
-    if len(data) > MAX_BYTES:
-        raise UsageError(f"{where}: larger than {MAX_BYTES >> 10} KiB: not a settings file")
-    try:
-        doc = tomllib.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise UsageError(f"{where}: not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{where}: not valid TOML: {exc}") from None
+        raise UsageError(f"{where}: no such file") from None
+    except userfile.FileProblem as exc:
+        raise UsageError(f"{where}: {exc}") from None
     return parse(doc, where)
 
 

@@ -113,10 +113,11 @@ def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
-def loads(line: bytes | str) -> Any:
+def loads(line: bytes | str, object_pairs_hook: Any = None) -> Any:
     """Strict JSON: ``NaN``, ``Infinity`` and ``-Infinity`` are refused (numbers beyond ±LIMIT
-    and deep nesting are refused by the checks below and by the parser's RecursionError)."""
-    return json.loads(line, parse_constant=_reject_constant)
+    and deep nesting are refused by the checks below and by the parser's RecursionError).
+    ``object_pairs_hook`` as for ``json.loads`` (a file's reader refuses a key given twice)."""
+    return json.loads(line, parse_constant=_reject_constant, object_pairs_hook=object_pairs_hook)
 
 
 def printable(text: str, limit: int = MAX_STRING) -> str:

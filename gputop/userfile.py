@@ -7,9 +7,13 @@ never read whole (at most ``limit`` bytes), a directory is named as one, bytes t
 are located, and a document nested deeper than ``MAX_DEPTH`` is refused before any recursive code
 (a parser, a validator) can hit Python's recursion limit on it.
 
+A reader that streams a file too large to take whole (a replay log) shares the same refusals
+through :func:`open_regular`; a state file or journal that gputop writes back is replaced whole by
+:func:`write_atomic`, whose failure (a read-only folder) is one line too.
+
 Callers put the problem into their own error type, after naming the file:
-``raise UsageError(f"hosts file {path}: {exc}")``. Pure apart from the one read; it imports only
-the core (``untrusted`` for strict JSON).
+``raise UsageError(f"hosts file {path}: {exc}")``. Pure apart from the one read or write; it
+imports only the core (``untrusted`` for strict JSON).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import os
 import stat
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, BinaryIO
 
 MAX_BYTES = 1 << 20  # every file of this kind is a few KiB; a link to /dev/zero is not
 MAX_DEPTH = 64  # gputop's deepest document (a theme, a web config) nests 3 levels
@@ -36,11 +40,12 @@ def kind_of(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a plain file")
 
 
-def read_bytes(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
-    """Return the whole of a regular file of at most ``limit`` bytes.
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """Open ``path`` for reading in binary, refusing at once anything but a regular file.
 
-    Raises FileNotFoundError where nothing is at ``path`` (callers decide whether a missing file
-    is an error) and FileProblem for anything else that stops the read."""
+    For a reader that streams a file too large to take whole (a replay log): the same refusals as
+    :func:`read_bytes`, without its limit. Raises FileNotFoundError where nothing is at ``path``
+    and FileProblem for anything else."""
     try:
         # O_NONBLOCK: opening a FIFO without a writer returns at once instead of waiting for one.
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -52,21 +57,26 @@ def read_bytes(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             raise FileProblem(f"not a regular file ({kind_of(mode)})")
-        chunks: list[bytes] = []
-        size = 0
-        while size <= limit:
-            chunk = os.read(fd, limit + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError as exc:
-        raise FileProblem(f"cannot read it: {exc.strerror or exc}") from None
-    finally:
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
         os.close(fd)
-    if size > limit:
+        raise
+
+
+def read_bytes(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
+    """Return the whole of a regular file of at most ``limit`` bytes.
+
+    Raises FileNotFoundError where nothing is at ``path`` (callers decide whether a missing file
+    is an error) and FileProblem for anything else that stops the read."""
+    with open_regular(path) as fh:
+        try:
+            data = fh.read(limit + 1)
+        except OSError as exc:
+            raise FileProblem(f"cannot read it: {exc.strerror or exc}") from None
+    if len(data) > limit:
         raise FileProblem(f"larger than {_size(limit)}: not a file of this kind")
-    return b"".join(chunks)
+    return data
 
 
 def decode(data: bytes) -> str:
@@ -136,10 +146,20 @@ def load_toml(text: str) -> dict[str, Any]:
 
 
 def load_json(text: str) -> Any:
-    """Return a JSON document (``NaN`` and ``Infinity`` refused), or raise FileProblem."""
+    """Return a JSON document (``NaN`` and ``Infinity`` refused, and a key given twice in one
+    object, which JSON parsers resolve differently), or raise FileProblem."""
     from gputop.untrusted import loads
 
-    return parse(text, loads, "JSON", (ValueError,))
+    return parse(text, lambda t: loads(t, object_pairs_hook=_unique_keys), "JSON", (ValueError,))
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    doc: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in doc:
+            raise ValueError(f"the key {one_line(repr(key), 60)} appears twice in one object")
+        doc[key] = value
+    return doc
 
 
 def one_line(text: str, limit: int = 200) -> str:
@@ -148,6 +168,51 @@ def one_line(text: str, limit: int = 200) -> str:
     flat = " ".join(text.split())
     flat = "".join(c if c.isprintable() else "?" for c in flat)
     return flat if len(flat) <= limit else flat[:limit - 1] + "…"
+
+
+def write_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Replace the file at ``path`` with ``text`` whole, or raise FileProblem saying why not.
+
+    The text goes to a new file beside it, is fsync'd and renamed over ``path``, and the folder
+    is fsync'd: a reader never sees half a file, and a crash leaves the old file or the new one.
+    A folder that cannot be written (read-only, not a folder) is refused before anything of
+    ``path`` changes, and no temporary file is left behind."""
+    import tempfile
+
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".gputop-")
+    except OSError as exc:
+        raise FileProblem(f"cannot write in its folder: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise FileProblem(f"cannot write it: {exc.strerror or exc}") from None
+        raise
+    fsync_folder(folder)
+
+
+def fsync_folder(folder: str | os.PathLike[str]) -> None:
+    """Flush a folder's entries to disk (a rename or an unlink in it), where the system can."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _size(limit: int) -> str:

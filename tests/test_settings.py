@@ -117,7 +117,7 @@ def test_a_fifo_or_a_huge_file_is_refused_at_once(config_home):
         load(fifo)  # would wait for a writer forever if it were opened
     big = config_home / "big.toml"
     big.write_text("# " + "x" * (1 << 20) + "\n")
-    with pytest.raises(UsageError, match="larger than 1024 KiB"):
+    with pytest.raises(UsageError, match="larger than 1 MiB"):
         load(big)
 
 

@@ -85,3 +85,36 @@ def test_parser_errors_are_one_line():
 def test_nan_is_not_json():
     with pytest.raises(FileProblem, match="not valid JSON"):
         userfile.load_json('{"a": NaN}')
+
+
+def test_a_key_given_twice_is_refused(tmp_path):
+    with pytest.raises(FileProblem, match="the key 'a' appears twice in one object"):
+        userfile.load_json('{"b": {"a": 1, "a": 2}}')
+
+
+def test_a_stream_is_refused_before_it_is_read(tmp_path):
+    fifo = tmp_path / "log.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(FileProblem, match=r"not a regular file \(a FIFO\)"):
+        userfile.open_regular(fifo)
+    log = tmp_path / "big.csv"
+    log.write_bytes(b"x" * (userfile.MAX_BYTES + 10))
+    with userfile.open_regular(log) as fh:  # no limit: a stream reads what it needs
+        assert len(fh.read()) == userfile.MAX_BYTES + 10
+
+
+def test_an_atomic_write_replaces_the_file_whole(tmp_path):
+    path = tmp_path / "state.json"
+    path.write_text("old")
+    userfile.write_atomic(path, "new")
+    assert path.read_text() == "new" and sorted(tmp_path.iterdir()) == [path]
+
+
+def test_an_atomic_write_where_it_cannot_leaves_everything_as_it_was(tmp_path):
+    with pytest.raises(FileProblem, match="cannot write in its folder: No such file"):
+        userfile.write_atomic(tmp_path / "gone" / "state.json", "new")
+    folder = tmp_path / "state.json"
+    folder.mkdir()  # a folder where the file belongs: the rename fails, the copy is removed
+    with pytest.raises(FileProblem, match="cannot write it: Is a directory"):
+        userfile.write_atomic(folder, "new")
+    assert sorted(tmp_path.iterdir()) == [folder] and list(folder.iterdir()) == []

@@ -10,25 +10,24 @@ run killed by SIGKILL or a power cut leaves it behind for the next start to noti
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 import re
-import tempfile
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gputop import jsonout
+from gputop import jsonout, userfile
 from gputop.backends.base import Backend, BackendError
 from gputop.bounds import as_written, json_type
 from gputop.errors import GputopError
 
 SCHEMA = "gputop-advise-journal/1"
 PREFIX = "power-limits-"
-MAX_BYTES = 1 << 20  # a journal holds a few limits; a link to /dev/zero must not be read whole
+_KEYS = ("schema", "host", "backend", "pid", "started", "devices")  # all that write() writes
+_DEVICE_KEYS = ("index", "uuid", "original_limit_w")
 
 
 def state_dir() -> Path:
@@ -82,21 +81,10 @@ def journal_path(host: str, backend: str, uuids: Iterable[str | None], folder: P
     return (folder or state_dir()) / f"{PREFIX}{_safe(host)}-{_safe(backend)}-{key}.json"
 
 
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def write(path: Path, host: str, backend: str, entries: Sequence[JournalEntry]) -> Journal:
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    """Journal ``entries`` at ``path`` (atomically, fsync'd); one GputopError line if it cannot
+    be written, before any limit is changed."""
+    _make_folder(path.parent)
     started = time.time()
     doc = {
         "schema": SCHEMA,
@@ -107,20 +95,10 @@ def write(path: Path, host: str, backend: str, entries: Sequence[JournalEntry]) 
         "devices": [{"index": e.index, "uuid": e.uuid, "original_limit_w": e.original_w}
                     for e in entries],
     }
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".journal-")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            jsonout.dump(doc, fh, indent=1)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _fsync_dir(path.parent)
+        userfile.write_atomic(path, jsonout.dumps(doc, indent=1))
+    except userfile.FileProblem as exc:
+        raise GputopError(f"power-limit journal {path}: {exc}") from None
     return Journal(path, host, backend, os.getpid(), started, tuple(entries))
 
 
@@ -129,19 +107,16 @@ def remove(path: Path) -> None:
         os.unlink(path)
     except FileNotFoundError:
         return
-    _fsync_dir(path.parent)
+    userfile.fsync_folder(path.parent)
 
 
 def read(path: Path) -> Journal:
+    """The journal at ``path``, checked; one GputopError line naming it when it cannot be used."""
     try:
-        if not os.path.isfile(path):  # before open(): opening a FIFO would wait for a writer
-            raise ValueError("not a regular file")
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read(MAX_BYTES + 1)
-        if len(text) > MAX_BYTES:
-            raise ValueError(f"larger than {MAX_BYTES >> 10} KiB")
-        doc = json.loads(text)
-    except (OSError, ValueError) as exc:
+        doc = userfile.load_json(userfile.read_text(path))
+    except FileNotFoundError:
+        raise _unreadable(path, "no such file") from None
+    except userfile.FileProblem as exc:
         raise _unreadable(path, str(exc)) from None
     return Journal(path, *_checked(path, doc))
 
@@ -149,6 +124,14 @@ def read(path: Path) -> Journal:
 def _unreadable(path: Path, why: str) -> GputopError:
     return GputopError(f"power-limit journal {path} is unreadable ({why}); check it by hand"
                        " and delete it once the limits are right")
+
+
+def _known_keys(path: Path, obj: dict, known: tuple[str, ...], what: str) -> None:
+    """Refuse a key this module never writes: a journal decides what is written to a device,
+    and a key it does not understand may change what the journal means."""
+    unknown = [key for key in obj if key not in known]
+    if unknown:
+        raise _unreadable(path, f"{what} has an unknown key {userfile.one_line(repr(unknown[0]), 60)}")
 
 
 def _checked(path: Path, doc: object) -> tuple[str, str, int, float, tuple[JournalEntry, ...]]:
@@ -163,6 +146,7 @@ def _checked(path: Path, doc: object) -> tuple[str, str, int, float, tuple[Journ
 
     want(doc, (dict,), "the document")
     assert isinstance(doc, dict)
+    _known_keys(path, doc, _KEYS, "the document")
     if doc.get("schema") != SCHEMA:
         raise _unreadable(path, f"schema {as_written(doc.get('schema'))}, expected {SCHEMA}")
     host = want(doc.get("host"), (str,), '"host"')
@@ -176,6 +160,7 @@ def _checked(path: Path, doc: object) -> tuple[str, str, int, float, tuple[Journ
     for n, d in enumerate(want(doc.get("devices"), (list,), '"devices"')):
         what = f"devices[{n}]"
         want(d, (dict,), what)
+        _known_keys(path, d, _DEVICE_KEYS, what)
         index = want(d.get("index"), (int,), f'{what}["index"]')
         uuid = d.get("uuid")
         if uuid is not None:
@@ -223,24 +208,39 @@ def leftovers(backend: Backend, folder: Path | None = None,
 @contextlib.contextmanager
 def _locked(folder: Path) -> Iterator[None]:
     """Serialise check-then-write between advisor runs starting at the same moment."""
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with open(folder / ".lock", "a+b") as fh:
+    _make_folder(folder)
+    try:
+        # O_NONBLOCK: a FIFO left where the lock file belongs must not stop the advisor
+        fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC,
+                     0o600)
+    except OSError as exc:
+        raise GputopError(f"power-limit journal folder {folder}: cannot open its lock file:"
+                          f" {exc.strerror or exc}") from None
+    try:
         try:
             import fcntl
 
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            fcntl.flock(fd, fcntl.LOCK_EX)
         except (ImportError, OSError):
             pass  # no flock here: the check below still catches all but a true race
         yield
+    finally:
+        os.close(fd)
+
+
+def _make_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise GputopError(f"power-limit journal folder {folder}: cannot create it:"
+                          f" {exc.strerror or exc}") from None
 
 
 def leftover_warning(journals: Sequence[Journal]) -> str:
-    lines = []
-    for j in journals:
-        lines.append(f"an earlier `gputop advise` run changed power limits and did not put them"
-                     f" back ({j.describe()}; journal {j.path}).")
-    lines.append("Run `gputop advise --restore` to restore them.")
-    return "\n".join(lines)
+    """One line: what each journal says was left changed, and the command that puts it back."""
+    said = [f"an earlier `gputop advise` run changed power limits and did not put them back"
+            f" ({j.describe()}; journal {j.path})." for j in journals]
+    return " ".join([*said, "Run `gputop advise --restore` to restore them."])
 
 
 def nvidia_smi_commands(limits: Mapping[int, float]) -> list[str]:

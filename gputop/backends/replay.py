@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import bisect
 import os
-import stat
 import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from gputop import clock_events
+from gputop import clock_events, userfile
 from gputop.backends.base import (
     CAP_PROCESSES,
     REAL_CLOCK,
@@ -80,8 +79,6 @@ def _gpu_device(row: Row, log: Log, position: int, where: str) -> ReplayDevice:
     reasons_seen = False
     for col in log.columns:
         f = col.field
-        if f is None:
-            continue
         raw = row.cells[col.name]
         if f.name.startswith("clocks_event_reasons.") and f.kind == "active":
             value = parse_value(f, raw)
@@ -383,23 +380,24 @@ class ReplayClock(Clock):
 
 def read_log_text(path: str) -> str:
     """A log's text, bounded: only a regular file (its size bounds it; /dev/zero or a FIFO has
-    no end), each line at most MAX_LINE_BYTES. Errors are one BackendError line."""
+    no end, a folder no text), each line at most MAX_LINE_BYTES. Errors are one line."""
     try:
-        # O_NONBLOCK: opening a FIFO with no writer must not hang before fstat can refuse it.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        raise BackendError(f"cannot read log {path}: {exc.strerror or exc}") from None
-    with open(fd, "rb") as raw:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise BackendError(f"cannot read log {path}: not a regular file (a device or a pipe "
-                               "has no end to replay to)")
-        os.set_blocking(fd, True)
+        raw = userfile.open_regular(path)
+    except FileNotFoundError:
+        raise BackendError(f"cannot read log {path}: no such file") from None
+    except userfile.FileProblem as exc:
+        raise BackendError(f"cannot read log {path}: {exc}") from None
+    with raw:
         lines = []
-        for number, line in enumerate(iter(lambda: raw.readline(MAX_LINE_BYTES + 1), b""), 1):
-            if len(line) > MAX_LINE_BYTES:
-                raise LogFormatError(f"{path}:{number}: a line longer than "
-                                     f"{MAX_LINE_BYTES >> 20} MiB is not a log row")
-            lines.append(line)
+        try:
+            for number, line in enumerate(iter(lambda: raw.readline(MAX_LINE_BYTES + 1), b""),
+                                          1):
+                if len(line) > MAX_LINE_BYTES:
+                    raise LogFormatError(f"{path}:{number}: a line longer than "
+                                         f"{MAX_LINE_BYTES >> 20} MiB is not a log row")
+                lines.append(line)
+        except OSError as exc:
+            raise BackendError(f"cannot read log {path}: {exc.strerror or exc}") from None
     return b"".join(lines).decode("utf-8", "surrogateescape")
 
 

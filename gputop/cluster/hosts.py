@@ -49,23 +49,22 @@ def hosts_from_names(names: Iterable[str]) -> list[HostSpec]:
 
 def load_hosts_file(path: str | Path) -> list[HostSpec]:
     """Read ``[[host]]`` tables (``name``, optional ``remote_command`` and ``ssh_args``)."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+    from gputop import userfile
 
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        data = userfile.load_toml(userfile.read_text(p))
     except FileNotFoundError:
         raise UsageError(f"hosts file not found: {p}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read hosts file {p}: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"hosts file {p} is not valid TOML: {exc}") from None
+    except userfile.FileProblem as exc:
+        raise UsageError(f"hosts file {p}: {exc}") from None
     tables = data.get("host")
     if not isinstance(tables, list) or not tables:
         raise UsageError(f"hosts file {p}: expected one or more [[host]] tables")
+    unknown = sorted(set(data) - {"host"})
+    if unknown:
+        raise UsageError(f"hosts file {p}: unknown key {shown(unknown[0])} (only [[host]] "
+                         "tables)")
     if len(tables) > MAX_HOSTS:
         raise UsageError(f"hosts file {p}: {len(tables)} hosts; at most {MAX_HOSTS}")
     specs = []

@@ -17,11 +17,37 @@ from gputop import bounds
 DEFAULT_WINDOW_S = 30.0
 DEFAULT_SETTLE_S = 10.0
 DEFAULT_MEASURE_S = 20.0
+# The advisor's own options that default to None on the command line, so that one given where
+# it does nothing is told apart from one left out; their values where they were left out.
+_DEFAULTS = {"window": DEFAULT_WINDOW_S, "settle": DEFAULT_SETTLE_S,
+             "measure": DEFAULT_MEASURE_S, "max_slowdown": 5.0, "eta": 0.5, "repeat": 1}
+
+# What each mode is called in a refusal, and how a user asks for it.
+_WHERE = {"passive": "without --sweep or --run (the passive view changes no limit)",
+          "sweep": "with --sweep", "benchmark": "with --run",
+          "restore": "with --restore (it puts back every limit its journals hold)"}
+_ASKED_BY = {"passive": "the passive view", "sweep": "--sweep", "benchmark": "--run"}
+_MEASURING = ("sweep", "benchmark")
+# option dest -> (how it is written, the modes it acts in). --window also acts in a sweep: the
+# passive view is shown where the sweep cannot change limits. --json and --no-plot are always
+# honoured (there is no plot to leave out in the passive view or in JSON).
+_ACTS_IN = {
+    "window": ("--window", ("passive", *_MEASURING)),
+    "step": ("--step", _MEASURING),
+    "settle": ("--settle", _MEASURING),
+    "max_slowdown": ("--max-slowdown", _MEASURING),
+    "eta": ("--eta", _MEASURING),
+    "lowest": ("--lowest", _MEASURING),
+    "dry_run": ("--dry-run", _MEASURING),
+    "measure": ("--measure", ("sweep",)),
+    "repeat": ("--repeat", ("benchmark",)),
+    "ids": ("-i/--id", ("passive", *_MEASURING)),
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("advisor")
-    g.add_argument("--window", type=bounds.ADVISE_WINDOW.arg_type, default=DEFAULT_WINDOW_S, metavar="SEC",
+    g.add_argument("--window", type=bounds.ADVISE_WINDOW.arg_type, metavar="SEC",
                    help=f"passive view: seconds of power readings (default {DEFAULT_WINDOW_S:g})")
     g.add_argument("--sweep", action="store_true",
                    help="measure the curve: step the power limit down and back (changes limits)")
@@ -30,18 +56,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--step", type=bounds.ADVISE_STEP.arg_type, default=None, metavar="W",
                    help="watts between candidate limits (default: 25 W or 5%% of the default"
                         " limit, whichever is larger)")
-    g.add_argument("--settle", type=bounds.ADVISE_SETTLE.arg_type, default=DEFAULT_SETTLE_S, metavar="SEC",
+    g.add_argument("--settle", type=bounds.ADVISE_SETTLE.arg_type, metavar="SEC",
                    help=f"seconds to wait after each change (default {DEFAULT_SETTLE_S:g})")
-    g.add_argument("--measure", type=bounds.ADVISE_MEASURE.arg_type, default=DEFAULT_MEASURE_S, metavar="SEC",
-                   help=f"seconds measured at each limit (default {DEFAULT_MEASURE_S:g})")
-    g.add_argument("--max-slowdown", type=bounds.ADVISE_MAX_SLOWDOWN.arg_type, default=5.0, metavar="PCT",
-                   help="stop going lower once the slowdown passes PCT %% (default 5)")
-    g.add_argument("--eta", type=bounds.ADVISE_ETA.arg_type, default=0.5, metavar="ETA",
-                   help="weight of energy against time in the Zeus cost (0..1, default 0.5)")
+    g.add_argument("--measure", type=bounds.ADVISE_MEASURE.arg_type, metavar="SEC",
+                   help=f"--sweep: seconds measured at each limit (default {DEFAULT_MEASURE_S:g})")
+    g.add_argument("--max-slowdown", type=bounds.ADVISE_MAX_SLOWDOWN.arg_type, metavar="PCT",
+                   help="stop going lower once the slowdown passes PCT %% (default "
+                        f"{_DEFAULTS['max_slowdown']:g})")
+    g.add_argument("--eta", type=bounds.ADVISE_ETA.arg_type, metavar="ETA",
+                   help="weight of energy against time in the Zeus cost (0..1, default "
+                        f"{_DEFAULTS['eta']:g})")
     g.add_argument("--lowest", type=bounds.ADVISE_LOWEST.arg_type, default=None, metavar="W",
                    help="never set a limit below W (default: the device's minimum)")
-    g.add_argument("--repeat", type=bounds.ADVISE_REPEAT.arg_type, default=1, metavar="N",
-                   help="benchmark mode: runs of the command per limit (default 1)")
+    g.add_argument("--repeat", type=bounds.ADVISE_REPEAT.arg_type, metavar="N",
+                   help=f"--run: runs of the command per limit (default {_DEFAULTS['repeat']})")
     g.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
     g.add_argument("--restore", action="store_true",
                    help="restore the limits a killed advisor run left changed, and exit")
@@ -94,13 +122,37 @@ class _ProgressPrinter:
                 pass
 
 
+def _mode(args: argparse.Namespace) -> str:
+    if args.restore:
+        return "restore"
+    if args.run is not None:
+        return "benchmark"
+    return "sweep" if args.sweep else "passive"
+
+
 def _validate(args: argparse.Namespace) -> None:
+    """Refuse, before any device is opened, settings that contradict each other: two modes at
+    once, or an option given where the chosen mode does nothing with it (``--dry-run`` without a
+    sweep would measure for 30 s; ``--repeat`` with --sweep would repeat nothing)."""
     from gputop.errors import UsageError
 
     if args.restore and (args.sweep or args.run or args.dry_run):
         raise UsageError("--restore cannot be combined with --sweep, --run or --dry-run")
     if args.run is not None and not args.run.strip():
         raise UsageError("--run needs a command")
+    if args.sweep and args.run is not None:
+        raise UsageError("--sweep and --run are two ways to measure the curve (--sweep reads the"
+                         " running job's work rate, --run times CMD at each limit): give one")
+    mode = _mode(args)
+    for dest, (flag, modes) in _ACTS_IN.items():
+        given = getattr(args, dest)
+        if mode not in modes and given is not None and given is not False:  # 0 is given
+            users = [_ASKED_BY[m] for m in modes]
+            raise UsageError(f"{flag} does nothing {_WHERE[mode]}: it is for "
+                             f"{', '.join(users[:-1])}{' and ' if users[1:] else ''}{users[-1]}")
+    for dest, default in _DEFAULTS.items():
+        if getattr(args, dest) is None:
+            setattr(args, dest, default)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -164,22 +216,35 @@ class _Advise:
     # -- modes
     def main(self) -> int:
         from gputop.advisor import journal
-        from gputop.errors import GputopError
 
         if self.args.restore:
             return self.restore()
         errors: list[str] = []
         left = journal.leftovers(self.backend, errors=errors)
+        measuring = self.args.sweep or self.argv is not None
+        if measuring and not self.args.dry_run:
+            self._refuse_stale(left, errors)
         for error in errors:
             self._warn(error)
         if left:
             self._warn(journal.leftover_warning(left))
-        if self.args.sweep or self.argv is not None:
-            if errors and not self.args.dry_run:
-                raise GputopError("an unreadable power-limit journal may hold original limits;"
-                                  " resolve it before sweeping")
-            return self.sweep(left)
-        return self.passive()
+        return self.sweep() if measuring else self.passive()
+
+    def _refuse_stale(self, left: list[Any], errors: list[str]) -> None:
+        """Refuse a sweep in one line, before anything is measured, where an earlier run may
+        have left these GPUs' limits changed: the sweep would take them for the originals."""
+        from gputop.errors import GputopError
+
+        if errors:  # an unreadable journal may hold the originals of any GPU
+            raise GputopError(f"{errors[0]}; until then a sweep could take changed limits for"
+                              " the originals")
+        uuids = {d.index: d.uuid for d in self.info.devices}
+        ours = {uuids.get(i) for i in self.devices}
+        for j in left:
+            if any(e.uuid in ours for e in j.entries):
+                raise GputopError(f"an earlier advisor run left power limits changed on these"
+                                  f" GPUs (journal {j.path}); a sweep now would take them for"
+                                  " the originals. Run `gputop advise --restore` first")
 
     def _passive_from(self, samples: list[Any]) -> list[str]:
         from gputop.advisor import passive, render
@@ -234,11 +299,10 @@ class _Advise:
                            interval_s=a.interval, max_slowdown_pct=a.max_slowdown, eta=a.eta,
                            lowest_w=a.lowest, repeat=a.repeat)
 
-    def sweep(self, left: list[Any]) -> int:
+    def sweep(self) -> int:
         from gputop.advisor import journal, passive, render
         from gputop.advisor.recommend import make_plan
         from gputop.advisor.safety import missing_privilege
-        from gputop.errors import GputopError
 
         mode = "benchmark" if self.argv is not None else "sweep"
         snap = self.backend.sample(self.devices)
@@ -266,11 +330,6 @@ class _Advise:
                         *render.mig_lines(passive.summarize([snap], self.devices)),
                         "Dry run: nothing was changed."])
             return 0
-        ours = {plan.uuids[i] for i in plan.devices}
-        if any(e.uuid in ours for j in left for e in j.entries):
-            raise GputopError("an earlier advisor run left power limits changed on these GPUs;"
-                              " a sweep now would take them for the originals. Run"
-                              " `gputop advise --restore` first")
         if not plan.candidates:
             return self.passive([f"GPU {','.join(map(str, plan.devices))} already at the lowest"
                                  " allowed limit: nothing to sweep"])

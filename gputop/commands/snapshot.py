@@ -18,9 +18,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="colour the text view (default: auto; NO_COLOR is honoured)")
 
 
+def check_window(window: float, interval: float) -> None:
+    """Refuse a window that cannot do what it asks for, before any device is opened: one shorter
+    than an interval takes a single sample (what ``--window 0`` does, without history-based
+    hints), and with ``--window 0`` an ``--interval`` has nothing to space out."""
+    from gputop.errors import UsageError
+    from gputop.options import DEFAULT_INTERVAL_S
+
+    if 0 < window < interval:
+        raise UsageError(f"snapshot --window {window:g} s is shorter than --interval {interval:g} s:"
+                         " it would take one sample, as --window 0 does; give a window of at"
+                         " least one interval")
+    if window == 0 and interval != DEFAULT_INTERVAL_S:
+        raise UsageError(f"--interval {interval:g} does nothing where snapshot takes one sample"
+                         f" (--window 0, the default): add --window SEC to sample every"
+                         f" {interval:g} s for SEC seconds")
+
+
 def run(args: argparse.Namespace) -> int:
     from gputop.output import write_stdout
 
+    check_window(args.window, args.interval)
     snap, jobs = take_snapshot(args, window=args.window)
     if args.json:
         doc = snapshot_to_json(snap)

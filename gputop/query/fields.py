@@ -477,11 +477,10 @@ def lookup(name: str, query: str = "gpu") -> Field:
 
 
 def parse_field_list(text: str, query: str = "gpu") -> list[Field]:
-    """``"index,clocks.sm"`` -> fields, in order (repeats kept, as nvidia-smi does)."""
-    names = [n.strip() for n in text.split(",")]
-    if not any(names):
-        raise InvalidField("")
-    return [lookup(n, query) for n in names if n]
+    """``"index,clocks.sm"`` -> fields, in order (repeats kept, as nvidia-smi does). An empty
+    name (``index,,power.draw``, a trailing comma) is no field: InvalidField(""), nvidia-smi's
+    ``Field "" is not a valid field to query.``"""
+    return [lookup(n.strip(), query) for n in text.split(",")]
 
 
 # ---------------------------------------------------------------- values

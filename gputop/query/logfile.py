@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gputop.errors import GputopError
-from gputop.query.fields import QUERIES, Field
+from gputop.query.fields import QUERIES, Field, InvalidField, lookup
+from gputop.untrusted import printable
 
 SEP = ", "
 # Free-text columns that may themselves contain ", " (nvidia-smi does not quote).
@@ -23,8 +24,8 @@ class LogFormatError(GputopError):
 @dataclass(frozen=True, slots=True)
 class Column:
     title: str  # as the header spells it: "clocks.current.sm [MHz]"
-    name: str  # without the unit tag
-    field: Field | None  # None: a column this table does not know (carried as text)
+    name: str  # the field's canonical name (the header may spell an alias)
+    field: Field
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,19 +51,38 @@ def _strip_unit(title: str) -> str:
     return title
 
 
+def _resolves(name: str, query: str) -> bool:
+    try:
+        lookup(name, query)
+    except InvalidField:
+        return False
+    return True
+
+
 def _query_for(names: list[str]) -> str | None:
-    best, best_known = None, 0
-    for query, fields in QUERIES.items():
-        canonical = {f.name for f in fields}
-        known = sum(n in canonical for n in names)
-        if known == len(names):
-            return query
-        if known > best_known:
-            best, best_known = query, known
-    return best
+    """The query whose fields (by name or alias) the header names most of; a tie goes to the
+    one whose canonical names it uses (``gpu_name`` is a --query-gpu alias, but a column of
+    --query-compute-apps). None where no name is a field at all."""
+    def score(query: str) -> tuple[int, int]:
+        canonical = {f.name for f in QUERIES[query]}
+        return sum(_resolves(n, query) for n in names), sum(n in canonical for n in names)
+
+    best = max(QUERIES, key=score)
+    return best if score(best)[0] else None
 
 
 def parse_header(line: str, where: str) -> tuple[str, tuple[Column, ...]]:
+    """The query a log's header was written by and its columns, each a field of that query
+    named once: nvidia-smi writes nothing else, so a column it could not have written (an
+    unknown name, a field twice, a NUL, bytes that are not UTF-8) is one error naming it."""
+    line = line.removeprefix("\ufeff")  # a byte-order mark that a Windows editor adds
+    if "\x00" in line:
+        raise LogFormatError(f"{where}:1: the header holds a NUL byte: not an nvidia-smi CSV log")
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError as exc:  # read with surrogateescape: the byte is in the surrogate
+        raise LogFormatError(f"{where}:1: the header is not UTF-8 text (byte "
+                             f"0x{ord(line[exc.start]) - 0xDC00:02x})") from None
     titles = line.split(SEP)
     names = [_strip_unit(t) for t in titles]
     if not line.strip() or any(not n for n in names):
@@ -70,10 +90,23 @@ def parse_header(line: str, where: str) -> tuple[str, tuple[Column, ...]]:
     query = _query_for(names)
     if query is None:
         raise LogFormatError(
-            f"{where}:1: not an nvidia-smi CSV header (no known field in {line[:60]!r};"
-            " was it written with --format=csv,noheader?)")
-    by_name = {f.name: f for f in QUERIES[query]}
-    return query, tuple(Column(t, n, by_name.get(n)) for t, n in zip(titles, names, strict=True))
+            f"{where}:1: not an nvidia-smi CSV header (no known field in "
+            f"{printable(line[:60])!r}; was it written with --format=csv,noheader?)")
+    columns: list[Column] = []
+    seen: dict[str, int] = {}
+    for number, (title, name) in enumerate(zip(titles, names, strict=True), 1):
+        try:
+            field = lookup(name, query)
+        except InvalidField:
+            raise LogFormatError(f"{where}:1: column {number}, {printable(name, 60)!r}, is not a "
+                                 f"--query-{query} field") from None
+        if field.name in seen:
+            raise LogFormatError(f"{where}:1: column {number}, {printable(name, 60)!r}, repeats "
+                                 f"column {seen[field.name]} ({field.name}): a log names each "
+                                 "field once") from None
+        seen[field.name] = number
+        columns.append(Column(title, field.name, field))
+    return query, tuple(columns)
 
 
 def split_row(text: str, columns: tuple[Column, ...], lineno: int, where: str) -> dict[str, str]:
@@ -106,9 +139,11 @@ def parse_log(text: str, where: str = "<log>") -> Log:
         if not raw.strip():
             continue
         try:
+            if "\x00" in raw:  # nvidia-smi writes C strings: a NUL is no part of any cell
+                raise LogFormatError(f"{where}:{lineno}: holds a NUL byte: not a log row")
             rows.append(Row(lineno, split_row(raw, columns, lineno, where)))
         except LogFormatError:
             if lineno == len(lines) and not complete:
-                break  # a row cut short by a crash of the writer: not a row at all
+                break  # a row cut short by a crash of the writer (zeros, half a row): no row
             raise
     return Log(query, columns, tuple(rows))

@@ -8,20 +8,15 @@ theme with a shipped theme's name replaces it. Every theme defines the app's own
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
+from gputop import userfile
 from gputop.errors import UsageError
 
 DEFAULT_THEME = "dark"
@@ -50,6 +45,7 @@ APP_VARIABLES: dict[str, str] = {
 
 _COLOR_KEYS = ("primary", "secondary", "accent", "foreground", "background", "surface", "panel",
                "boost", "warning", "error", "success")
+_KEYS = ("name", "dark", "ansi", "colors", "variables")  # a theme file's top-level keys
 
 
 @dataclass(frozen=True)
@@ -76,37 +72,57 @@ def _check_color(value: object, where: str) -> str:
 
 def parse_theme(data: dict, origin: str, fallback_name: str) -> Theme:
     """Turn one theme document into a Theme. Raises UsageError naming what is wrong."""
+    unknown_keys = [k for k in data if k not in _KEYS]
+    if unknown_keys:
+        raise UsageError(f"theme {origin}: unknown key {userfile.one_line(repr(unknown_keys[0]))}"
+                         f" (known: {', '.join(_KEYS)})")
     name = data.get("name", fallback_name)
     if not isinstance(name, str) or not name.strip():
         raise UsageError(f"theme {origin}: 'name' must be a non-empty string")
+    for flag in ("dark", "ansi"):
+        if not isinstance(data.get(flag, False), bool):
+            raise UsageError(f"theme {origin}: '{flag}' must be true or false")
     colors = data.get("colors", {})
     variables = data.get("variables", {})
     if not isinstance(colors, dict) or not isinstance(variables, dict):
         raise UsageError(f"theme {origin}: [colors] and [variables] must be tables")
     unknown = sorted(set(colors) - set(_COLOR_KEYS))
     if unknown:
-        raise UsageError(f"theme {origin}: unknown colour key(s) {', '.join(unknown)}")
+        raise UsageError(f"theme {origin}: unknown colour key(s) "
+                         f"{userfile.one_line(', '.join(unknown))}")
     if "primary" not in colors:
         raise UsageError(f"theme {origin}: [colors] needs at least 'primary'")
     kwargs = {k: _check_color(v, f"theme {origin}: colors.{k}") for k, v in colors.items()}
     merged = dict(APP_VARIABLES)
     for key, value in variables.items():
-        merged[str(key)] = _check_color(value, f"theme {origin}: variables.{key}")
+        merged[str(key)] = _check_color(value, f"theme {origin}: variables."
+                                               f"{userfile.one_line(str(key), 60)}")
     return Theme(
         name=name,
-        dark=bool(data.get("dark", True)),
-        ansi=bool(data.get("ansi", False)),
+        dark=data.get("dark", True),
+        ansi=data.get("ansi", False),
         variables=merged,
         **kwargs,
     )
 
 
-def _load_file(text: str, origin: str, fallback_name: str) -> Theme:
+def _parse_text(text: str, origin: str, fallback_name: str) -> Theme:
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"theme {origin}: not valid TOML ({exc})") from None
+        data = userfile.load_toml(text)
+    except userfile.FileProblem as exc:
+        raise UsageError(f"theme {origin}: {exc}") from None
     return parse_theme(data, origin, fallback_name)
+
+
+def load_theme_file(path: Path) -> Theme:
+    """Read one user theme; a file that is not a readable, small TOML theme (a FIFO, /dev/zero,
+    a folder, bytes that are not UTF-8, deep nesting) is one UsageError line naming it. Raises
+    FileNotFoundError where nothing is at ``path`` (a link to nowhere)."""
+    try:
+        text = userfile.read_text(path)
+    except userfile.FileProblem as exc:
+        raise UsageError(f"theme {path}: {exc}") from None
+    return _parse_text(text, str(path), path.stem)
 
 
 def shipped_themes() -> list[Theme]:
@@ -114,7 +130,7 @@ def shipped_themes() -> list[Theme]:
     found: dict[str, Theme] = {}
     for entry in root.iterdir():
         if entry.name.endswith(".toml"):
-            theme = _load_file(entry.read_text(encoding="utf-8"), entry.name, entry.name[:-5])
+            theme = _parse_text(entry.read_text(encoding="utf-8"), entry.name, entry.name[:-5])
             found[theme.name] = theme
     ordered = [found.pop(n) for n in SHIPPED_ORDER if n in found]
     return ordered + [found[n] for n in sorted(found)]
@@ -134,9 +150,9 @@ def user_themes(folder: Path | None = None) -> tuple[list[Theme], list[str]]:
         return themes, warnings
     for path in paths:
         try:
-            themes.append(_load_file(path.read_text(encoding="utf-8"), str(path), path.stem))
-        except (OSError, UnicodeDecodeError) as exc:
-            warnings.append(f"theme {path}: unreadable ({exc})")
+            themes.append(load_theme_file(path))
+        except FileNotFoundError:
+            warnings.append(f"theme {path}: no such file (a link to nothing?)")
         except UsageError as exc:
             warnings.append(str(exc))
     return themes, warnings
@@ -156,10 +172,10 @@ def unknown_theme(name: str, available: Iterable[str], folder: Path | None = Non
     of that name exists but could not be used, why (a TOML syntax error, a bad colour)."""
     path = (user_theme_dir() if folder is None else folder) / f"{name}.toml"
     try:
-        _load_file(path.read_text(encoding="utf-8"), str(path), name)
+        load_theme_file(path)
     except UsageError as exc:
         return exc
-    except (OSError, UnicodeDecodeError, ValueError):
+    except (OSError, ValueError):  # no such file, or a name no file can have (a NUL in it)
         pass
     return UsageError(f"unknown theme {name!r} (available: {', '.join(available)})")
 

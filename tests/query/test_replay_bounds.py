@@ -36,8 +36,7 @@ def strict(text: str):
 def test_dev_zero_is_refused_with_one_line_and_little_memory():
     code, peak_kib, stderr = peak_run("snapshot", "--json", "--backend", "replay",
                                       "--replay", "/dev/zero")
-    assert code == 1 and stderr == ("gputop: cannot read log /dev/zero: not a regular file "
-                                    "(a device or a pipe has no end to replay to)")
+    assert code == 1 and stderr == "gputop: cannot read log /dev/zero: not a regular file (a device)"
     assert peak_kib < 300 * 1024
 
 

@@ -6,16 +6,13 @@ state file when one is given, so that, as on a real driver, a change outlives it
 
 from __future__ import annotations
 
-import json
 import os
-import stat
 import sys
-import tempfile
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 
-from gputop import budget, clock_events, jsonout
+from gputop import budget, clock_events, jsonout, userfile
 from gputop.backends.base import (
     CAP_ENERGY,
     CAP_POWER_LIMIT,
@@ -60,7 +57,6 @@ SLOW_GPU_EXTRA_C = 44.0  # a clogged heatsink: why this GPU throttles
 # Set (to anything but "" or "0") to make set_power_limit refuse as NVML does for a non-root user,
 # so the no-permission paths of the advisor can be exercised without a GPU.
 NO_PERMISSION_ENV = "GPUTOP_SIM_NO_PERMISSION"
-MAX_STATE_BYTES = 1 << 20  # a state file holds a few limits; /dev/zero must not be read whole
 _SAT_VALUES = tuple(f.name for f in fields(Saturation) if f.name != "source")
 
 
@@ -187,44 +183,55 @@ class SimBackend(Backend):
         with self._lock:
             self._advance(self.clock.monotonic())
             self._read_state()
-            self._limits[device] = float(watts)
-            self._write_state()
+            limits = {**self._limits, device: float(watts)}
+            self._write_state(limits)  # first: a limit that cannot be kept is not set
+            self._limits = limits
 
     def power_limit(self, device: int) -> float:
         return self._limits[device]
 
     def _read_state(self) -> None:
+        """Take the state file's power limits, when it changed since it was last read (every
+        sample looks: another process, an advisor run, may have set a limit)."""
         if not self.state_path:
             return
         try:
-            st = os.stat(self.state_path)
+            mtime = os.stat(self.state_path).st_mtime_ns
         except FileNotFoundError:
             return
         except OSError as exc:
-            raise BackendError(f"simulator state file {self.state_path}: {exc.strerror}") from None
-        if st.st_mtime_ns == self._state_mtime:
+            raise self._state_error(f"cannot read it: {exc.strerror or exc}") from None
+        if mtime == self._state_mtime:
             return
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_STATE_BYTES:
-            raise BackendError(f"simulator state file {self.state_path}: not a regular file of at"
-                               f" most {MAX_STATE_BYTES >> 10} KiB")
-        try:
-            with open(self.state_path, encoding="utf-8") as fh:
-                data = json.loads(fh.read(MAX_STATE_BYTES + 1))
-        except (OSError, ValueError) as exc:
-            raise BackendError(f"simulator state file {self.state_path}: unreadable ({exc})") from None
-        limits = self._checked_limits(data)
-        self._state_mtime = st.st_mtime_ns
+        limits = self._checked_limits(self._state_document())
+        self._state_mtime = mtime
         self._limits.update(limits)
 
-    def _checked_limits(self, data: object) -> dict[int, float]:
+    def _state_document(self) -> dict:
+        """The state file's JSON document ({} where there is none yet), read within the bounds
+        of every file a user names; one BackendError line naming the file otherwise."""
+        try:
+            data = userfile.load_json(userfile.read_text(self.state_path))
+        except FileNotFoundError:
+            return {}
+        except userfile.FileProblem as exc:
+            raise self._state_error(str(exc)) from None
+        if not isinstance(data, dict):
+            raise self._state_error(f"expected a JSON object, found {json_type(data)}")
+        unknown = [key for key in data if key != "power_limits"]
+        if unknown:  # a misspelt "power_limit" would otherwise set nothing, silently
+            raise self._state_error(f"unknown key {userfile.one_line(repr(unknown[0]), 60)}"
+                                    ' (the only one is "power_limits")')
+        return data
+
+    def _state_error(self, why: str) -> BackendError:
+        return BackendError(f"simulator state file {self.state_path}: {why}")
+
+    def _checked_limits(self, data: dict) -> dict[int, float]:
         """The file's power limits for this node's GPUs, each a finite number of watts inside the
         GPU's range, as a driver would hold. Anything else is refused whole, before any is used:
         a limit of 0 W would make the advisor 'restore' a value the device cannot take."""
-        def bad(why: str) -> BackendError:
-            return BackendError(f"simulator state file {self.state_path}: {why}")
-
-        if not isinstance(data, dict):
-            raise bad(f"expected a JSON object, found {json_type(data)}")
+        bad = self._state_error
         saved = data.get("power_limits", {})
         if not isinstance(saved, dict):
             raise bad(f'"power_limits" must map GPU UUIDs to watts, found {json_type(saved)}')
@@ -242,29 +249,23 @@ class SimBackend(Backend):
             limits[i] = float(value)
         return limits
 
-    def _write_state(self) -> None:
-        path = self.state_path
-        if not path:
+    def _write_state(self, limits: dict[int, float]) -> None:
+        """Write ``limits`` into the state file, keeping the limits it holds for other GPUs (of
+        other nodes or scenarios). Nothing is written unless the whole file can be (a read-only
+        folder is one BackendError line, and the limit is not set)."""
+        if not self.state_path:
             return
-        data: dict = {}
-        try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
-        except (OSError, ValueError):
-            data = {}
-        if not isinstance(data, dict):
-            data = {}
-        limits = data.setdefault("power_limits", {})
+        data = self._state_document()
+        self._checked_limits(data)  # as it is now: a file that is wrong is refused, not mended
+        saved = data.setdefault("power_limits", {})
         for i in range(self.scenario.count):
-            limits[self._uuid(i)] = self._limits[i]
-        folder = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".gputop-sim-")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            jsonout.dump(data, fh, indent=1, sort_keys=True)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)  # atomic: a reader never sees half a file
-        self._state_mtime = os.stat(path).st_mtime_ns
+            saved[self._uuid(i)] = limits[i]
+        try:
+            userfile.write_atomic(self.state_path,
+                                  jsonout.dumps(data, indent=1, sort_keys=True))
+        except userfile.FileProblem as exc:
+            raise self._state_error(str(exc)) from None
+        self._state_mtime = os.stat(self.state_path).st_mtime_ns
 
     # ------------------------------------------------------------------ physics per GPU
     def _uuid(self, i: int, *instance: int) -> str:
