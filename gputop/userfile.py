@@ -97,8 +97,13 @@ def read_text(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> str:
 
 
 def depth(doc: Any) -> int:
-    """Return how deeply lists and dicts nest in ``doc`` (a scalar is 0), without recursion."""
+    """Return how deeply lists and dicts nest in ``doc`` (a scalar is 0), without recursion.
+
+    A container met again no deeper than before is not walked again: YAML aliases share one
+    container many times over (a "billion laughs" document would otherwise take forever), and
+    may even hold themselves (the walk stops past MAX_DEPTH)."""
     deepest = 0
+    walked: dict[int, int] = {}  # id of a container -> the deepest level it was walked at
     stack: list[tuple[Any, int]] = [(doc, 0)]
     while stack:
         node, level = stack.pop()
@@ -108,6 +113,9 @@ def depth(doc: Any) -> int:
             children = node
         else:
             continue
+        if walked.get(id(node), -1) >= level:
+            continue
+        walked[id(node)] = level
         level += 1
         deepest = max(deepest, level)
         if deepest > MAX_DEPTH:

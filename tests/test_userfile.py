@@ -118,3 +118,18 @@ def test_an_atomic_write_where_it_cannot_leaves_everything_as_it_was(tmp_path):
     with pytest.raises(FileProblem, match="cannot write it: Is a directory"):
         userfile.write_atomic(folder, "new")
     assert sorted(tmp_path.iterdir()) == [folder] and list(folder.iterdir()) == []
+
+
+def test_shared_and_self_holding_containers_are_measured_at_once():
+    """YAML aliases: nine levels of ten references each (a 'billion laughs') and a list that
+    holds itself."""
+    import yaml
+
+    laughs = "a0: &a0 [x]\n" + "".join(
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 10))
+    started = time.monotonic()
+    assert userfile.depth(yaml.safe_load(laughs)) == 11
+    looped = yaml.safe_load("&a [*a]")
+    with pytest.raises(FileProblem, match="nested deeper"):
+        userfile.shallow(looped)
+    assert time.monotonic() - started < 1
