@@ -88,7 +88,7 @@ def build_lab(tmp: Path) -> Lab:
     fakebin = tmp / "fakebin"
     fakebin.mkdir()
     _fake_tool(fakebin / "nvidia-smi",
-               f"cat '{NVIDIA_CAPTURE}'\nwhile sleep 1; do tail -n +2 '{NVIDIA_CAPTURE}'; done\n")
+               f"cat '{NVIDIA_CAPTURE}'\nwhile sleep 1; do tail -n +2 '{NVIDIA_CAPTURE}' || exit; done\n")
     emptybin = tmp / "emptybin"
     emptybin.mkdir()
     base_path = "/usr/bin:/bin"

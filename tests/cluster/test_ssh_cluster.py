@@ -10,6 +10,7 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
 from cluster_lab import INTERVAL, Lab, lab_fixture  # noqa: F401 - the `lab` fixture
 from ssh_harness import login_name, toml_hosts, write_bare_ssh_config
 
@@ -339,3 +340,50 @@ def test_sigterm_during_once_leaves_no_ssh_behind(lab: Lab, tmp_path: Path):
     finally:
         proc.kill()
         proc.wait()
+
+
+def _remote(marker: str, timeout: float = 15.0):
+    import psutil
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for p in psutil.process_iter(["cmdline"]):
+            if marker in " ".join(p.info["cmdline"] or ()):
+                return p
+        time.sleep(0.05)
+    raise AssertionError(f"no remote process with {marker!r}")
+
+
+@pytest.mark.parametrize("what", ["agent", "nvidia-smi loop"])
+def test_a_dropped_ssh_session_leaves_nothing_running_on_the_remote(lab: Lab, what: str):
+    """The SSH session that runs a node's agent (or agentless nvidia-smi loop) drops: the
+    remote command ends with it. The fake nvidia-smi loop used to outlive its session (parent
+    1) at the end of every test run: a real `nvidia-smi -l` dies on its next write, and so must
+    the fake."""
+    import signal
+
+    import psutil
+    from ssh_harness import agent_command
+
+    seed = str(uuid.uuid4().int % 10**9)
+    if what == "agent":
+        alias, command, marker = "node-b", agent_command("idle", INTERVAL, seed=int(seed)), seed
+    else:
+        alias, marker = "nogputop", f"--marker-{seed}"
+        command = f"nvidia-smi --query-gpu=index --format=csv -lms 500 {marker}"
+    client = subprocess.Popen(["ssh", "-F", str(lab.ssh_config), "-T", alias, "--", command],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL)
+    try:
+        assert client.stdout is not None and client.stdout.readline()  # it runs and speaks
+        remote = _remote(marker)
+        client.send_signal(signal.SIGKILL)  # the network drops: no EOF is sent, no goodbye
+        client.wait(5)
+        try:
+            remote.wait(5)
+        except psutil.TimeoutExpired:
+            remote.kill()
+            raise AssertionError(f"the remote {what} outlived its SSH session") from None
+    finally:
+        client.kill()
+        client.wait()
