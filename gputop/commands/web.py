@@ -31,10 +31,10 @@ MAX_TOKEN_FILE_BYTES = 4096
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--listen", default=DEFAULT_LISTEN, metavar="ADDR:PORT",
                         help=f"where to serve (default: {DEFAULT_LISTEN}; reach it from elsewhere "
-                             "with ssh -L; any other address requires the token)")
+                             "with ssh -L); every address asks for the token, loopback too")
     parser.add_argument("--token-file", metavar="FILE",
                         help="the token browsers must present (first line of FILE); without it, "
-                             "one is generated and printed when listening beyond loopback")
+                             "one is generated, printed once in the URL and written nowhere")
     parser.add_argument("--allow-signals", action="store_true",
                         help="let viewers signal processes from the process table (only the "
                              "serving user's own, as in the terminal); off by default")
@@ -48,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def is_loopback(host: str) -> bool:
-    """Whether a listen (or Host header) address is this machine only: ``localhost``,
+    """Whether a listen address is this machine only (so ssh -L reaches it): ``localhost``,
     127.0.0.0/8 or ::1. Any other name or address, and "" (every address), is not."""
     import ipaddress
 
@@ -138,18 +138,18 @@ def run(args: argparse.Namespace) -> int:
 
     host, port = parse_listen(args.listen)
     argv = served_argv(args)
-    token = read_token(args.token_file) if args.token_file else None
-    if token is None and not is_loopback(host):
-        token = secrets.token_urlsafe(24)  # printed once, below; never written anywhere
+    # On every interface, loopback too: every user of a shared node can reach 127.0.0.1.
+    token = read_token(args.token_file) if args.token_file else secrets.token_urlsafe(24)
 
     def announce(bound_port: int) -> None:
-        url = page_url(host, bound_port, token)
-        lines = [f"gputop web: {url} (at most {args.max_viewers} viewers; serving: gputop "
-                 f"{shlex.join(argv)})"]
+        # A token of the user's own file is not copied into logs: the URL says where it is.
+        url = page_url(host, bound_port, None if args.token_file else token)
+        given = f"token: the first line of {args.token_file}; " if args.token_file else ""
+        lines = [f"gputop web: {url} ({given}at most {args.max_viewers} viewers; serving: "
+                 f"gputop {shlex.join(argv)})"]
         if is_loopback(host):
             lines.append(f"gputop web: from another machine: ssh -L {bound_port}:127.0.0.1:"
-                         f"{bound_port} {socket.gethostname()}, then open "
-                         f"{page_url('127.0.0.1', bound_port, token)}")
+                         f"{bound_port} {socket.gethostname()}, then open the address above")
         print("\n".join(lines), file=sys.stderr, flush=True)
 
     from gputop.tui.web import Config, serve

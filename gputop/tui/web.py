@@ -3,10 +3,9 @@
 textual-serve starts one app process per browser websocket and checks nobody. Its aiohttp
 application is wrapped here, its code unchanged, with:
 
-- a token, where one is set, on every request: the page, its static files, the websocket;
-  given once in the URL (``?token=…``), then kept in an HttpOnly, SameSite=Strict cookie;
-- without a token (loopback only): a Host header naming this machine, so that a web page whose
-  name an attacker points at 127.0.0.1 (DNS rebinding) is refused;
+- a token on every request, on every interface, loopback included (a shared node's other users
+  reach 127.0.0.1 too): the page, its static files, the websocket; given once in the URL
+  (``?token=…``), then kept in an HttpOnly, SameSite=Strict cookie;
 - a websocket from a page of another origin refused (cross-site websocket hijacking);
 - no framing by another origin, no Referer carrying the token away;
 - a cap on viewers (app processes), with a page saying so when it is reached;
@@ -32,7 +31,6 @@ from urllib.parse import urlsplit
 from aiohttp import web
 from textual_serve.server import Server
 
-from gputop.commands.web import is_loopback
 from gputop.errors import GputopError
 from gputop.stop_signals import STOP_SIGNALS
 
@@ -53,7 +51,7 @@ class Config:
     port: int
     listen: str  # as given, for messages
     command: str  # the shell command line of one viewer's app process
-    token: str | None
+    token: str
     max_viewers: int
     title: str
 
@@ -80,16 +78,12 @@ def presented_token(query: str | None, cookie: str | None, authorization: str | 
     return None
 
 
-def refusal(*, token: str | None, proof: str | None, host_header: str, origin: str | None,
+def refusal(*, proof: str | None, host_header: str, origin: str | None,
             websocket: bool) -> Refusal | None:
     """Why a request is refused, or None. Pure: the facts of one request in, a verdict out."""
-    if token is not None and proof is None:
+    if proof is None:
         return Refusal(401, "gputop web: this server needs its token: open the URL that "
                             "`gputop web` printed (…/?token=…)")
-    host_name = urlsplit(f"//{host_header}").hostname or ""
-    if token is None and not is_loopback(host_name):
-        return Refusal(403, f"gputop web: refused a request for host {host_header!r}: without "
-                            "a token this server answers only to 127.0.0.1 and localhost")
     if websocket and origin is not None and urlsplit(origin).netloc.lower() != host_header.lower():
         return Refusal(403, f"gputop web: refused a websocket from a page of {origin}")
     return None
@@ -139,11 +133,9 @@ class GputopServer(Server):
     @web.middleware
     async def guard(self, request: web.Request, handler):
         token = self.config.token
-        proof = None
-        if token is not None:
-            proof = presented_token(request.query.get("token"), request.cookies.get(TOKEN_COOKIE),
-                                    request.headers.get("Authorization"), token)
-        refused = refusal(token=token, proof=proof, host_header=request.host,
+        proof = presented_token(request.query.get("token"), request.cookies.get(TOKEN_COOKIE),
+                                request.headers.get("Authorization"), token)
+        refused = refusal(proof=proof, host_header=request.host,
                           origin=request.headers.get("Origin"),
                           websocket=request.headers.get("Upgrade", "").lower() == "websocket")
         if refused is not None:

@@ -31,6 +31,11 @@ class WebServer:
         """The page on 127.0.0.1: the only address a test ever connects to."""
         return f"http://127.0.0.1:{self.port}/"
 
+    def with_token(self, path: str = "") -> str:
+        """``url + path`` with the printed token in its query, as a viewer who has it asks."""
+        assert self.token, self.first_line
+        return f"{self.url}{path}{'&' if '?' in path else '?'}token={self.token}"
+
     def stop(self, timeout: float = 15.0) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
@@ -56,6 +61,14 @@ class WebServer:
             return [c.pid for c in psutil.Process(self.proc.pid).children(recursive=True)]
         except psutil.NoSuchProcess:
             return []
+
+
+def viewer_session():
+    """An HTTP client that keeps the token's cookie for 127.0.0.1 (aiohttp's default jar keeps
+    none for an IP address), as a browser does."""
+    import aiohttp
+
+    return aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
 
 
 def start_web(*args: str, timeout: float = 30.0, env: dict | None = None) -> WebServer:
@@ -84,3 +97,4 @@ def start_web(*args: str, timeout: float = 30.0, env: dict | None = None) -> Web
     match = URL_LINE.match(first)
     assert match, text
     return WebServer(proc, int(match["port"]), match["token"], first, log)
+
