@@ -40,8 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "serving user's own, as in the terminal); off by default")
     parser.add_argument("--max-viewers", type=bounds.WEB_MAX_VIEWERS.arg_type,
                         default=DEFAULT_MAX_VIEWERS, metavar="N",
-                        help="browser tabs open at once, each one an app process (default: "
-                             f"{DEFAULT_MAX_VIEWERS}; {bounds.WEB_MAX_VIEWERS.describe()})")
+                        help="browser tabs open at once, each one an app process of about "
+                             f"{bounds.WEB_VIEWER_MB} MB (default: {DEFAULT_MAX_VIEWERS}; "
+                             f"{bounds.WEB_MAX_VIEWERS.describe()})")
     parser.add_argument("app_args", nargs=argparse.REMAINDER, metavar="-- ARGS",
                         help="the gputop command line to serve: dashboard options, "
                              "`cluster …` or `replay …`")
@@ -145,8 +146,8 @@ def run(args: argparse.Namespace) -> int:
         # A token of the user's own file is not copied into logs: the URL says where it is.
         url = page_url(host, bound_port, None if args.token_file else token)
         given = f"token: the first line of {args.token_file}; " if args.token_file else ""
-        lines = [f"gputop web: {url} ({given}at most {args.max_viewers} viewers; serving: "
-                 f"gputop {shlex.join(argv)})"]
+        lines = [f"gputop web: {url} ({given}at most {args.max_viewers} viewers, about "
+                 f"{bounds.WEB_VIEWER_MB} MB each; serving: gputop {shlex.join(argv)})"]
         if is_loopback(host):
             lines.append(f"gputop web: from another machine: ssh -L {bound_port}:127.0.0.1:"
                          f"{bound_port} {socket.gethostname()}, then open the address above")
@@ -154,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
 
     from gputop.tui.web import Config, serve
 
-    command = shlex.join([sys.executable, "-m", "gputop", *argv])
-    return serve(Config(host=host, port=port, listen=args.listen, command=command, token=token,
+    return serve(Config(host=host, port=port, listen=args.listen,
+                        argv=(sys.executable, "-m", "gputop", *argv), token=token,
                         max_viewers=args.max_viewers, title=f"gputop · {socket.gethostname()}"),
                  announce)

@@ -8,7 +8,10 @@ application is wrapped here, its code unchanged, with:
   (``?token=…``), then kept in an HttpOnly, SameSite=Strict cookie;
 - a websocket from a page of another origin refused (cross-site websocket hijacking);
 - no framing by another origin, no Referer carrying the token away;
-- a cap on viewers (app processes), with a page saying so when it is reached;
+- a cap on viewers, counted before each one's app process is started and given back when it is
+  reaped, with a page saying so when it is reached;
+- one process per viewer, exec'd without a shell, niced below the server, ended within about a
+  second of its viewer going, and told to end when the server dies (even by SIGKILL);
 - every app process ended when the server ends.
 
 Imported only by `gputop.commands.web`, when it runs; Textual itself is not imported here (the
@@ -18,18 +21,23 @@ app processes import it).
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import hmac
 import html
 import os
+import shlex
 import signal
+import sys
 import time
-from collections.abc import Callable
+from asyncio.subprocess import Process
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from aiohttp import web
-from textual_serve.server import Server
+from textual_serve.app_service import AppService
+from textual_serve.server import Server, to_int
 
 from gputop.errors import GputopError
 from gputop.stop_signals import STOP_SIGNALS
@@ -37,6 +45,18 @@ from gputop.stop_signals import STOP_SIGNALS
 TOKEN_COOKIE = "gputop_web_token"
 TEMPLATES = Path(__file__).with_name("web_templates")
 CHILD_GRACE_S = 3.0
+# A viewer's app is told to quit when its websocket goes; after this long it is sent SIGTERM,
+# and after as long again SIGKILL: gone within about a second, whatever it was doing.
+APP_QUIT_S = 0.4
+# A browser whose network went away sends nothing, not even a close: a ping every this many
+# seconds, unanswered for half of it, ends the viewer. Shorter would end viewers on slow links.
+HEARTBEAT_S = 4.0
+# Apps start with this niceness: eight tabs opening at once import eight Pythons, and the
+# server that answers the page (and the "full" page) must not wait behind them.
+APP_NICE = 10
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+# Loaded now: a child between fork and exec must not load a library (locks of other threads).
+_LIBC = ctypes.CDLL(None, use_errno=True)
 SECURITY_HEADERS = {
     "Content-Security-Policy": "frame-ancestors 'self'",
     "X-Frame-Options": "SAMEORIGIN",
@@ -50,7 +70,7 @@ class Config:
     host: str  # "" is every address
     port: int
     listen: str  # as given, for messages
-    command: str  # the shell command line of one viewer's app process
+    argv: tuple[str, ...]  # one viewer's app process, exec'd as is
     token: str
     max_viewers: int
     title: str
@@ -100,14 +120,89 @@ def full_page(max_viewers: int) -> web.Response:
                         headers={"Retry-After": "10"})
 
 
+class AppProcess(AppService):
+    """textual-serve's AppService for one viewer, started and ended the way a server that is
+    left open must:
+
+    - the app is exec'd directly (textual-serve starts ``sh -c COMMAND``: a shell per tab, and a
+      parent between the server and the app that no parent-death rule sees through);
+    - it is told (``PR_SET_PDEATHSIG``) to stop when the server dies, even by SIGKILL;
+    - it runs niced, so that apps starting at once never starve the server's event loop;
+    - stopping it is bounded: told to quit, then SIGTERM, then SIGKILL, each after a short
+      grace, and reaped. textual-serve waits for the app to close its output, forever if the
+      app does not answer.
+    """
+
+    def __init__(self, argv: Sequence[str], **kwargs) -> None:
+        super().__init__(shlex.join(argv), **kwargs)
+        self.argv = tuple(argv)
+
+    async def _open_app_process(self, width: int = 80, height: int = 24) -> Process:
+        self._process = process = await asyncio.create_subprocess_exec(
+            *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=self._build_environment(width, height),
+            preexec_fn=_app_process_setup(os.getpid()))
+        self._stdin = process.stdin
+        return process
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        process = self._process
+        if task is None or process is None:
+            return
+        await self._download_manager.cancel_app_downloads(app_service_id=self.app_service_id)
+        try:  # the app's input may be full (an app that reads nothing): never wait on it
+            await asyncio.wait_for(self.send_meta({"type": "quit"}), APP_QUIT_S)
+        except TimeoutError:
+            pass
+        await end_process(process, APP_QUIT_S)
+        # Its output ends with it; what it left unread is dropped, not waited for.
+        try:
+            await asyncio.wait_for(task, APP_QUIT_S)
+        except TimeoutError:
+            pass
+
+
+async def end_process(process: Process, grace_s: float) -> None:
+    """Wait ``grace_s`` for ``process`` to exit, then SIGTERM it, then SIGKILL it; reaped."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            await asyncio.wait_for(process.wait(), grace_s)
+            return
+        except TimeoutError:
+            pass
+        try:
+            process.send_signal(sig)
+        except ProcessLookupError:
+            pass
+    await process.wait()  # SIGKILL cannot be refused
+
+
+def _app_process_setup(server_pid: int) -> Callable[[], None]:
+    """What a viewer's app process does between fork and exec: ask for SIGTERM when the
+    server dies (SIGTERM, not SIGKILL: an app in an advisor sweep puts the power limits back),
+    and yield the CPU to the server. Python's preexec_fn: it calls nothing that takes a lock
+    (libc was loaded before), and the server's other threads, asyncio's child watchers, hold
+    none while they wait."""
+    prctl = _LIBC.prctl
+
+    def setup() -> None:
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() != server_pid:  # the server died before the line above took hold
+            os._exit(1)
+        os.nice(APP_NICE)
+
+    return setup
+
+
 class GputopServer(Server):
     """textual-serve's Server with gputop's guard, viewer cap and template."""
 
     def __init__(self, config: Config) -> None:
-        super().__init__(config.command, host=config.host or "0.0.0.0", port=config.port,
-                         title=config.title, templates_path=TEMPLATES)
+        super().__init__(shlex.join(config.argv), host=config.host or "0.0.0.0",
+                         port=config.port, title=config.title, templates_path=TEMPLATES)
         self.config = config
-        self.viewers = 0
+        self.viewers = 0  # app processes started and not yet reaped
 
     async def on_startup(self, app: web.Application) -> None:
         """textual-serve prints a banner here; `gputop web` prints its one line itself."""
@@ -122,13 +217,37 @@ class GputopServer(Server):
         return await super().handle_index(request)
 
     async def handle_websocket(self, request: web.Request):
+        """One viewer: its place counted before its app process is started, and given back
+        only once that process is reaped, so that the cap counts processes."""
         if self.viewers >= self.config.max_viewers:
             return full_page(self.config.max_viewers)
         self.viewers += 1  # no await since the check: two tabs cannot both take the last place
         try:
-            return await super().handle_websocket(request)
+            return await self._view(request)
         finally:
             self.viewers -= 1
+
+    async def _view(self, request: web.Request) -> web.WebSocketResponse:
+        websocket = web.WebSocketResponse(heartbeat=HEARTBEAT_S)
+        await websocket.prepare(request)
+        app = AppProcess(self.config.argv, write_bytes=websocket.send_bytes,
+                         write_str=websocket.send_str, close=websocket.close,
+                         download_manager=self.download_manager)
+        try:
+            await app.start(to_int(request.query.get("width", "80"), 80),
+                            to_int(request.query.get("height", "24"), 24))
+            await self._process_messages(websocket, app)
+        except (ConnectionError, asyncio.CancelledError):
+            pass  # the viewer went, or the server ends
+        except OSError as exc:  # no process could be started (fork: out of memory, PIDs)
+            print(f"gputop web: cannot start a viewer's app: {exc.strerror or exc}",
+                  file=sys.stderr, flush=True)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, AssertionError):
+            pass  # the viewer sent what is not textual.js's protocol: it is gone, quietly
+        finally:
+            await app.stop()
+            await websocket.close()
+        return websocket
 
     @web.middleware
     async def guard(self, request: web.Request, handler):
