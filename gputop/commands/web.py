@@ -36,8 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the token browsers must present (first line of FILE); without it, "
                              "one is generated, printed once in the URL and written nowhere")
     parser.add_argument("--allow-signals", action="store_true",
-                        help="let viewers signal processes from the process table (only the "
-                             "serving user's own, as in the terminal); off by default")
+                        help="let viewers signal processes from the process table: only the "
+                             "serving user's own, never by root's privilege; off by default")
     parser.add_argument("--max-viewers", type=bounds.WEB_MAX_VIEWERS.arg_type,
                         default=DEFAULT_MAX_VIEWERS, metavar="N",
                         help="browser tabs open at once, each one an app process of about "

@@ -596,7 +596,7 @@ class GputopApp(App[int]):
             self.notify("this process is outside gputop's PID namespace: run gputop on the host "
                         "(or with --pid=host) to signal it", severity="error")
             return
-        reason = refusal(pid, row.process.started)
+        reason = refusal(pid, row.process.started, owner_only=self.is_web)
         if reason is not None:
             self.notify(reason, severity="error")
             return
@@ -613,14 +613,14 @@ class GputopApp(App[int]):
         from gputop.tui.signals import group_refusal, send_group
 
         processes = row.group.processes
-        reason = group_refusal(processes)
+        reason = group_refusal(processes, owner_only=self.is_web)
         if reason is not None:
             self.notify(f"not signalling {row.group.label}: {reason}", severity="error")
             return
 
         def answered(yes: bool | None) -> None:
             if yes:
-                outcome = send_group(processes, name)
+                outcome = send_group(processes, name, owner_only=self.is_web)
                 self.notify(outcome.message, severity=outcome.severity)
 
         self.push_screen(ConfirmSignal(name, row), answered)
@@ -628,7 +628,8 @@ class GputopApp(App[int]):
     def _send_signal(self, row: ProcRow, name: str) -> None:
         from gputop.tui.signals import local_pid, send
 
-        outcome = send(local_pid(row.process) or row.process.pid, name, row.process.started)
+        outcome = send(local_pid(row.process) or row.process.pid, name, row.process.started,
+                       owner_only=self.is_web)
         self.notify(outcome.message, severity=outcome.severity)
 
     # ------------------------------------------------------------------ other screens
