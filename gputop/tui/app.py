@@ -41,7 +41,10 @@ INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
 SIGNAL_KEYS = {"k": "SIGTERM", "K": "SIGKILL", "i": "SIGINT"}
 REPLAY_ACTIONS = {"replay_toggle", "replay_step", "replay_speed", "replay_seek",
                   "replay_seek_prompt"}
-SIGNAL_ACTIONS = {"signal"}
+# What --readonly takes away: everything that changes something, a process (signals) or a
+# file (a recording, a screenshot). A read-only dashboard, a web viewer's above all, writes
+# nothing.
+CHANGING_ACTIONS = {"signal", "record", "screenshot"}
 # What acts on the dashboard's GPUs and process table, out of place on a screen over it.
 DASHBOARD_ACTIONS = {"filter", "clear_filter", "only_gpu", "select_gpu", "toggle_plot", "details",
                      "group", "sort"}
@@ -394,7 +397,7 @@ class GputopApp(App[int]):
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action in DASHBOARD_ACTIONS and getattr(self.screen, "HIDES_DASHBOARD_KEYS", False):
             return False  # the dashboard is not on screen: neither in the footer nor live
-        if action in SIGNAL_ACTIONS and self.readonly:
+        if action in CHANGING_ACTIONS and self.readonly:
             return False  # --readonly: the action does not exist
         if action in REPLAY_ACTIONS and self.player is None:
             return False
@@ -420,7 +423,7 @@ class GputopApp(App[int]):
         self.push_screen(HelpScreen(rows))
 
     def _help_applies(self, k: KeyHelp) -> bool:
-        if k.action in SIGNAL_ACTIONS and self.readonly:
+        if k.action in CHANGING_ACTIONS and self.readonly:
             return False
         if k.action in REPLAY_ACTIONS and self.player is None:
             return False
@@ -661,6 +664,8 @@ class GputopApp(App[int]):
         self.push_screen(screen)
 
     def action_record(self) -> None:
+        if self.readonly:  # unreachable through keys (check_action), kept as a guard
+            return
         if self.recorder is not None:
             self._stop_recording()
             return
@@ -785,7 +790,9 @@ class GputopApp(App[int]):
             for title, call in self._palette_entries(k):
                 # the title already says what it does: the help line only adds the key
                 yield SystemCommand(title, escape(f"key {k.keys}"), call)
-        yield SystemCommand("Screenshot", "save an SVG of the screen", self.save_screenshot_here)
+        if not self.readonly:  # it writes a file
+            yield SystemCommand("Screenshot", "save an SVG of the screen",
+                                self.save_screenshot_here)
 
     def save_screenshot_here(self) -> str | None:
         """An SVG of the screen in ~/Downloads where it exists (Textual's choice), else in the

@@ -1,6 +1,6 @@
-"""What a web viewer may do to the serving machine: a viewer allowed to signal reaches only
-the serving user's own processes, never by root's privilege. A real `gputop web` on 127.0.0.1,
-keys typed over its websocket.
+"""What a web viewer may do to the serving machine: a read-only viewer writes no file, and a
+viewer allowed to signal reaches only the serving user's own processes, never by root's
+privilege. A real `gputop web` on 127.0.0.1, keys typed over its websocket.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -16,7 +17,9 @@ import pytest
 from tests import cfake
 from tests.web.web_server import RawViewer, start_web
 
+SIM = ("--backend", "sim", "--interval", "0.2")
 NOBODY = 65534
+CTRL_P = "\x10"
 DOWN = "\x1b[B"
 
 
@@ -25,6 +28,35 @@ def type_keys(viewer: RawViewer, *keys: str, settle: float = 0.4) -> None:
     for key in keys:
         viewer.press(key)
         viewer.drain(settle)
+
+
+def files_written(tmp_path: Path, *more: str) -> dict[str, list[str]]:
+    """What `gputop web` writes to, given these options: the record folder and $HOME."""
+    record, home = tmp_path / "record", tmp_path / "home"
+    record.mkdir(parents=True)
+    home.mkdir()
+    server = start_web(*SIM, *more, "--", "--record-dir", str(record), env={"HOME": str(home)})
+    try:
+        viewer = RawViewer(server)
+        assert viewer.read(1000) >= 1000
+        type_keys(viewer, "r")  # start a recording …
+        viewer.drain(0.5)  # … of a few samples
+        type_keys(viewer, "r")
+        type_keys(viewer, CTRL_P, "Screenshot", "\r")  # the palette's screenshot
+        viewer.vanish()
+    finally:
+        server.stop()
+    return {str(folder.name): sorted(p.name for p in folder.rglob("*"))
+            for folder in (record, home)}
+
+
+def test_a_read_only_viewer_writes_no_file(tmp_path):
+    assert files_written(tmp_path / "ro") == {"record": [], "home": []}
+    # The same keys from a viewer the serving user allowed to act: a recording and a
+    # screenshot, so the keys above did arrive.
+    allowed = files_written(tmp_path / "rw", "--allow-signals")
+    assert sorted(Path(n).suffix for n in allowed["record"]) == [".csv", ".svg"], allowed
+    assert allowed["home"] == [], allowed
 
 
 def start_as(uid: int) -> subprocess.Popen:
