@@ -113,6 +113,9 @@ def served_argv(args: argparse.Namespace) -> list[str]:
         extra = extra[1:]
     argv = (["--readonly"] if not args.allow_signals else []) + common_argv(args) + extra
     served = args._build_parser().parse_args(argv)  # a bad one: its one line, exit 2
+    if not args.allow_signals and not served.readonly:  # `-- --no-readonly` came after ours
+        raise UsageError("web: --no-readonly would let every viewer signal processes and write "
+                         "files: say --allow-signals to mean that")
     if served.command not in SERVABLE:
         raise UsageError(f"web: serves the dashboard, `cluster …` or `replay …`, not "
                          f"`{served.command}`")

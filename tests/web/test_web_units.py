@@ -106,6 +106,14 @@ def test_served_app_is_readonly_unless_signals_are_allowed():
     assert not build_parser().parse_args(allowed).readonly
 
 
+def test_no_readonly_after_the_double_dash_does_not_stand_for_allow_signals():
+    # argparse's last --readonly/--no-readonly wins: `-- --no-readonly` would undo ours.
+    with pytest.raises(UsageError, match="--no-readonly .* say --allow-signals"):
+        served_argv(web_args("--backend", "sim", "--", "--no-readonly"))
+    allowed = served_argv(web_args("--allow-signals", "--", "--no-readonly"))
+    assert not build_parser().parse_args(allowed).readonly
+
+
 def test_arguments_after_the_double_dash_are_served_and_win():
     argv = served_argv(web_args("--backend", "sim", "--", "--scenario", "straggler",
                                 "--theme", "light"))
