@@ -160,17 +160,20 @@ async def test_viewer_cap_and_no_app_process_outlives_its_viewer():
 
 async def test_stopping_the_server_ends_every_app_process():
     server = start_web(*SIM)
-    async with viewer_session() as http:
-        sockets = [await http.ws_connect(server.with_token("ws?width=80&height=24"))
-                   for _ in range(2)]
-        for ws in sockets:
-            await first_bytes(ws)
-        viewers = server.children()
-        assert len(viewers) >= 2
-        started = time.monotonic()
-        code = await asyncio.to_thread(server.stop)
-        assert code == 0 and time.monotonic() - started < 10
-        assert gone(viewers, timeout=1), "app processes left behind"
+    try:
+        async with viewer_session() as http:
+            sockets = [await http.ws_connect(server.with_token("ws?width=80&height=24"))
+                       for _ in range(2)]
+            for ws in sockets:
+                await first_bytes(ws)
+            viewers = server.children()
+            assert len(viewers) >= 2
+            started = time.monotonic()
+            code = await asyncio.to_thread(server.stop)
+            assert code == 0 and time.monotonic() - started < 10
+            assert gone(viewers, timeout=1), "app processes left behind"
+    finally:
+        server.stop()  # a no-op once stopped; on a failure above, no server is left running
 
 
 def test_port_in_use_is_one_line_exit_1():
