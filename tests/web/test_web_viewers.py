@@ -131,6 +131,23 @@ def test_an_app_process_ends_within_a_second_of_its_viewer_whatever_it_does():
         server.stop()
 
 
+def test_a_viewer_gone_silent_ends_its_app_within_a_heartbeat():
+    # A laptop closed, a network gone: no reset, no close, nothing at all. The server's pings
+    # go unanswered (this viewer reads nothing more) and its app is ended within 8 s.
+    server = start_web(*SIM)
+    pids: list[int] = []
+    try:
+        viewer = RawViewer(server)
+        assert viewer.read(1000) >= 1000
+        pids = server.children()
+        took = wait_gone(pids, 8.0)
+        assert took is not None, alive(pids)
+        viewer.vanish()
+    finally:
+        kill_all(pids)
+        server.stop()
+
+
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGHUP, signal.SIGINT],
                          ids=lambda s: s.name)
 def test_no_app_process_outlives_its_server(sig):
