@@ -56,7 +56,8 @@ HEARTBEAT_S = 4.0
 APP_NICE = 10
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 # Loaded now: a child between fork and exec must not load a library (locks of other threads).
-_LIBC = ctypes.CDLL(None, use_errno=True)
+# Elsewhere than Linux there is no parent-death signal to ask for.
+_PRCTL = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
 SECURITY_HEADERS = {
     "Content-Security-Policy": "frame-ancestors 'self'",
     "X-Frame-Options": "SAMEORIGIN",
@@ -153,13 +154,13 @@ class AppProcess(AppService):
         await self._download_manager.cancel_app_downloads(app_service_id=self.app_service_id)
         try:  # the app's input may be full (an app that reads nothing): never wait on it
             await asyncio.wait_for(self.send_meta({"type": "quit"}), APP_QUIT_S)
-        except TimeoutError:
+        except asyncio.TimeoutError:  # not yet TimeoutError on Python 3.10
             pass
         await end_process(process, APP_QUIT_S)
         # Its output ends with it; what it left unread is dropped, not waited for.
         try:
             await asyncio.wait_for(task, APP_QUIT_S)
-        except TimeoutError:
+        except asyncio.TimeoutError:  # not yet TimeoutError on Python 3.10
             pass
 
 
@@ -169,7 +170,7 @@ async def end_process(process: Process, grace_s: float) -> None:
         try:
             await asyncio.wait_for(process.wait(), grace_s)
             return
-        except TimeoutError:
+        except asyncio.TimeoutError:  # not yet TimeoutError on Python 3.10
             pass
         try:
             process.send_signal(sig)
@@ -184,10 +185,11 @@ def _app_process_setup(server_pid: int) -> Callable[[], None]:
     and yield the CPU to the server. Python's preexec_fn: it calls nothing that takes a lock
     (libc was loaded before), and the server's other threads, asyncio's child watchers, hold
     none while they wait."""
-    prctl = _LIBC.prctl
+    prctl = _PRCTL
 
     def setup() -> None:
-        prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
         if os.getppid() != server_pid:  # the server died before the line above took hold
             os._exit(1)
         os.nice(APP_NICE)
