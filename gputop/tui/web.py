@@ -54,6 +54,9 @@ HEARTBEAT_S = 4.0
 # Apps start with this niceness: eight tabs opening at once import eight Pythons, and the
 # server that answers the page (and the "full" page) must not wait behind them.
 APP_NICE = 10
+# The largest terminal a viewer may ask for, in cells: an 8K screen at a small font. Larger (a
+# resize to 20000 x 20000) grew its app by 100 MB a second.
+MAX_COLUMNS, MAX_ROWS = 1000, 400
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 # Loaded now: a child between fork and exec must not load a library (locks of other threads).
 # Elsewhere than Linux there is no parent-death signal to ask for.
@@ -121,6 +124,20 @@ def full_page(max_viewers: int) -> web.Response:
                         headers={"Retry-After": "10"})
 
 
+def terminal_size(width: object, height: object) -> tuple[int, int]:
+    """The terminal a viewer asks for, as whole cells within what a screen can show, or
+    textual-serve's 80 x 24 for what is not a number: the app would fail on a string and grow
+    without bound on a billion columns."""
+    return _cells(width, 80, MAX_COLUMNS), _cells(height, 24, MAX_ROWS)
+
+
+def _cells(value: object, default: int, most: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value \
+            or value in (float("inf"), float("-inf")):
+        return default
+    return max(1, min(most, int(value)))
+
+
 class AppProcess(AppService):
     """textual-serve's AppService for one viewer, started and ended the way a server that is
     left open must:
@@ -145,6 +162,9 @@ class AppProcess(AppService):
             preexec_fn=_app_process_setup(os.getpid()))
         self._stdin = process.stdin
         return process
+
+    async def set_terminal_size(self, width: object, height: object) -> None:
+        await super().set_terminal_size(*terminal_size(width, height))
 
     async def stop(self) -> None:
         task, self._task = self._task, None
@@ -236,8 +256,8 @@ class GputopServer(Server):
                          write_str=websocket.send_str, close=websocket.close,
                          download_manager=self.download_manager)
         try:
-            await app.start(to_int(request.query.get("width", "80"), 80),
-                            to_int(request.query.get("height", "24"), 24))
+            await app.start(*terminal_size(to_int(request.query.get("width", "80"), 80),
+                                           to_int(request.query.get("height", "24"), 24)))
             await self._process_messages(websocket, app)
         except (ConnectionError, asyncio.CancelledError):
             pass  # the viewer went, or the server ends

@@ -14,7 +14,7 @@ from gputop.cli import build_parser, main
 from gputop.commands.web import is_loopback, read_token, served_argv
 from gputop.errors import GputopError, UsageError
 from gputop.options import parse_listen
-from gputop.tui.web import presented_token, refusal
+from gputop.tui.web import MAX_COLUMNS, MAX_ROWS, presented_token, refusal, terminal_size
 
 TOKEN = "s3cret-token-of-24-chars"
 
@@ -178,3 +178,12 @@ def test_the_served_dashboard_reads_the_settings_file_as_the_terminals_does(tmp_
     assert with_settings(parser, argv, parser.parse_args(argv)).interval == 3
     given = served_argv(web_args("--interval", "0.5"))
     assert with_settings(parser, given, parser.parse_args(given)).interval == 0.5
+
+
+def test_a_viewers_terminal_is_whole_cells_within_a_screen():
+    assert terminal_size(120, 40) == (120, 40)
+    assert terminal_size(20000, 10**12) == (MAX_COLUMNS, MAX_ROWS)
+    assert terminal_size(0, -5) == (1, 1)
+    assert terminal_size(99.7, 30.2) == (99, 30)
+    for junk in ("120", None, [1], {"a": 1}, True, float("nan"), float("inf")):
+        assert terminal_size(junk, junk) == (80, 24), junk

@@ -194,3 +194,22 @@ def test_a_viewer_speaking_nonsense_ends_its_app_quietly():
     finally:
         kill_all(pids)
         server.stop()
+
+
+def test_a_viewer_cannot_make_its_app_grow_without_bound():
+    import json
+
+    server = start_web(*SIM)
+    pids: list[int] = []
+    try:
+        viewer = RawViewer(server)
+        assert viewer.read(1000) >= 1000
+        pids = server.children()
+        viewer._send(0x1, json.dumps(["resize", {"width": 20000, "height": 20000}]).encode())
+        viewer.drain(2.0)  # unclamped, its app grew by about 100 MB a second
+        rss_mb = psutil.Process(pids[0]).memory_info().rss / 2**20
+        assert rss_mb < VIEWER_MB, rss_mb
+        viewer.vanish()
+    finally:
+        kill_all(pids)
+        server.stop()
