@@ -19,6 +19,7 @@ import asyncio
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,9 +69,9 @@ async def drain(ws) -> None:
         pass
 
 
-async def measure(url: str, server_pid: int, viewers: int, seconds: float, warmup: float) -> dict:
+async def measure(url: Callable[[str], str], server_pid: int, viewers: int, seconds: float, warmup: float) -> dict:
     async with aiohttp.ClientSession() as http:
-        sockets = [await http.ws_connect(url + "ws?width=120&height=40", max_msg_size=0)
+        sockets = [await http.ws_connect(url("ws?width=120&height=40"), max_msg_size=0)
                    for _ in range(viewers)]
         readers = [asyncio.create_task(drain(ws)) for ws in sockets]
         await asyncio.sleep(warmup)
@@ -128,7 +129,7 @@ def main() -> int:
             extra, sshd = cluster_hosts(Path(tmp), nodes) if nodes else (DASHBOARD, None)
             server = start_web("--max-viewers", "8", *extra)
             try:
-                r = asyncio.run(measure(server.url, server.proc.pid, viewers,
+                r = asyncio.run(measure(server.with_token, server.proc.pid, viewers,
                                         args.seconds, args.warmup + (10 if nodes else 0)))
             finally:
                 server.stop()

@@ -139,9 +139,13 @@ EXPORTER_TOP_PROCESSES = Bound("exporter --top-processes", 0, 1000, integer=True
 
 # Servers (the exporter, the web view). Port 0: the kernel picks a free one (and it is printed).
 LISTEN_PORT = Bound("--listen port", 0, 65535, integer=True)
-# Each browser tab is a dashboard process of about 45 MB: a cap keeps a shared URL from eating
-# the node that the dashboard watches.
+# Each browser tab is a dashboard process of about WEB_VIEWER_MB: a cap keeps a shared URL from
+# eating the node that the dashboard watches.
 WEB_MAX_VIEWERS = Bound("web --max-viewers", 1, 100, integer=True)
+# One viewer's app process, the dashboard on the simulator's 8 GPUs with its history full (600
+# samples): its resident memory in MB, measured (40 at its first frame, 56 once full; checked by
+# tests/web/test_web_viewers.py). `gputop web` states the cap's cost with it.
+WEB_VIEWER_MB = 60
 
 # The power-limit advisor.
 ADVISE_WINDOW = Bound("advise --window", 0.1, DAY_S, "s")

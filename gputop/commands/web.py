@@ -31,24 +31,25 @@ MAX_TOKEN_FILE_BYTES = 4096
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--listen", default=DEFAULT_LISTEN, metavar="ADDR:PORT",
                         help=f"where to serve (default: {DEFAULT_LISTEN}; reach it from elsewhere "
-                             "with ssh -L; any other address requires the token)")
+                             "with ssh -L); every address asks for the token, loopback too")
     parser.add_argument("--token-file", metavar="FILE",
                         help="the token browsers must present (first line of FILE); without it, "
-                             "one is generated and printed when listening beyond loopback")
+                             "one is generated, printed once in the URL and written nowhere")
     parser.add_argument("--allow-signals", action="store_true",
-                        help="let viewers signal processes from the process table (only the "
-                             "serving user's own, as in the terminal); off by default")
+                        help="let viewers signal processes from the process table: only the "
+                             "serving user's own, never by root's privilege; off by default")
     parser.add_argument("--max-viewers", type=bounds.WEB_MAX_VIEWERS.arg_type,
                         default=DEFAULT_MAX_VIEWERS, metavar="N",
-                        help="browser tabs open at once, each one an app process (default: "
-                             f"{DEFAULT_MAX_VIEWERS}; {bounds.WEB_MAX_VIEWERS.describe()})")
+                        help="browser tabs open at once, each one an app process of about "
+                             f"{bounds.WEB_VIEWER_MB} MB (default: {DEFAULT_MAX_VIEWERS}; "
+                             f"{bounds.WEB_MAX_VIEWERS.describe()})")
     parser.add_argument("app_args", nargs=argparse.REMAINDER, metavar="-- ARGS",
                         help="the gputop command line to serve: dashboard options, "
                              "`cluster …` or `replay …`")
 
 
 def is_loopback(host: str) -> bool:
-    """Whether a listen (or Host header) address is this machine only: ``localhost``,
+    """Whether a listen address is this machine only (so ssh -L reaches it): ``localhost``,
     127.0.0.0/8 or ::1. Any other name or address, and "" (every address), is not."""
     import ipaddress
 
@@ -112,6 +113,9 @@ def served_argv(args: argparse.Namespace) -> list[str]:
         extra = extra[1:]
     argv = (["--readonly"] if not args.allow_signals else []) + common_argv(args) + extra
     served = args._build_parser().parse_args(argv)  # a bad one: its one line, exit 2
+    if not args.allow_signals and not served.readonly:  # `-- --no-readonly` came after ours
+        raise UsageError("web: --no-readonly would let every viewer signal processes and write "
+                         "files: say --allow-signals to mean that")
     if served.command not in SERVABLE:
         raise UsageError(f"web: serves the dashboard, `cluster …` or `replay …`, not "
                          f"`{served.command}`")
@@ -138,23 +142,23 @@ def run(args: argparse.Namespace) -> int:
 
     host, port = parse_listen(args.listen)
     argv = served_argv(args)
-    token = read_token(args.token_file) if args.token_file else None
-    if token is None and not is_loopback(host):
-        token = secrets.token_urlsafe(24)  # printed once, below; never written anywhere
+    # On every interface, loopback too: every user of a shared node can reach 127.0.0.1.
+    token = read_token(args.token_file) if args.token_file else secrets.token_urlsafe(24)
 
     def announce(bound_port: int) -> None:
-        url = page_url(host, bound_port, token)
-        lines = [f"gputop web: {url} (at most {args.max_viewers} viewers; serving: gputop "
-                 f"{shlex.join(argv)})"]
+        # A token of the user's own file is not copied into logs: the URL says where it is.
+        url = page_url(host, bound_port, None if args.token_file else token)
+        given = f"token: the first line of {args.token_file}; " if args.token_file else ""
+        lines = [f"gputop web: {url} ({given}at most {args.max_viewers} viewers, about "
+                 f"{bounds.WEB_VIEWER_MB} MB each; serving: gputop {shlex.join(argv)})"]
         if is_loopback(host):
             lines.append(f"gputop web: from another machine: ssh -L {bound_port}:127.0.0.1:"
-                         f"{bound_port} {socket.gethostname()}, then open "
-                         f"{page_url('127.0.0.1', bound_port, token)}")
+                         f"{bound_port} {socket.gethostname()}, then open the address above")
         print("\n".join(lines), file=sys.stderr, flush=True)
 
     from gputop.tui.web import Config, serve
 
-    command = shlex.join([sys.executable, "-m", "gputop", *argv])
-    return serve(Config(host=host, port=port, listen=args.listen, command=command, token=token,
+    return serve(Config(host=host, port=port, listen=args.listen,
+                        argv=(sys.executable, "-m", "gputop", *argv), token=token,
                         max_viewers=args.max_viewers, title=f"gputop · {socket.gethostname()}"),
                  announce)

@@ -43,7 +43,10 @@ INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
 SIGNAL_KEYS = {"k": "SIGTERM", "K": "SIGKILL", "i": "SIGINT"}
 REPLAY_ACTIONS = {"replay_toggle", "replay_step", "replay_speed", "replay_seek",
                   "replay_seek_prompt"}
-SIGNAL_ACTIONS = {"signal"}
+# What --readonly takes away: everything that changes something, a process (signals) or a
+# file (a recording, a screenshot). A read-only dashboard, a web viewer's above all, writes
+# nothing.
+CHANGING_ACTIONS = {"signal", "record", "screenshot"}
 # What acts on the dashboard's GPUs and process table, out of place on a screen over it.
 DASHBOARD_ACTIONS = {"filter", "clear_filter", "only_gpu", "select_gpu", "toggle_plot", "details",
                      "group", "sort"}
@@ -389,7 +392,7 @@ class GputopApp(TerminalApp):
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action in DASHBOARD_ACTIONS and getattr(self.screen, "HIDES_DASHBOARD_KEYS", False):
             return False  # the dashboard is not on screen: neither in the footer nor live
-        if action in SIGNAL_ACTIONS and self.readonly:
+        if action in CHANGING_ACTIONS and self.readonly:
             return False  # --readonly: the action does not exist
         if action in REPLAY_ACTIONS and self.player is None:
             return False
@@ -415,7 +418,7 @@ class GputopApp(TerminalApp):
         self.push_screen(HelpScreen(rows))
 
     def _help_applies(self, k: KeyHelp) -> bool:
-        if k.action in SIGNAL_ACTIONS and self.readonly:
+        if k.action in CHANGING_ACTIONS and self.readonly:
             return False
         if k.action in REPLAY_ACTIONS and self.player is None:
             return False
@@ -591,7 +594,7 @@ class GputopApp(TerminalApp):
             self.notify("this process is outside gputop's PID namespace: run gputop on the host "
                         "(or with --pid=host) to signal it", severity="error")
             return
-        reason = refusal(pid, row.process.started)
+        reason = refusal(pid, row.process.started, owner_only=self.is_web)
         if reason is not None:
             self.notify(reason, severity="error")
             return
@@ -608,14 +611,14 @@ class GputopApp(TerminalApp):
         from gputop.tui.signals import group_refusal, send_group
 
         processes = row.group.processes
-        reason = group_refusal(processes)
+        reason = group_refusal(processes, owner_only=self.is_web)
         if reason is not None:
             self.notify(f"not signalling {row.group.label}: {reason}", severity="error")
             return
 
         def answered(yes: bool | None) -> None:
             if yes:
-                outcome = send_group(processes, name)
+                outcome = send_group(processes, name, owner_only=self.is_web)
                 self.notify(outcome.message, severity=outcome.severity)
 
         self.push_screen(ConfirmSignal(name, row), answered)
@@ -623,7 +626,8 @@ class GputopApp(TerminalApp):
     def _send_signal(self, row: ProcRow, name: str) -> None:
         from gputop.tui.signals import local_pid, send
 
-        outcome = send(local_pid(row.process) or row.process.pid, name, row.process.started)
+        outcome = send(local_pid(row.process) or row.process.pid, name, row.process.started,
+                       owner_only=self.is_web)
         self.notify(outcome.message, severity=outcome.severity)
 
     # ------------------------------------------------------------------ other screens
@@ -655,6 +659,8 @@ class GputopApp(TerminalApp):
         self.push_screen(screen)
 
     def action_record(self) -> None:
+        if self.readonly:  # unreachable through keys (check_action), kept as a guard
+            return
         if self.recorder is not None:
             self._stop_recording()
             return
@@ -779,7 +785,9 @@ class GputopApp(TerminalApp):
             for title, call in self._palette_entries(k):
                 # the title already says what it does: the help line only adds the key
                 yield SystemCommand(title, escape(f"key {k.keys}"), call)
-        yield SystemCommand("Screenshot", "save an SVG of the screen", self.save_screenshot_here)
+        if not self.readonly:  # it writes a file
+            yield SystemCommand("Screenshot", "save an SVG of the screen",
+                                self.save_screenshot_here)
 
     def save_screenshot_here(self) -> str | None:
         """An SVG of the screen in ~/Downloads where it exists (Textual's choice), else in the

@@ -1,8 +1,11 @@
 """Sending a signal to a GPU process from the dashboard, with the checks that make it safe.
 
-Only the user's own processes (any process for root); the PID must still be the process the
-dashboard showed (its start time matches, so a reused PID is refused); a process that already
-exited is reported as such, not as an error. No Textual here.
+Only the user's own processes, by the kernel's rule for a sender without privilege: the
+process's real or saved user is this user. In a terminal, root may also signal any process, as
+from its shell; a browser viewer of `gputop web` never borrows that privilege (``owner_only``):
+whoever holds the page is not root's shell. The PID must still be the process the dashboard
+showed (its start time matches, so a reused PID is refused); a process that already exited is
+reported as such, not as an error. No Textual here.
 """
 
 from __future__ import annotations
@@ -41,30 +44,37 @@ def local_pid(process) -> int | None:
     return process.namespace_pid
 
 
-def refusal(pid: int, started: float | None = None) -> str | None:
-    """Why this process may not be signalled, or None if it may."""
+def refusal(pid: int, started: float | None = None, *, owner_only: bool = False) -> str | None:
+    """Why this process may not be signalled, or None if it may. ``owner_only``: root's
+    privilege does not count (a browser viewer asks)."""
     import psutil
 
     try:
         proc = psutil.Process(pid)
-        uid = proc.uids().real
+        uids = proc.uids()
         created = proc.create_time()
     except psutil.NoSuchProcess:
         return None  # gone: send() reports it kindly
     except psutil.AccessDenied:
         return f"no permission to inspect process {pid}"
     euid = os.geteuid()
-    if euid != 0 and uid != euid:
-        return f"process {pid} belongs to another user (uid {uid}); only root may signal it"
+    if euid not in (uids.real, uids.saved):
+        if owner_only:
+            return (f"process {pid} belongs to another user (uid {uids.real}); a web viewer "
+                    "may signal only the serving user's own processes")
+        if euid != 0:
+            return (f"process {pid} belongs to another user (uid {uids.real}); only root may "
+                    "signal it")
     if started is not None and abs(created - started) > START_TOLERANCE_S:
         return f"PID {pid} now belongs to a different process (it was reused)"
     return None
 
 
-def send(pid: int, name: str, started: float | None = None) -> Outcome:
+def send(pid: int, name: str, started: float | None = None, *,
+         owner_only: bool = False) -> Outcome:
     if name not in SIGNALS:
         return Outcome(False, f"unknown signal {name}", "error")
-    reason = refusal(pid, started)
+    reason = refusal(pid, started, owner_only=owner_only)
     if reason is not None:
         return Outcome(False, reason, "error")
     try:
@@ -76,7 +86,7 @@ def send(pid: int, name: str, started: float | None = None) -> Outcome:
     return Outcome(True, f"sent {name} to process {pid}")
 
 
-def group_refusal(processes) -> str | None:
+def group_refusal(processes, *, owner_only: bool = False) -> str | None:
     """Why a group may not be signalled: the first of its processes that may not be (the
     single-process rules, each); None if every one may. All or none: a job half-stopped is
     worse than one left running."""
@@ -85,15 +95,16 @@ def group_refusal(processes) -> str | None:
         if pid is None:
             return (f"process {p.pid} is outside gputop's PID namespace: run gputop on the host "
                     "(or with --pid=host) to signal it")
-        reason = refusal(pid, p.started)
+        reason = refusal(pid, p.started, owner_only=owner_only)
         if reason is not None:
             return reason
     return None
 
 
-def send_group(processes, name: str) -> Outcome:
+def send_group(processes, name: str, *, owner_only: bool = False) -> Outcome:
     """``name`` to each process; one outcome that names what failed."""
-    outcomes = [send(local_pid(p) or p.pid, name, p.started) for p in processes]
+    outcomes = [send(local_pid(p) or p.pid, name, p.started, owner_only=owner_only)
+                for p in processes]
     failed = [o.message for o in outcomes if not o.ok]
     if failed:
         return Outcome(False, f"{name} to {len(outcomes) - len(failed)} of {len(outcomes)} "

@@ -22,7 +22,7 @@ async def test_the_ssh_cluster_view_in_chromium(lab, tmp_path):
                        str(lab.ssh_config), "--interval", "0.5")
     try:
         async with Chromium(1280, 800) as browser:
-            page = await browser.page(server.url)
+            page = await browser.page(server.with_token())
             await page.wait_for_text("2 nodes, 2 ok", timeout=60)
             await page.press("t")
             await page.wait_for_text("theme: light")

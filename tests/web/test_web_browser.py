@@ -35,7 +35,7 @@ async def test_the_dashboard_in_chromium_draws_the_cards_and_answers_keys():
     server = start_web(*SIM)
     try:
         async with Chromium(1280, 800) as browser:
-            page = await browser.page(server.url)
+            page = await browser.page(server.with_token())
             text = await page.wait_for_text("SIMULATED", "8 GPUs", "GPU▲")
             assert len(re.findall(r"\d+ H100 80GB HBM3", text)) == 8, text  # every card
             assert "SM act" in text and "python train.py" in text
@@ -62,7 +62,7 @@ async def test_signals_are_off_in_the_web_view_unless_allowed():
     try:
         async with Chromium(1280, 1000) as browser:
             for server, listed in ((readonly, False), (allowed, True)):
-                page = await browser.page(server.url)
+                page = await browser.page(server.with_token())
                 await page.wait_for_text("GPU▲")
                 await page.press("?")
                 text = await page.wait_for_text("next theme")
@@ -81,7 +81,7 @@ async def test_beyond_loopback_the_browser_needs_the_token_and_the_cap_holds():
             await refused.wait_for_body("needs its token")
             assert await refused.screen() == ""  # no terminal, no app process
             assert server.children() == []
-            page = await browser.page(f"{server.url}?token={server.token}")
+            page = await browser.page(server.with_token())
             await page.wait_for_text("SIMULATED", "GPU▲")  # websocket opened with the cookie
             assert server.token not in await page.evaluate("location.href")
             second = await browser.page(server.url)  # the cookie is there: the cap answers

@@ -12,7 +12,7 @@ import psutil
 import pytest
 
 from tests.conftest import gputop_cmd
-from tests.web.web_server import start_web
+from tests.web.web_server import start_web, viewer_session
 
 SIM = ("--backend", "sim", "--interval", "1")
 
@@ -88,12 +88,12 @@ async def test_beyond_loopback_every_request_needs_the_token(beyond_loopback):
             assert r.status == 200
 
 
-async def test_a_token_file_is_honoured_on_loopback_too(tmp_path):
+async def test_a_token_file_is_honoured_and_never_printed(tmp_path):
     path = tmp_path / "token"
     path.write_text("a-token-from-a-file-0123\n")
     server = start_web(*SIM, "--token-file", str(path))
     try:
-        assert server.token == "a-token-from-a-file-0123"
+        assert server.token is None and str(path) in server.first_line  # where it is, not it
         async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
             async with http.get(server.url) as r:
                 assert r.status == 401
@@ -101,19 +101,29 @@ async def test_a_token_file_is_honoured_on_loopback_too(tmp_path):
                 assert r.status == 200  # followed the redirect with the cookie
     finally:
         server.stop()
+    assert "a-token-from-a-file-0123" not in server.output()
 
 
-async def test_loopback_without_token_refuses_other_hosts_and_origins():
+async def test_loopback_asks_for_the_token_too():
+    # Every user of a shared node reaches 127.0.0.1: loopback is no proof of who asks.
     server = start_web(*SIM)
     try:
-        assert server.token is None and "ssh -L" in server.output()
-        async with aiohttp.ClientSession() as http:
-            async with http.get(server.url) as r:
-                assert r.status == 200
+        token = server.token
+        assert token and len(token) >= 32, server.first_line
+        assert "ssh -L" in server.output()
+        assert server.output().count(token) == 1  # printed once, in the URL
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
+            for path in ("", "static/js/textual.js", "ws?width=80&height=24"):
+                async with http.get(server.url + path, allow_redirects=False) as r:
+                    assert r.status == 401, path
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await http.ws_connect(server.url + "ws")
+            assert refused.value.status == 401
+            assert server.children() == []  # no app process was started for anyone
+            async with http.get(server.with_token()) as r:
+                assert r.status == 200 and "textual.js" in await r.text()
                 assert_not_frameable(r)
-            # DNS rebinding: a name that resolves to 127.0.0.1 but is not this machine's
-            async with http.get(server.url, headers={"Host": f"evil.example:{server.port}"}) as r:
-                assert r.status == 403
+            # the cookie is there, but the page that opens the websocket is another site's
             with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
                 await http.ws_connect(server.url + "ws", origin="http://evil.example")
             assert refused.value.status == 403
@@ -125,24 +135,24 @@ async def test_loopback_without_token_refuses_other_hosts_and_origins():
 async def test_viewer_cap_and_no_app_process_outlives_its_viewer():
     server = start_web(*SIM, "--max-viewers", "1")
     try:
-        async with aiohttp.ClientSession() as http:
-            ws = await http.ws_connect(server.url + "ws?width=100&height=30")
+        async with viewer_session() as http:
+            ws = await http.ws_connect(server.with_token("ws?width=100&height=30"))
             assert b"GPU" in await first_bytes(ws)
             viewers = server.children()
             assert viewers, "one app process per viewer"
             command = " ".join(psutil.Process(viewers[-1]).cmdline())
             assert "--readonly" in command  # signals off in the web view
-            async with http.get(server.url) as r:
+            async with http.get(server.with_token()) as r:
                 assert r.status == 503
                 assert "All 1 viewers of this gputop are in use" in await r.text()
                 assert_not_frameable(r)
             with pytest.raises(aiohttp.WSServerHandshakeError) as full:
-                await http.ws_connect(server.url + "ws")
+                await http.ws_connect(server.with_token("ws"))
             assert full.value.status == 503
             assert server.children() == viewers  # the refused one started nothing
             await ws.close()  # the tab closes
             assert gone(viewers), "the app process outlived its viewer"
-            async with http.get(server.url) as r:
+            async with http.get(server.with_token()) as r:
                 assert r.status == 200  # its place is free again
     finally:
         server.stop()
@@ -150,16 +160,20 @@ async def test_viewer_cap_and_no_app_process_outlives_its_viewer():
 
 async def test_stopping_the_server_ends_every_app_process():
     server = start_web(*SIM)
-    async with aiohttp.ClientSession() as http:
-        sockets = [await http.ws_connect(server.url + "ws?width=80&height=24") for _ in range(2)]
-        for ws in sockets:
-            await first_bytes(ws)
-        viewers = server.children()
-        assert len(viewers) >= 2
-        started = time.monotonic()
-        code = await asyncio.to_thread(server.stop)
-        assert code == 0 and time.monotonic() - started < 10
-        assert gone(viewers, timeout=1), "app processes left behind"
+    try:
+        async with viewer_session() as http:
+            sockets = [await http.ws_connect(server.with_token("ws?width=80&height=24"))
+                       for _ in range(2)]
+            for ws in sockets:
+                await first_bytes(ws)
+            viewers = server.children()
+            assert len(viewers) >= 2
+            started = time.monotonic()
+            code = await asyncio.to_thread(server.stop)
+            assert code == 0 and time.monotonic() - started < 10
+            assert gone(viewers, timeout=1), "app processes left behind"
+    finally:
+        server.stop()  # a no-op once stopped; on a failure above, no server is left running
 
 
 def test_port_in_use_is_one_line_exit_1():

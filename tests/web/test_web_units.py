@@ -14,7 +14,7 @@ from gputop.cli import build_parser, main
 from gputop.commands.web import is_loopback, read_token, served_argv
 from gputop.errors import GputopError, UsageError
 from gputop.options import parse_listen
-from gputop.tui.web import presented_token, refusal
+from gputop.tui.web import MAX_COLUMNS, MAX_ROWS, presented_token, refusal, terminal_size
 
 TOKEN = "s3cret-token-of-24-chars"
 
@@ -59,7 +59,7 @@ def test_bad_listen_is_one_line_naming_the_port_range(text):
     ("10.0.0.1", False), ("node7", False), ("localhost.evil.example", False),
     ("128.0.0.1", False),
 ])
-def test_only_loopback_addresses_go_without_a_token(host, loop):
+def test_loopback_addresses_are_told_apart(host, loop):
     assert is_loopback(host) is loop
 
 
@@ -106,6 +106,14 @@ def test_served_app_is_readonly_unless_signals_are_allowed():
     assert not build_parser().parse_args(allowed).readonly
 
 
+def test_no_readonly_after_the_double_dash_does_not_stand_for_allow_signals():
+    # argparse's last --readonly/--no-readonly wins: `-- --no-readonly` would undo ours.
+    with pytest.raises(UsageError, match="--no-readonly .* say --allow-signals"):
+        served_argv(web_args("--backend", "sim", "--", "--no-readonly"))
+    allowed = served_argv(web_args("--allow-signals", "--", "--no-readonly"))
+    assert not build_parser().parse_args(allowed).readonly
+
+
 def test_arguments_after_the_double_dash_are_served_and_win():
     argv = served_argv(web_args("--backend", "sim", "--", "--scenario", "straggler",
                                 "--theme", "light"))
@@ -140,21 +148,16 @@ def test_token_proofs():
 
 def test_refusals():
     ok = dict(host_header="127.0.0.1:8000", origin=None, websocket=False)
-    assert refusal(token=TOKEN, proof=None, **ok).status == 401
-    assert refusal(token=TOKEN, proof="cookie", **ok) is None
-    assert refusal(token=None, proof=None, **ok) is None
-    # Without a token, only names of this machine: a rebinding attacker's name is refused.
-    for host in ("evil.example:8000", "10.1.2.3:8000", "[::2]:80"):
-        assert refusal(token=None, proof=None, host_header=host, origin=None,
-                       websocket=False).status == 403
-    for host in ("localhost:8000", "[::1]:8000", "127.0.0.1"):
-        assert refusal(token=None, proof=None, host_header=host, origin=None,
-                       websocket=False) is None
+    # No token, no answer: loopback (the host of every request here) included.
+    assert refusal(proof=None, **ok).status == 401
+    assert refusal(proof=None, host_header="localhost:8000", origin=None,
+                   websocket=True).status == 401
+    assert refusal(proof="cookie", **ok) is None
     # With the token any name does (a node's name, an ssh -L port).
-    assert refusal(token=TOKEN, proof="cookie", host_header="node7:8000", origin=None,
+    assert refusal(proof="cookie", host_header="node7:8000", origin=None,
                    websocket=False) is None
-    # A websocket opened by a page of another origin.
-    ws = dict(token=None, proof=None, host_header="127.0.0.1:8000", websocket=True)
+    # A websocket opened by a page of another origin, even with the cookie.
+    ws = dict(proof="cookie", host_header="127.0.0.1:8000", websocket=True)
     assert refusal(origin="http://evil.example", **ws).status == 403
     assert refusal(origin="http://127.0.0.1:8001", **ws).status == 403
     assert refusal(origin="http://127.0.0.1:8000", **ws) is None
@@ -175,3 +178,12 @@ def test_the_served_dashboard_reads_the_settings_file_as_the_terminals_does(tmp_
     assert with_settings(parser, argv, parser.parse_args(argv)).interval == 3
     given = served_argv(web_args("--interval", "0.5"))
     assert with_settings(parser, given, parser.parse_args(given)).interval == 0.5
+
+
+def test_a_viewers_terminal_is_whole_cells_within_a_screen():
+    assert terminal_size(120, 40) == (120, 40)
+    assert terminal_size(20000, 10**12) == (MAX_COLUMNS, MAX_ROWS)
+    assert terminal_size(0, -5) == (1, 1)
+    assert terminal_size(99.7, 30.2) == (99, 30)
+    for junk in ("120", None, [1], {"a": 1}, True, float("nan"), float("inf")):
+        assert terminal_size(junk, junk) == (80, 24), junk
