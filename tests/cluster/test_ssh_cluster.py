@@ -342,13 +342,15 @@ def test_sigterm_during_once_leaves_no_ssh_behind(lab: Lab, tmp_path: Path):
         proc.wait()
 
 
-def _remote(marker: str, timeout: float = 15.0):
+def _remote(marker: str, client: int, timeout: float = 15.0):
+    """The remote command's process: it holds ``marker``, and is not the ssh client."""
     import psutil
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for p in psutil.process_iter(["cmdline"]):
-            if marker in " ".join(p.info["cmdline"] or ()):
+        for p in psutil.process_iter(["cmdline", "name"]):
+            if p.pid != client and p.info["name"] != "ssh" and \
+                    marker in " ".join(p.info["cmdline"] or ()):
                 return p
         time.sleep(0.05)
     raise AssertionError(f"no remote process with {marker!r}")
@@ -376,7 +378,7 @@ def test_a_dropped_ssh_session_leaves_nothing_running_on_the_remote(lab: Lab, wh
                               stderr=subprocess.DEVNULL)
     try:
         assert client.stdout is not None and client.stdout.readline()  # it runs and speaks
-        remote = _remote(marker)
+        remote = _remote(marker, client.pid)
         client.send_signal(signal.SIGKILL)  # the network drops: no EOF is sent, no goodbye
         client.wait(5)
         try:
