@@ -95,6 +95,26 @@ def _wait_for_critical(timeout: float) -> None:
         _critical.wait_for(lambda: not _holders, timeout)
 
 
+def end_children() -> None:
+    """Kill every process this one started, each with its process group (a tool run in a group
+    of its own, an ssh session in a session of its own): a forced end skips the clean-ups that
+    would have stopped them, and nothing gputop starts may outlive it."""
+    import psutil
+
+    try:
+        children = psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return
+    for child in children:
+        try:
+            if os.getpgid(child.pid) == child.pid:
+                os.killpg(child.pid, signal.SIGKILL)
+            else:
+                child.kill()
+        except (OSError, psutil.Error):  # gone already
+            pass
+
+
 # ------------------------------------------------------------------ the terminal
 
 class Terminal:
@@ -114,18 +134,21 @@ class Terminal:
         for fd in fd_outs:
             try:
                 path = os.ttyname(fd)
-                os.tcgetpgrp(fd)  # this session's terminal, or nothing to watch
-            except OSError:
+            except OSError:  # not a terminal
                 continue
             if self.path is None:
                 self.fd_out, self.path = fd, path
             if path == self.path:
                 self.fds_out.append(fd)
+        try:  # only this session's own terminal can be watched for a hang-up
+            self.watched = self.path is not None and os.tcgetpgrp(self.fd_out) >= 0
+        except OSError:
+            self.watched = False
 
     def lost(self) -> bool:
         """Whether the terminal hung up: a hung-up terminal answers every ioctl with EIO, and one
         that left this session (its session leader died) answers ENOTTY."""
-        if self.path is None:
+        if not self.watched:
             return False
         try:
             os.tcgetpgrp(self.fd_out)
@@ -296,6 +319,7 @@ class Lifeline:
             terminal.silence()
             self._interrupt_threads()
             terminal.restore(discard_pending=True, taken=taken)
+        end_children()
         os._exit(code)
 
     def _interrupt_threads(self) -> None:
