@@ -23,3 +23,84 @@ def no_user_settings(monkeypatch, tmp_path_factory):
     folder is an empty one of the test's own, and $GPUTOP_CONFIG is unset (subprocesses too)."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
     monkeypatch.delenv("GPUTOP_CONFIG", raising=False)
+
+
+# ------------------------------------------------------------------ nothing outlives the suite
+# Every process a test starts (gputop, sshd, Prometheus, Slurm, Chromium, tmux, fake tools,
+# and what sshd runs for them) must be gone when the suite ends: a process left behind fails the
+# run, named, and is killed. Ours are those that carry this marker in their environment, that
+# descend from this pytest, or that name this checkout or a pytest folder on their command line
+# (sshd's children get a fresh environment; an orphan's parent is 1).
+SESSION_MARK = "GPUTOP_TEST_SESSION"
+LEFT_BEHIND_GRACE_S = 5.0
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    import os
+
+    import psutil
+
+    os.environ[SESSION_MARK] = str(os.getpid())
+    session.config.stash[_BEFORE] = {p.pid for p in psutil.process_iter()}
+
+
+_BEFORE = pytest.StashKey[set]()
+
+
+def _ours(proc, me: int, descendants: set[int]) -> bool:
+    import psutil
+
+    if proc.pid in descendants:
+        return True
+    try:
+        if proc.status() == psutil.STATUS_ZOMBIE:
+            return False
+        text = " ".join(proc.cmdline())
+        if str(ROOT) in text or "pytest-of-" in text:
+            return True
+        return proc.environ().get(SESSION_MARK) == str(me)
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return False
+
+
+def left_behind(before: set[int]) -> list:
+    """The processes started during the session, and still alive, that are the suite's."""
+    import os
+    import time
+
+    import psutil
+
+    me = os.getpid()
+    deadline = time.monotonic() + LEFT_BEHIND_GRACE_S
+    while True:
+        try:
+            descendants = {p.pid for p in psutil.Process(me).children(recursive=True)}
+        except psutil.NoSuchProcess:  # pragma: no cover - this process is alive
+            descendants = set()
+        found = [p for p in psutil.process_iter() if p.pid not in before and p.pid != me
+                 and _ours(p, me, descendants)]
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.2)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    import psutil
+
+    before = session.config.stash.get(_BEFORE, None)
+    if before is None:
+        return
+    found = left_behind(before)
+    if not found:
+        return
+    lines = []
+    for proc in found:
+        try:
+            lines.append(f"  {proc.pid} (parent {proc.ppid()}): {' '.join(proc.cmdline())[:160]}")
+            proc.kill()
+        except psutil.NoSuchProcess:
+            continue
+    if lines:
+        sys.stderr.write("\nprocesses the tests left running (now killed):\n"
+                         + "\n".join(lines) + "\n")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
