@@ -38,6 +38,7 @@ from gputop.tui.hostline import HostLine
 from gputop.tui.processes import COLUMN_BY_KEY, COLUMNS, ProcessTable, ProcRow
 from gputop.tui.terminal import TerminalApp
 from gputop.tui.themes import APP_VARIABLES, all_themes, install_themes
+from gputop.visible import visible
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
 SIGNAL_KEYS = {"k": "SIGTERM", "K": "SIGKILL", "i": "SIGINT"}
@@ -613,7 +614,7 @@ class GputopApp(TerminalApp):
         processes = row.group.processes
         reason = group_refusal(processes, owner_only=self.is_web)
         if reason is not None:
-            self.notify(f"not signalling {row.group.label}: {reason}", severity="error")
+            self.notify(f"not signalling {visible(row.group.label)}: {reason}", severity="error")
             return
 
         def answered(yes: bool | None) -> None:

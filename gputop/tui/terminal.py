@@ -23,6 +23,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
+from textual.notifications import SeverityLevel
 
 from gputop.lifeline import HANGUP_CODE, Lifeline
 
@@ -75,6 +76,12 @@ class TerminalApp(App[int]):
         self._started = True
         if self._stop_code is not None:
             self.exit(return_code=self._stop_code)
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Notify as Textual does, as plain text by default: gputop's messages carry names and
+        paths that others chose (a job called ``[@click=app.quit]`` is text, not a link)."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def exit(self, result: int | None = None, return_code: int = 0,
              message: Any = None) -> None:
