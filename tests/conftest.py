@@ -29,8 +29,9 @@ def no_user_settings(monkeypatch, tmp_path_factory):
 # Every process a test starts (gputop, sshd, Prometheus, Slurm, Chromium, tmux, fake tools,
 # and what sshd runs for them) must be gone when the suite ends: a process left behind fails the
 # run, named, and is killed. Ours are those that carry this marker in their environment, that
-# descend from this pytest, or that name this checkout or a pytest folder on their command line
-# (sshd's children get a fresh environment; an orphan's parent is 1).
+# descend from this pytest, or that name this checkout or this session's temporary folder on
+# their command line (sshd's children get a fresh environment; an orphan's parent is 1). Another
+# suite running beside this one (another checkout) is not ours.
 SESSION_MARK = "GPUTOP_TEST_SESSION"
 LEFT_BEHIND_GRACE_S = 5.0
 
@@ -47,7 +48,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 _BEFORE = pytest.StashKey[set]()
 
 
-def _ours(proc, me: int, descendants: set[int]) -> bool:
+def _ours(proc, me: int, descendants: set[int], folders: tuple[str, ...]) -> bool:
     import psutil
 
     if proc.pid in descendants:
@@ -56,14 +57,14 @@ def _ours(proc, me: int, descendants: set[int]) -> bool:
         if proc.status() == psutil.STATUS_ZOMBIE:
             return False
         text = " ".join(proc.cmdline())
-        if str(ROOT) in text or "pytest-of-" in text:
+        if any(folder in text for folder in folders):
             return True
         return proc.environ().get(SESSION_MARK) == str(me)
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return False
 
 
-def left_behind(before: set[int]) -> list:
+def left_behind(before: set[int], folders: tuple[str, ...]) -> list:
     """The processes started during the session, and still alive, that are the suite's."""
     import os
     import time
@@ -78,7 +79,7 @@ def left_behind(before: set[int]) -> list:
         except psutil.NoSuchProcess:  # pragma: no cover - this process is alive
             descendants = set()
         found = [p for p in psutil.process_iter() if p.pid not in before and p.pid != me
-                 and _ours(p, me, descendants)]
+                 and _ours(p, me, descendants, folders)]
         if not found or time.monotonic() > deadline:
             return found
         time.sleep(0.2)
@@ -90,7 +91,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     before = session.config.stash.get(_BEFORE, None)
     if before is None:
         return
-    found = left_behind(before)
+    folders = [str(ROOT) + "/"]
+    factory = getattr(session.config, "_tmp_path_factory", None)  # pytest's own tmp_path root
+    if factory is not None:
+        folders.append(str(factory.getbasetemp()) + "/")
+    found = left_behind(before, tuple(folders))
     if not found:
         return
     lines = []
