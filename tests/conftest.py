@@ -78,7 +78,9 @@ def left_behind(before: set[int], folders: tuple[str, ...]) -> list:
             descendants = {p.pid for p in psutil.Process(me).children(recursive=True)}
         except psutil.NoSuchProcess:  # pragma: no cover - this process is alive
             descendants = set()
-        found = [p for p in psutil.process_iter() if p.pid not in before and p.pid != me
+        ancestors = {p.pid for p in psutil.Process(me).parents()}
+        found = [p for p in psutil.process_iter()
+                 if p.pid not in before and p.pid != me and p.pid not in ancestors
                  and _ours(p, me, descendants, folders)]
         if not found or time.monotonic() > deadline:
             return found
@@ -91,7 +93,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     before = session.config.stash.get(_BEFORE, None)
     if before is None:
         return
-    folders = [str(ROOT) + "/"]
+    folders = [str(session.config.rootpath) + "/"]  # this checkout (an inner pytester run's own)
     factory = getattr(session.config, "_tmp_path_factory", None)  # pytest's own tmp_path root
     if factory is not None:
         folders.append(str(factory.getbasetemp()) + "/")
