@@ -5,40 +5,14 @@ another thread or exited leaving a child behind."""
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from procs import alive, child_pids_fixture, gone_soon  # noqa: F401 - the fixture
 
 from gputop import toolrun
-
-
-def alive(pid: int) -> bool:
-    """Running (a zombie waiting for init to reap it is dead)."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def gone_soon(pid: int, within: float = 2.0) -> bool:
-    deadline = time.monotonic() + within
-    while alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return not alive(pid)
-
-
-@pytest.fixture
-def child_pids():
-    """PIDs a test's tools wrote down; killed by PID afterwards if a test failed to."""
-    pids: list[int] = []
-    yield pids
-    for pid in pids:
-        if alive(pid):
-            os.kill(pid, 9)
 
 
 def child_of(tmp_path: Path, script: str) -> tuple[list[str], Path]:

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 V1_PIDS = Path("/sys/fs/cgroup/pids")
 UNIFIED = Path("/sys/fs/cgroup")
@@ -102,3 +103,19 @@ def step_child(lab: Lab, env: dict[str, str]) -> int:
     daemon = lab.spawn([sys.executable, "-c", _STEP_DAEMON], env=env, stdout=subprocess.PIPE,
                        text=True)
     return int(daemon.stdout.readline())
+
+
+# Real ids of the shapes Docker, CRI and Kubernetes give (hex container ids, a pod UID).
+DOCKER_ID = "4f1c2d9e8b7a6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d"
+CRI_ID = "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d9c8b7a6f5e4d3c2b1a0f9e8d"
+POD_UID = "0125ec2f-b64a-4868-8f5b-94b56cbab864"
+
+
+@pytest.fixture(name="lab")
+def lab_fixture():
+    """A Lab for one test, closed (its processes killed, its folders removed) after it."""
+    lab = Lab()
+    try:
+        yield lab
+    finally:
+        lab.close()

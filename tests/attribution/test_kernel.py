@@ -12,27 +12,21 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from gputop.backends import pidns
 from gputop.backends.attribution import Attribution, Places
 from gputop.model import Container, Job
 
-from .kernel_lab import Lab, namespaced_child, step_child
+from .kernel_lab import (  # noqa: F401 - the `lab` fixture
+    CRI_ID,
+    DOCKER_ID,
+    POD_UID,
+    Lab,
+    lab_fixture,
+    namespaced_child,
+    step_child,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCKER_ID = "4f1c2d9e8b7a6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d"
-CRI_ID = "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d9c8b7a6f5e4d3c2b1a0f9e8d"
-POD_UID = "0125ec2f-b64a-4868-8f5b-94b56cbab864"
-
-
-@pytest.fixture
-def lab():
-    lab = Lab()
-    try:
-        yield lab
-    finally:
-        lab.close()
 
 
 def snapshot_json(gpus: str, *, wrap: list[str] = (), env=None) -> dict:

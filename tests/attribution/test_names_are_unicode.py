@@ -13,25 +13,10 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
-
 from gputop.backends.attribution import Attribution, Places
 from gputop.backends.hostproc import HostProcesses
 
-from .kernel_lab import Lab
-
-DOCKER_ID = "4f1c2d9e8b7a6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d"
-CRI_ID = "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d9c8b7a6f5e4d3c2b1a0f9e8d"
-POD_UID = "0125ec2f-b64a-4868-8f5b-94b56cbab864"
-
-
-@pytest.fixture
-def lab():
-    lab = Lab()
-    try:
-        yield lab
-    finally:
-        lab.close()
+from .kernel_lab import CRI_ID, DOCKER_ID, POD_UID, Lab, lab_fixture  # noqa: F401
 
 
 def test_a_command_line_and_a_comm_that_are_not_utf8_become_replacement_characters(lab):

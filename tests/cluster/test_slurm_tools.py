@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from procs import alive, child_pids_fixture, gone_soon  # noqa: F401 - the fixture
 
 from gputop.cluster import slurm
 from tests.peak_rss import peak_run
-from tests.test_toolrun import alive, gone_soon
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_PEAK_KIB = 200 << 10
@@ -39,15 +39,6 @@ def fakebin(tmp_path, monkeypatch):
         return path
 
     return tool
-
-
-@pytest.fixture
-def child_pids():
-    pids: list[int] = []
-    yield pids
-    for pid in pids:
-        if alive(pid):
-            os.kill(pid, 9)  # by PID: a test that failed leaves nothing behind
 
 
 def cluster_slurm(*args: str) -> subprocess.CompletedProcess:

@@ -15,6 +15,7 @@ import pytest
 from npu_smi_expected import T_910B4
 from npu_smi_helpers import FakeNpuSmi, fake_npu_smi_fixture  # noqa: F401 - the fixture
 from peak_rss import peak_run
+from procs import alive
 
 ROOT = Path(__file__).resolve().parents[2]
 def test_npu_smi_printing_forever_is_stopped_with_one_line(fake_npu_smi: FakeNpuSmi) -> None:
@@ -27,14 +28,6 @@ def test_npu_smi_printing_forever_is_stopped_with_one_line(fake_npu_smi: FakeNpu
     assert "`npu-smi info` printed more than 4 MiB" in stderr
     assert peak_kib < 300 * 1024, f"peak RSS {peak_kib // 1024} MiB"
     assert not [p for p in fake_npu_smi.pids() if alive(p)]
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def start_agent(fake: FakeNpuSmi) -> subprocess.Popen:

@@ -22,6 +22,8 @@ import threading
 import time
 from collections.abc import Sequence
 
+from procs import gone_soon
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PREVIEW = b"starting the dashboard"  # the text preview's last line (gputop.tui.launch)
 TEXTUAL = b"\x1b[?1003h"  # Textual's first mode change: mouse reports on (its driver started)
@@ -183,7 +185,7 @@ class Run:
 
     def gone(self, pid: int, timeout: float) -> bool:
         """Whether ``pid`` has ended within ``timeout`` (see :func:`ended`)."""
-        return ended(pid, timeout, self.exited)
+        return gone_soon(pid, timeout, self.exited)
 
     # -------------------------------------------------------------- what it left behind
     def modes(self) -> dict[int, bool]:
@@ -233,24 +235,6 @@ class Run:
             self._stop_reading()
             self.closed = True
             os.close(self.fd)
-
-
-def ended(pid: int, timeout: float, poll=lambda: None) -> bool:
-    """Whether ``pid`` has ended within ``timeout``: gone, or a zombie that its new parent
-    (init, which here may never reap it) has not reaped yet. ``poll`` runs each round."""
-    import psutil
-
-    deadline = time.monotonic() + timeout
-    while True:
-        poll()
-        try:
-            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
-                return True
-        except psutil.NoSuchProcess:
-            return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
 
 
 def gputop_argv(*args: str) -> list[str]:

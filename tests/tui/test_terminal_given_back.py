@@ -20,7 +20,8 @@ import time
 
 import psutil
 import pytest
-from pty_lab import FIRST_FRAME, PREVIEW, TEXTUAL, Run, ended, gputop_argv
+from procs import gone_soon
+from pty_lab import FIRST_FRAME, PREVIEW, TEXTUAL, Run, gputop_argv
 from test_terminal import Pane
 
 EXITED_WITHIN_S = 1.5  # the promise is a second from the request; the rest is this machine
@@ -163,7 +164,7 @@ def test_a_killed_tmux_server_never_leaves_the_dashboard_running(tmp_path, key):
             time.sleep(random.uniform(0.2, 1.2))
             subprocess.run(["tmux", "-L", pane.socket, "kill-server"], capture_output=True,
                            timeout=10)
-            assert ended(pid, EXITED_WITHIN_S), f"gputop outlived its tmux server ({key!r})"
+            assert gone_soon(pid, EXITED_WITHIN_S), f"gputop outlived its tmux server ({key!r})"
         finally:
             pane.close()
 
@@ -273,3 +274,4 @@ def test_a_terminal_lost_mid_sweep_puts_every_power_limit_back(lab, tmp_path, ho
     assert run.gone(pid, 5)
     assert _limits(state) == {700.0}
     assert run.wait(2) == 129
+

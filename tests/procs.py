@@ -1,0 +1,42 @@
+"""Processes the tests start, looked at and ended by PID (imported by name, as `procs`)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+
+def alive(pid: int) -> bool:
+    """Running: a zombie waiting for its new parent (init, which here may never reap it) to
+    reap it has ended."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def gone_soon(pid: int, within: float = 2.0, poll=lambda: None) -> bool:
+    """Whether ``pid`` has ended within ``within`` seconds; ``poll`` runs each round (to reap
+    a child of the test's own)."""
+    deadline = time.monotonic() + within
+    while True:
+        poll()
+        if not alive(pid):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+
+
+@pytest.fixture(name="child_pids")
+def child_pids_fixture():
+    """PIDs a test's tools wrote down; killed by PID afterwards if a test failed to."""
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
