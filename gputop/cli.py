@@ -47,7 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_common_arguments(parser)
     parser.add_argument("--theme", default=None, help="dashboard theme (see themes/)")
     parser.add_argument("--readonly", action=argparse.BooleanOptionalAction, default=None,
-                        help="dashboard: no actions that change anything (no process signals)")
+                        help="dashboard: no actions that change anything (no process signals,"
+                             " no recording, no screenshots)")
     parser.add_argument("--record-fields", metavar="FIELDS", default=None,
                         help="dashboard: the nvidia-smi fields the r key records (default: "
                              "timestamp, identity, load, memory, power, clocks, throttling)")
