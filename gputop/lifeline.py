@@ -233,6 +233,8 @@ class Lifeline:
         self._done = threading.Event()
         self._armed = threading.Lock()
         self._forcing = threading.Event()  # the deadline passed: the process ends from there
+        self._over = threading.Event()  # the run returned: what follows is the caller's
+        self._ending = threading.Lock()  # between the two above
         self._parent = os.getppid()
 
     def __enter__(self) -> Lifeline:
@@ -242,6 +244,9 @@ class Lifeline:
 
     def __exit__(self, *exc: object) -> None:
         self._done.set()
+        with self._ending:
+            if not self._forcing.is_set():
+                self._over.set()  # the run is over in time: the deadline ends nothing now
         if self._forcing.is_set():
             # The forced end is under way (it may be what let this thread finish): it restores
             # the terminal and ends the process; finishing first would cut it short.
@@ -312,7 +317,10 @@ class Lifeline:
     def _force(self, code: int) -> None:
         time.sleep(self.grace)
         _wait_for_critical(CRITICAL_LIMIT_S)
-        self._forcing.set()
+        with self._ending:
+            if self._over.is_set():
+                return
+            self._forcing.set()
         terminal = self.terminal
         if terminal is not None:
             taken = terminal.taken  # a clean stop finishing now would write its restore nowhere

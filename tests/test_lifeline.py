@@ -178,3 +178,17 @@ def test_the_terminal_is_written_back_only_when_taken_and_its_modes_always():
     finally:
         os.close(master)
         os.close(slave)
+
+
+def test_a_run_that_ended_in_time_is_not_ended_later_by_its_deadline():
+    """The process goes on after the run (a test that ran the dashboard in-process, the rest of
+    main): the deadline armed by the run's exit must not end it a second later."""
+    proc = run_script("""
+        from gputop.lifeline import Lifeline, quit_code
+        with Lifeline(quit_code, grace=0.2) as line:
+            line.arm(0)
+        time.sleep(0.6)
+        print("still here", flush=True)
+        sys.exit(7)
+    """)
+    assert proc.stdout == "still here\n" and proc.returncode == 7
