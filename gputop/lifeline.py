@@ -233,17 +233,20 @@ class Lifeline:
         self._done = threading.Event()
         self._armed = threading.Lock()
         self._forcing = threading.Event()  # the deadline passed: the process ends from there
+        self._entered = False  # only a run inside ``with`` may be ended by the deadline
         self._over = threading.Event()  # the run returned: what follows is the caller's
         self._ending = threading.Lock()  # between the two above
         self._parent = os.getppid()
 
     def __enter__(self) -> Lifeline:
+        self._entered = True
         self._previous = catch(self._on_signal, SIGNALS)
         threading.Thread(target=self._watch, name="gputop-lifeline", daemon=True).start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._done.set()
+        self._entered = False
         with self._ending:
             if not self._forcing.is_set():
                 self._over.set()  # the run is over in time: the deadline ends nothing now
@@ -276,10 +279,10 @@ class Lifeline:
         """Start the bounded stop: end the process with the first stop's code if it is still
         here after the grace period. The app calls this for every exit (``q`` included), so a
         signal during that exit neither changes its code nor starts a second deadline."""
-        if not self._armed.acquire(blocking=False):
-            return
         if self.code is None:
             self.code = code
+        if not self._entered or not self._armed.acquire(blocking=False):
+            return  # outside ``with``: nothing here may end the process
         threading.Thread(target=self._force, args=(self.code,), name="gputop-deadline",
                          daemon=True).start()
 

@@ -42,11 +42,22 @@ def test_before_attach_a_signal_raises_stopped_once_then_goes_to_the_app():
 
 
 def test_a_request_made_before_attach_is_delivered_on_attach():
-    line = Lifeline(quit_code, grace=60)
-    line.request(129)
     stops: list[int] = []
-    line.attach(stops.append)
+    with Lifeline(quit_code, grace=60) as line:
+        line.request(129)
+        line.attach(stops.append)
     assert stops == [129]
+
+
+def test_a_lifeline_not_entered_starts_no_deadline():
+    """Only a run inside ``with Lifeline(...)`` may be ended by its deadline."""
+    def deadlines() -> set[threading.Thread]:
+        return {t for t in threading.enumerate() if t.name == "gputop-deadline"}
+
+    before = deadlines()
+    line = Lifeline(quit_code, grace=0.01)
+    line.request(129)
+    assert deadlines() == before and line.code == 129
 
 
 def test_an_exit_already_under_way_keeps_its_code():
