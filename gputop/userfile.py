@@ -13,7 +13,7 @@ through :func:`open_regular`; a state file or journal that gputop writes back is
 
 Callers put the problem into their own error type, after naming the file:
 ``raise UsageError(f"hosts file {path}: {exc}")``. Pure apart from the one read or write; it
-imports only the core (``untrusted`` for strict JSON).
+imports only the core (``untrusted`` for strict JSON, ``visible`` for messages).
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import stat
 import sys
 from collections.abc import Callable
 from typing import Any, BinaryIO
+
+from gputop.visible import visible
 
 MAX_BYTES = 1 << 20  # every file of this kind is a few KiB; a link to /dev/zero is not
 MAX_DEPTH = 64  # gputop's deepest document (a theme, a web config) nests 3 levels
@@ -171,10 +173,9 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def one_line(text: str, limit: int = 200) -> str:
-    """Return ``text`` folded to one line of at most ``limit`` characters (a parser's message
-    can quote the file, newlines and escapes included)."""
-    flat = " ".join(text.split())
-    flat = "".join(c if c.isprintable() else "?" for c in flat)
+    """Return ``text`` folded to one line of at most ``limit`` characters, its controls made
+    visible (a parser's message, a server's error text can quote anything)."""
+    flat = visible(" ".join(text.split()))
     return flat if len(flat) <= limit else flat[:limit - 1] + "…"
 
 

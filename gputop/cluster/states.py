@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gputop.visible import visible
+
 CONNECTING = "connecting"
 OK = "ok"
 STALE = "stale"
@@ -50,12 +52,13 @@ class Verdict:
 
 
 def last_lines(stderr: str, n: int = 2) -> str:
-    """The last meaningful stderr lines, one line of plain text (untrusted: printable only)."""
+    """The last meaningful stderr lines, one line of plain text (untrusted: controls made
+    visible)."""
     lines = [ln.strip() for ln in stderr.splitlines()]
     lines = [ln for ln in lines if ln and not set(ln) <= set("@ ") and
              not ln.startswith(("Warning: Permanently added", "** ", "Pseudo-terminal"))]
     text = " / ".join(lines[-n:])
-    return "".join(c if c.isprintable() else "?" for c in text)[:300]
+    return visible(text)[:300]
 
 
 def classify_exit(returncode: int | None, stderr: str, *, had_data: bool) -> Verdict:

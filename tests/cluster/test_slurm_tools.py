@@ -88,7 +88,7 @@ def test_a_failing_tools_message_is_one_printable_line(fakebin):
     fakebin("squeue", r"printf '\033]0;owned\007slurm_load_jobs error\033[2J\n' >&2; exit 1")
     out = cluster_slurm("--slurm", "42")
     assert out.returncode == 1
-    assert out.stderr == "gputop: squeue: ?]0;owned?slurm_load_jobs error?[2J\n"
+    assert out.stderr == "gputop: squeue: ^[]0;owned^Gslurm_load_jobs error^[[2J\n"
 
 
 def test_squeue_printing_forever_is_stopped_in_bounded_memory(fakebin, child_pids, tmp_path):

@@ -147,7 +147,7 @@ def test_no_scrape_target_is_a_problem_not_silence():
 @pytest.mark.parametrize("body, needle", [
     (b"\xff\xfe{}", "not UTF-8 text (byte 0xff at offset 0)"),
     (b"[" * 100_000 + b"]" * 100_000, "JSON nested too deeply to parse"),
-    (b'{"status":"error","error":"bad\\n\\u001b[2Jquery"}', "refused up: bad ?[2Jquery"),
+    (b'{"status":"error","error":"bad\\n\\u001b[2Jquery"}', "refused up: bad ^[[2Jquery"),
     (b'{"status":"success","data":{"resultType":"vector","result":'
      b'[{"metric":{"instance":["a"]},"value":[1,"1"]}]}}', "a malformed series"),
     (b'{"status":"success","data":{"resultType":"vector","result":'
