@@ -10,6 +10,7 @@ device reports: overflow ("power_draw_w": 1e400, which Python reads as infinity)
 from __future__ import annotations
 
 import json
+import select
 import sys
 import time
 
@@ -36,6 +37,11 @@ def snapshots(interval: float = 0.3) -> None:
         time.sleep(interval)
 
 
+def silent_until_eof(limit: float) -> None:
+    """Say nothing more, but end with the session as every agent does (EOF on stdin)."""
+    select.select([sys.stdin], [], [], limit)
+
+
 def main(mode: str) -> None:
     if mode == "garbage":
         hello()
@@ -53,7 +59,7 @@ def main(mode: str) -> None:
         snapshots()
     elif mode == "schema":
         hello("gputop/99")
-        time.sleep(30)
+        silent_until_eof(30)
     elif mode == "noise":
         print("Welcome to node-x! Last login: never", flush=True)
         hello()
@@ -63,7 +69,7 @@ def main(mode: str) -> None:
         backend = SimBackend(BackendOptions(scenario="idle"))
         backend.open()
         line(snapshot_to_json(backend.sample()))
-        time.sleep(60)
+        silent_until_eof(60)
     elif mode == "badtypes":
         hello()
         backend = SimBackend(BackendOptions(scenario="idle"))
