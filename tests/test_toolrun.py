@@ -84,4 +84,4 @@ def test_a_failing_tools_message_is_one_printable_line():
     argv = ["sh", "-c", r"printf '\n  bad\033]0;title\007 \377thing\nsecond\n' >&2; exit 3"]
     done = toolrun.run(argv, 5)
     assert done.returncode == 3
-    assert done.message() == "bad?]0;title? \ufffdthing"
+    assert done.message() == "bad^[]0;title^G \ufffdthing"
