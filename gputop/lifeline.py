@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import termios
 import threading
 import time
@@ -93,6 +94,32 @@ def _wait_for_critical(timeout: float) -> None:
             pass
     with _critical:
         _critical.wait_for(lambda: not _holders, timeout)
+
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def dies_with_this_process(sig: int = signal.SIGKILL) -> Callable[[], None]:
+    """Return a ``preexec_fn`` that has the child sent ``sig`` when this process dies, even by
+    SIGKILL, which no clean-up survives (Linux's parent-death signal; elsewhere nothing).
+
+    The signal comes when the *thread* that started the child ends: for a child that thread
+    waits on (a tool run to its end), that is this process's death. libc is loaded here, in
+    the parent: between fork and exec the child must not load a library or take a lock."""
+    parent = os.getpid()
+    prctl = None
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+    def setup() -> None:
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
+        if os.getppid() != parent:  # this process died before the line above took hold
+            os._exit(1)
+
+    return setup
 
 
 def end_children() -> None:

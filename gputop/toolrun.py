@@ -24,6 +24,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from gputop.lifeline import dies_with_this_process
 from gputop.userfile import one_line
 
 MAX_OUTPUT_BYTES = 4 << 20  # far above any real output of these tools; a runaway one costs this
@@ -85,10 +86,12 @@ class ToolRunner:
         if self._closed:
             raise ToolClosed
         deadline = time.monotonic() + timeout
-        # Its own session, so that killing its group kills whatever it started as well.
+        # Its own session, so that killing its group kills whatever it started as well; and
+        # killed if gputop is (SIGKILL included), as nothing gputop starts may outlive it.
         proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True,
-                                env=None if env is None else dict(env))
+                                env=None if env is None else dict(env),
+                                preexec_fn=dies_with_this_process())
         try:
             with self._lock:
                 self._active.add(proc)

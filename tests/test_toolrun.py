@@ -85,3 +85,22 @@ def test_a_failing_tools_message_is_one_printable_line():
     done = toolrun.run(argv, 5)
     assert done.returncode == 3
     assert done.message() == "bad^[]0;title^G \ufffdthing"
+
+
+def test_a_tool_dies_with_gputop_even_by_sigkill(tmp_path, child_pids):
+    """SIGKILL leaves gputop no clean-up to run: the tool's parent-death signal ends it."""
+    import subprocess
+    import sys
+
+    pidfile = tmp_path / "tool.pid"
+    runner = subprocess.Popen([sys.executable, "-c", (
+        "from gputop import toolrun\n"
+        f"toolrun.run(['sh', '-c', 'echo $$ > {pidfile}; exec sleep 1004'], 60)\n")])
+    try:
+        pid = read_pid(pidfile, child_pids)
+        runner.kill()
+        runner.wait(5)
+        assert gone_soon(pid), "the tool outlived the gputop that started it"
+    finally:
+        runner.kill()
+        runner.wait()

@@ -21,7 +21,6 @@ app processes import it).
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import hmac
 import html
 import os
@@ -40,6 +39,7 @@ from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
 
 from gputop.errors import GputopError
+from gputop.lifeline import dies_with_this_process
 from gputop.stop_signals import STOP_SIGNALS
 
 TOKEN_COOKIE = "gputop_web_token"
@@ -57,10 +57,6 @@ APP_NICE = 10
 # The largest terminal a viewer may ask for, in cells: an 8K screen at a small font. Larger (a
 # resize to 20000 x 20000) grew its app by 100 MB a second.
 MAX_COLUMNS, MAX_ROWS = 1000, 400
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
-# Loaded now: a child between fork and exec must not load a library (locks of other threads).
-# Elsewhere than Linux there is no parent-death signal to ask for.
-_PRCTL = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
 SECURITY_HEADERS = {
     "Content-Security-Policy": "frame-ancestors 'self'",
     "X-Frame-Options": "SAMEORIGIN",
@@ -159,7 +155,7 @@ class AppProcess(AppService):
         self._process = process = await asyncio.create_subprocess_exec(
             *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=self._build_environment(width, height),
-            preexec_fn=_app_process_setup(os.getpid()))
+            preexec_fn=_app_process_setup())
         self._stdin = process.stdin
         return process
 
@@ -199,19 +195,15 @@ async def end_process(process: Process, grace_s: float) -> None:
     await process.wait()  # SIGKILL cannot be refused
 
 
-def _app_process_setup(server_pid: int) -> Callable[[], None]:
+def _app_process_setup() -> Callable[[], None]:
     """What a viewer's app process does between fork and exec: ask for SIGTERM when the
     server dies (SIGTERM, not SIGKILL: an app in an advisor sweep puts the power limits back),
-    and yield the CPU to the server. Python's preexec_fn: it calls nothing that takes a lock
-    (libc was loaded before), and the server's other threads, asyncio's child watchers, hold
-    none while they wait."""
-    prctl = _PRCTL
+    and yield the CPU to the server. Python's preexec_fn: it calls nothing that takes a lock,
+    and the server's other threads, asyncio's child watchers, hold none while they wait."""
+    die_with_server = dies_with_this_process(signal.SIGTERM)
 
     def setup() -> None:
-        if prctl is not None:
-            prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
-        if os.getppid() != server_pid:  # the server died before the line above took hold
-            os._exit(1)
+        die_with_server()
         os.nice(APP_NICE)
 
     return setup
