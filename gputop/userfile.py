@@ -37,6 +37,14 @@ class FileProblem(ValueError):
     """What is wrong with a file, in words that follow its name (never multi-line)."""
 
 
+class Unreadable(FileProblem):
+    """The system refused the read (permissions, I/O): the file may well be right."""
+
+    def __init__(self, exc: OSError) -> None:
+        super().__init__(f"cannot read it: {exc.strerror or exc}")
+        self.reason = exc.strerror or str(exc)
+
+
 def kind_of(mode: int) -> str:
     """Name what a non-regular file is, for 'not a regular file (a FIFO)'."""
     return next((name for test, name in _KINDS if test(mode)), "not a plain file")
@@ -54,7 +62,7 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
     except FileNotFoundError:
         raise
     except OSError as exc:
-        raise FileProblem(f"cannot read it: {exc.strerror or exc}") from None
+        raise Unreadable(exc) from None
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
@@ -75,7 +83,7 @@ def read_bytes(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
         try:
             data = fh.read(limit + 1)
         except OSError as exc:
-            raise FileProblem(f"cannot read it: {exc.strerror or exc}") from None
+            raise Unreadable(exc) from None
     if len(data) > limit:
         raise FileProblem(f"larger than {_size(limit)}: not a file of this kind")
     return data

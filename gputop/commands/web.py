@@ -13,7 +13,6 @@ import argparse
 import os
 import shlex
 import socket
-import stat
 import sys
 
 from gputop import bounds
@@ -63,20 +62,18 @@ def is_loopback(host: str) -> bool:
 
 def read_token(path: str) -> str:
     """The token in ``path``: its first line, stripped; at least 16 printable characters."""
+    from gputop import userfile
+
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise UsageError(f"web: token file {path} is not a regular file")
-            data = os.read(fd, MAX_TOKEN_FILE_BYTES + 1)
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        raise GputopError(f"web: cannot read token file {path}: {exc.strerror or exc}") from None
-    lines = data.decode("utf-8", "replace").splitlines()
+        text = userfile.read_text(path, MAX_TOKEN_FILE_BYTES)
+    except FileNotFoundError as exc:
+        raise GputopError(f"web: cannot read token file {path}: {exc.strerror}") from None
+    except userfile.Unreadable as exc:
+        raise GputopError(f"web: cannot read token file {path}: {exc.reason}") from None
+    except userfile.FileProblem as exc:
+        raise UsageError(f"web: token file {path}: {exc}") from None
+    lines = text.splitlines()
     token = lines[0].strip() if lines else ""
-    if len(data) > MAX_TOKEN_FILE_BYTES:
-        raise UsageError(f"web: token file {path} is larger than {MAX_TOKEN_FILE_BYTES} bytes")
     if len(token) < MIN_TOKEN_CHARS or not token.isprintable() or any(c.isspace() for c in token):
         raise UsageError(f"web: token file {path} must start with a token of at least "
                          f"{MIN_TOKEN_CHARS} printable characters without spaces")

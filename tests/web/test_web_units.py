@@ -87,6 +87,12 @@ def test_token_file(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(UsageError, match="not a regular file"):  # at once: no writer awaited
         read_token(str(fifo))
+    with pytest.raises(UsageError, match=r"not a regular file \(a device\)"):
+        read_token("/dev/zero")
+    latin = tmp_path / "latin"
+    latin.write_bytes(b"\xe9" * 20 + b"\n")
+    with pytest.raises(UsageError, match="not UTF-8"):
+        read_token(str(latin))
 
 
 def test_unreadable_token_file_is_one_line_exit_1(tmp_path):
