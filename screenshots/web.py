@@ -27,7 +27,7 @@ async def shoot() -> bytes:
     server = start_web("--backend", "sim", "--seed", "0", "--scenario", "training")
     try:
         async with Chromium(1280, 800) as browser:
-            page = await browser.page(server.url)
+            page = await browser.page(server.with_token())
             await page.wait_for_text("SIMULATED", "8 GPUs", "GPU▲")
             await asyncio.sleep(5)  # a few samples, so the sparklines have something to show
             return await page.screenshot()
