@@ -47,9 +47,9 @@ RESET = (b"\x1b[<u\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1015l\x1b[?1006l\x1b[?1
 
 
 def quit_code(signum: int) -> int:
-    """The exit code of a full-screen app stopped by ``signum``: Ctrl-C is its quit key (0, also
-    while it starts, when the terminal still turns Ctrl-C into SIGINT); any other signal is
-    128 + its number, as shells report a death by signal."""
+    """Return the exit code of a full-screen app stopped by ``signum``: Ctrl-C is its quit key
+    (0, also while it starts, when the terminal still turns Ctrl-C into SIGINT); any other
+    signal is 128 + its number, as shells report a death by signal."""
     return 0 if signum == signal.SIGINT else 128 + signum
 
 
@@ -173,8 +173,8 @@ class Terminal:
             self.watched = False
 
     def lost(self) -> bool:
-        """Whether the terminal hung up: a hung-up terminal answers every ioctl with EIO, and one
-        that left this session (its session leader died) answers ENOTTY."""
+        """Tell whether the terminal hung up: a hung-up terminal answers every ioctl with EIO,
+        and one that left this session (its session leader died) answers ENOTTY."""
         if not self.watched:
             return False
         try:
