@@ -660,8 +660,6 @@ class GputopApp(TerminalApp):
         self.push_screen(screen)
 
     def action_record(self) -> None:
-        if self.readonly:  # unreachable through keys (check_action), kept as a guard
-            return
         if self.recorder is not None:
             self._stop_recording()
             return
@@ -901,9 +899,7 @@ def run_app(args: argparse.Namespace, backend: Backend, devices, first: Snapshot
                     record_fields=args.record_fields, record_dir=args.record_dir, first=first,
                     columns=settings.columns, sort=settings.sort,
                     sort_descending=settings.sort_descending)
-    app.lifeline = lifeline
-    app.run()
-    return app.return_code or 0
+    return app.run_until_stopped(lifeline)
 
 
 # Textual-free parts, kept importable from here.

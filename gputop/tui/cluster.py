@@ -446,12 +446,10 @@ def run_cluster(args: argparse.Namespace, cluster: Cluster) -> int:
     app = ClusterApp(cluster, interval=args.interval, theme=theme, themes=themes,
                      theme_warnings=warnings)
     with Lifeline(quit_code, Terminal()) as lifeline:
-        app.lifeline = lifeline
         try:
-            app.run()
+            return app.run_until_stopped(lifeline)
         except Stopped as stop:  # before the app's first event: nothing was drawn yet
             return stop.code
         finally:
             lifeline.detach()
             cluster.stop()
-    return app.return_code or 0

@@ -42,6 +42,12 @@ class TerminalApp(App[int]):
         Binding("ctrl+c", "quit", "quit", show=False, priority=True),
     ]
 
+    def run_until_stopped(self, lifeline: Lifeline | None) -> int:
+        """Run with ``lifeline`` delivering the stop requests; return the exit code."""
+        self.lifeline = lifeline
+        self.run()
+        return self.return_code or 0
+
     def get_driver_class(self) -> type[Driver]:
         driver = super().get_driver_class()
         # textual-serve's web driver (TEXTUAL_DRIVER) and the headless one are left as they are
