@@ -118,8 +118,8 @@ def test_the_dashboard_alone_falls_back_and_says_so(monkeypatch):
             seen["reason"] = backend.fallback_reason
             self.return_code = 0
 
-        def run(self):
-            pass
+        def run_until_stopped(self, lifeline):  # TerminalApp's way to run
+            return self.return_code
 
     monkeypatch.setattr(app_module, "GputopApp", Recorder)
     assert main([]) == 0
