@@ -69,19 +69,28 @@ class TerminalApp(App[int]):
 
     _started = False
     _stop_code: int | None = None
+    BUILD_POLL_S = 0.02
 
     def _stop_requested(self, code: int) -> None:
+        self._stop_code = code
         if self._started:
-            self.exit(return_code=code)
-        else:  # half-built widgets cannot be torn down cleanly: stop once they are built
-            self._stop_code = code
+            self._stop_when_built()
+
+    def _stop_when_built(self) -> None:
+        """Exit once no screen is half-built: a stop comes between any two events, and a
+        screen torn down before its own mount handler ran fails in that handler (NoMatches,
+        exit status 1). A key such as ``q`` waits in the queue behind the mount instead."""
+        if all(screen.is_mounted for screen in self.screen_stack):
+            self.exit(return_code=self._stop_code or 0)
+        else:
+            self.set_timer(self.BUILD_POLL_S, self._stop_when_built)
 
     def on_mount(self) -> None:
         """Carry out a stop that came while the app was starting (this base class's handler
         runs after the subclass's, when the whole screen is built)."""
         self._started = True
         if self._stop_code is not None:
-            self.exit(return_code=self._stop_code)
+            self._stop_when_built()
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = False) -> None:

@@ -275,3 +275,20 @@ def test_a_terminal_lost_mid_sweep_puts_every_power_limit_back(lab, tmp_path, ho
     assert _limits(state) == {700.0}
     assert run.wait(2) == 129
 
+
+
+@pytest.mark.parametrize("key", ["a", "s", "d"])
+def test_a_stop_while_a_screen_is_being_built_waits_for_it(lab, key):
+    """A stop between a key that opens a screen and that screen's own mount: the exit waits
+    for the screen to be built. Before, the screen was torn down first and its mount handler
+    failed (NoMatches: exit status 1, a traceback on the terminal). Five tries each."""
+    for _ in range(5):
+        run = lab()
+        run.wait_for(FIRST_FRAME)
+        time.sleep(0.2)
+        run.type(key.encode())
+        time.sleep(random.uniform(0, 0.03))
+        run.signal(signal.SIGTERM)
+        assert run.wait(EXITED_WITHIN_S + 1) == 143, run.output()[-400:]
+        assert run.problems() == []
+        run.close()
