@@ -30,10 +30,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fake_pynvml import FakeNvml, ManualClock, node  # noqa: E402
 
-from gputop.backends.attribution import NO_OWNER, Attribution  # noqa: E402
 from gputop.backends.base import BackendOptions  # noqa: E402
-from gputop.backends.hostproc import HostProcesses  # noqa: E402
-from gputop.backends.nvml import NvmlBackend  # noqa: E402
+from gputop.backends.nvml.backend import NvmlBackend  # noqa: E402
+from gputop.host.attribution import NO_OWNER, Attribution  # noqa: E402
+from gputop.host.processes import HostProcesses  # noqa: E402
 
 GPUS, PER_GPU = 8, 32
 

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a ch
 from gputop.analysis import hints  # noqa: E402
 from gputop.analysis.pipeline import default_analyzer  # noqa: E402
 from gputop.backends.base import BackendOptions  # noqa: E402
-from gputop.backends.sim import SimBackend  # noqa: E402
+from gputop.backends.sim.backend import SimBackend  # noqa: E402
 from gputop.sampler import Sampler  # noqa: E402
 
 

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from gputop.backends.base import BackendOptions  # noqa: E402
-from gputop.backends.npu_smi import NpuSmiBackend  # noqa: E402
+from gputop.backends.npu_smi.backend import NpuSmiBackend  # noqa: E402
 from gputop.backends.npu_smi.mapping import table_devices  # noqa: E402
 from gputop.backends.npu_smi.parse import parse_table  # noqa: E402
 

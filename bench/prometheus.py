@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 import psutil  # noqa: E402
 
 from gputop.cluster.prometheus import PrometheusCluster  # noqa: E402
-from gputop.exporter import dcgm  # noqa: E402
+from gputop.formats import dcgm  # noqa: E402
 from tests.exporter.prom_harness import Prometheus, find, start_exporter, stop  # noqa: E402
 
 OWN = (("gputop_snapshot_timestamp_seconds", None), ("gputop_power_limit_watts", 700.0),

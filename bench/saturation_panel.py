@@ -19,9 +19,9 @@ from textual.app import App, ComposeResult  # noqa: E402
 
 from gputop.analysis.pipeline import default_analyzer  # noqa: E402
 from gputop.backends.base import BackendOptions  # noqa: E402
-from gputop.backends.sim import SimBackend  # noqa: E402
+from gputop.backends.sim.backend import SimBackend  # noqa: E402
 from gputop.sampler import Sampler  # noqa: E402
-from gputop.tui.saturation import SaturationPanel  # noqa: E402
+from gputop.tui.widgets.saturation import SaturationPanel  # noqa: E402
 
 TICKS = 60
 

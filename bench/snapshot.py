@@ -34,7 +34,7 @@ from fake_pynvml import ManualClock  # noqa: E402
 
 from gputop.backends.base import BackendOptions  # noqa: E402
 from gputop.backends.nvml import backend as nvml_backend  # noqa: E402
-from gputop.backends.sim import SimBackend  # noqa: E402
+from gputop.backends.sim.backend import SimBackend  # noqa: E402
 
 GPUS = 8
 PROCS_PER_GPU = 4
@@ -67,7 +67,7 @@ def bench_sim(ticks: int, runs: int) -> float:
 
 
 def bench_nvml():
-    from gputop.backends.nvml import NvmlBackend
+    from gputop.backends.nvml.backend import NvmlBackend
 
     clock = ManualClock()  # moved one second a tick by per_tick_us
     backend = NvmlBackend(BackendOptions(), clock=clock)

@@ -12,9 +12,9 @@ import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 
-from gputop import budget
 from gputop.backends.base import Backend
-from gputop.model import Hint, Snapshot
+from gputop.core import budget
+from gputop.core.model import Hint, Snapshot
 
 Analyzer = Callable[[Sequence[Snapshot]], Sequence[Hint]]
 Listener = Callable[[Snapshot], None]
@@ -98,7 +98,7 @@ class Sampler:
 
     # -- the call budget
     def want(self, consumer: str, wants: budget.Wants | None) -> None:
-        """``consumer`` reads these attributes (gputop.budget) from each tick from now on,
+        """``consumer`` reads these attributes (gputop.core.budget) from each tick from now on,
         replacing what it declared before. While no consumer has declared anything, every
         tick reads everything."""
         self._wants[consumer] = wants

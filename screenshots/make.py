@@ -22,7 +22,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from gputop.tui.app import GputopApp  # noqa: E402
-from gputop.tui.demo import advance, demo_backend  # noqa: E402
+from tests.support.demo import advance, demo_backend  # noqa: E402
 
 
 @dataclass(frozen=True)

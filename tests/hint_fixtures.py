@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from gputop.model import Device, Process, Saturation, Snapshot
+from gputop.core.model import Device, Process, Saturation, Snapshot
 
 NOW = 1_763_769_600.0
 

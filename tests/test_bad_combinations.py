@@ -8,7 +8,7 @@ import io
 
 import pytest
 
-from gputop.cli import main
+from gputop.commands.main import main
 
 SIM = ["--backend", "sim"]
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import cfake
 import pytest
 
-from gputop import budget
 from gputop.backends.nvml import reads
-from gputop.query.fields import parse_field_list, query_wants
-from gputop.tui.dashboard import WANTS as DASHBOARD
+from gputop.core import budget
+from gputop.formats.query_fields import parse_field_list, query_wants
+from gputop.tui.widgets.dashboard import WANTS as DASHBOARD
 
 GPUS = 8
 
@@ -84,7 +84,7 @@ def test_slow_facts_are_never_read_more_often_than_their_floor():
 async def dashboard_wants(size: tuple[int, int]):
     """What a running dashboard of 8 simulated GPUs asks its sampler for at ``size``."""
     from gputop.tui.app import GputopApp
-    from gputop.tui.demo import advance, demo_backend
+    from tests.support.demo import advance, demo_backend
 
     app = GputopApp(demo_backend("training"), autostart=False)
     async with app.run_test(size=size) as pilot:

@@ -1,4 +1,4 @@
-"""Grouping processes by job or user (gputop.analysis.groups, gputop.tui.grouped), no screen."""
+"""Grouping processes by job or user (gputop.analysis.groups, gputop.tui.widgets.grouped), no screen."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import pytest
 
 from gputop.analysis.groups import MODES, group, next_mode
 from gputop.analysis.jobs import job_energy
-from gputop.model import Container, Device, Job, Process, Snapshot
-from gputop.tui.demo import demo_backend
-from gputop.tui.grouped import build_group_rows, energy_text
+from gputop.core.model import Container, Device, Job, Process, Snapshot
+from gputop.tui.widgets.grouped import build_group_rows, energy_text
+from tests.support.demo import demo_backend
 
 
 def dev(index: int, *procs: Process, energy_j: float | None = None) -> Device:

@@ -4,9 +4,9 @@ MIG GPU is never a straggler's peer."""
 from __future__ import annotations
 
 from gputop.analysis.hints import analyze
-from gputop.model import Device, MigInstance, Process, Saturation, Snapshot
-from gputop.tui.gpu import GpuCard
-from gputop.tui.hintbar import hint_line, instance_badges
+from gputop.core.model import Device, MigInstance, Process, Saturation, Snapshot
+from gputop.tui.widgets.gpu import GpuCard
+from gputop.tui.widgets.hintbar import hint_line, instance_badges
 
 T0 = 1_763_769_600.0
 LONG_AGO = T0 - 9 * 3600

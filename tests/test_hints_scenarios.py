@@ -9,7 +9,7 @@ import pytest
 
 from gputop.analysis.pipeline import default_analyzer
 from gputop.backends.base import BackendOptions
-from gputop.backends.sim import SimBackend
+from gputop.backends.sim.backend import SimBackend
 from gputop.sampler import Sampler
 
 

@@ -8,7 +8,7 @@ import pytest
 from hint_fixtures import NOW, codes, device, gpm, history, proc
 
 from gputop.analysis import hints as H
-from gputop.model import Saturation
+from gputop.core.model import Saturation
 
 
 def low_share_history(n_low: int, n: int = 100, cpu: float = 100.0):
@@ -201,7 +201,7 @@ def test_lost_device_is_critical_and_gets_no_other_hint():
 
 
 def test_every_hint_has_advice_and_a_known_code():
-    from gputop.model import HINT_CODES
+    from gputop.core.model import HINT_CODES
 
     assert set(H.ADVICE) == set(HINT_CODES)
 

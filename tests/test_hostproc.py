@@ -10,7 +10,7 @@ import time
 
 import psutil
 
-from gputop.backends.hostproc import MIB, NO_FACTS, HostProcesses
+from gputop.host.processes import MIB, NO_FACTS, HostProcesses
 
 
 def test_a_steady_tick_reads_one_proc_file_per_process(monkeypatch) -> None:

@@ -7,7 +7,7 @@ import pytest
 
 PROBE = """
 import sys, io, contextlib
-from gputop.cli import main
+from gputop.commands.main import main
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
     code = main({argv!r})
@@ -39,7 +39,7 @@ def test_non_tui_commands_never_import_textual(argv):
 
 
 def test_only_the_web_server_imports_textual_serve_or_aiohttp():
-    """textual-serve and aiohttp are the web command's, imported when it runs (gputop.tui.web)."""
+    """textual-serve and aiohttp are the web command's, imported when it runs (gputop.web.server)."""
     import re
     from pathlib import Path
 

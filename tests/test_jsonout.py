@@ -1,5 +1,5 @@
 """Every JSON document gputop writes refuses NaN and Infinity at the source: all writing goes
-through gputop/jsonout.py (``allow_nan=False``), and no module calls json.dump(s) itself."""
+through gputop/core/jsonout.py (``allow_nan=False``), and no module calls json.dump(s) itself."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gputop import jsonout
+from gputop.core import jsonout
 
 PACKAGE = Path(__file__).resolve().parents[1] / "gputop"
 
@@ -31,7 +31,7 @@ def json_dump_calls(path: Path) -> list[str]:
 def test_no_module_writes_json_but_jsonout():
     calls = [c for p in sorted(PACKAGE.rglob("*.py")) if p.name != "jsonout.py"
              for c in json_dump_calls(p)]
-    assert calls == [], "write JSON through gputop.jsonout (allow_nan=False): " + ", ".join(calls)
+    assert calls == [], "write JSON through gputop.core.jsonout (allow_nan=False): " + ", ".join(calls)
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])

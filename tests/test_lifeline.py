@@ -1,4 +1,4 @@
-"""gputop.lifeline without a screen: stop requests, the deadline, critical sections, children.
+"""gputop.core.lifeline without a screen: stop requests, the deadline, critical sections, children.
 
 What ends the process (the deadline's os._exit) runs in a subprocess of its own."""
 
@@ -16,8 +16,8 @@ import time
 import psutil
 import pytest
 
-from gputop import lifeline
-from gputop.lifeline import RESET, Lifeline, Stopped, Terminal, critical, quit_code
+from gputop.core import lifeline
+from gputop.core.lifeline import RESET, Lifeline, Stopped, Terminal, critical, quit_code
 
 
 def test_ctrl_c_quits_and_every_other_signal_is_128_plus_its_number():
@@ -104,7 +104,7 @@ def test_the_deadline_ends_a_stuck_stop_with_its_code_and_kills_every_child():
     process group of its own, with a child of its own. Both go, the exit code stays."""
     started = time.monotonic()
     proc = run_script("""
-        from gputop.lifeline import Lifeline, quit_code
+        from gputop.core.lifeline import Lifeline, quit_code
         tool = subprocess.Popen(["sh", "-c", "sleep 1003 & wait"], start_new_session=True)
         time.sleep(0.2)
         print(tool.pid, flush=True)
@@ -124,7 +124,7 @@ def test_the_deadline_ends_a_stuck_stop_with_its_code_and_kills_every_child():
 
 def test_the_deadline_waits_for_a_critical_section():
     proc = run_script("""
-        from gputop.lifeline import Lifeline, critical, quit_code
+        from gputop.core.lifeline import Lifeline, critical, quit_code
         cancel = threading.Event()
         def sweep():
             with critical(wrap_up=cancel.set):
@@ -148,7 +148,7 @@ def test_a_lost_parent_is_a_hang_up(tmp_path):
             os.close(w)
             print(os.read(r, 100).decode(), flush=True)
             os._exit(0)  # the parent dies at once
-        from gputop.lifeline import Lifeline, quit_code
+        from gputop.core.lifeline import Lifeline, quit_code
         os.close(r)
         with Lifeline(quit_code, grace=60) as line:
             stopped = threading.Event()
@@ -195,7 +195,7 @@ def test_a_run_that_ended_in_time_is_not_ended_later_by_its_deadline():
     """The process goes on after the run (a test that ran the dashboard in-process, the rest of
     main): the deadline armed by the run's exit must not end it a second later."""
     proc = run_script("""
-        from gputop.lifeline import Lifeline, quit_code
+        from gputop.core.lifeline import Lifeline, quit_code
         with Lifeline(quit_code, grace=0.2) as line:
             line.arm(0)
         time.sleep(0.6)

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from gputop.model import (
+from gputop.core.model import (
     SCHEMA,
     Device,
     Hint,
@@ -102,7 +102,7 @@ def mig_snapshot() -> Snapshot:
 
 
 def test_mig_instances_round_trip_and_pass_the_validation_layer():
-    from gputop.untrusted import clean_document
+    from gputop.core.untrusted import clean_document
     doc = json.loads(json.dumps(snapshot_to_json(mig_snapshot())))
     assert doc["devices"][0]["mig_mode"] == "enabled"
     assert doc["devices"][0]["mig_instances"][0]["processes"][0]["gpu_instance_id"] == 2
@@ -117,7 +117,7 @@ def test_mig_instances_round_trip_and_pass_the_validation_layer():
     (lambda m: m.update(memory_used_mib=float("inf")), "memory_used_mib"),
 ])
 def test_a_malformed_mig_instance_is_refused_by_name(mutate, message):
-    from gputop.untrusted import clean_document
+    from gputop.core.untrusted import clean_document
     doc = snapshot_to_json(mig_snapshot())
     mutate(doc["devices"][0]["mig_instances"][0])
     with pytest.raises(SchemaError, match=message):

@@ -17,7 +17,7 @@ from fake_pynvml import FakeNvml, install, node
 
 from gputop.backends import open_backend
 from gputop.backends.base import BackendOptions, NoDevice
-from gputop.cli import main
+from gputop.commands.main import main
 from tests.conftest import gputop_cmd
 
 SCRIPT_COMMANDS = {

@@ -24,7 +24,6 @@ from fake_pynvml import (
     node,
 )
 
-from gputop import budget, clock_events
 from gputop.backends.base import (
     BackendError,
     BackendOptions,
@@ -32,9 +31,10 @@ from gputop.backends.base import (
     NoPermission,
     Unsupported,
 )
-from gputop.backends.nvml import NvmlBackend
 from gputop.backends.nvml import backend as nvml_backend
+from gputop.backends.nvml.backend import NvmlBackend
 from gputop.backends.nvml.gpm import MIN_INTERVAL_S
+from gputop.core import budget, clock_events
 
 NOT_SUPPORTED = 3
 NO_PERMISSION = 4
@@ -148,7 +148,7 @@ def test_json_of_an_nvml_snapshot_has_every_schema_key(h100_node) -> None:
 
 
 def nvml_snapshot_json(backend: NvmlBackend) -> dict:
-    from gputop.model import snapshot_from_json, snapshot_to_json
+    from gputop.core.model import snapshot_from_json, snapshot_to_json
 
     doc = snapshot_to_json(backend.sample())
     assert snapshot_from_json(doc).devices  # round-trips through the codec
@@ -838,7 +838,7 @@ def test_cli_nvml_without_a_library_is_one_clear_line() -> None:
 
 
 def test_cli_snapshot_through_the_fake(monkeypatch, capsys) -> None:
-    from gputop.cli import main
+    from gputop.commands.main import main
 
     install(monkeypatch, FakeNvml(node(8, 4)))
     assert main(["snapshot", "--json", "--backend", "nvml"]) == 0
@@ -851,7 +851,7 @@ def test_cli_snapshot_through_the_fake(monkeypatch, capsys) -> None:
 
 def test_cli_auto_fails_on_nvml_with_a_version_mismatch(monkeypatch, capsys) -> None:
     """A script never gets the simulator in place of a broken driver (nvidia-smi's 255: other)."""
-    from gputop.cli import main
+    from gputop.commands.main import main
 
     fake = install(monkeypatch, FakeNvml(node(2)))
     fake.init_error = LIB_RM_VERSION_MISMATCH

@@ -7,8 +7,8 @@ import pytest
 from fake_pynvml import FakeMigDevice, FakeNvml, FakeProcess, ManualClock, h100, mig_h100
 
 from gputop.backends.base import BackendOptions
-from gputop.backends.nvml import NvmlBackend
 from gputop.backends.nvml import backend as nvml_backend
+from gputop.backends.nvml.backend import NvmlBackend
 from gputop.backends.nvml.mig import profile_of
 
 MIG_CALLS = ("nvmlDeviceGetMaxMigDeviceCount", "nvmlDeviceGetMigDeviceHandleByIndex",
@@ -167,7 +167,7 @@ def test_instances_torn_down_between_probes_are_not_an_error():
 def test_the_dashboard_reads_the_instances_it_nests():
     # the dashboard samples with its own budget (tui/wants.py), not EVERYTHING: a read it forgets
     # to ask for leaves the MIG views empty on a real driver while the simulator still fills them
-    from gputop.tui.wants import DASHBOARD
+    from gputop.tui.text.wants import DASHBOARD
 
     backend, _, _ = make([mig_h100(0), h100(1)])
     with backend:

@@ -8,10 +8,10 @@ import pytest
 from fake_pynvml import FakeNvml, ManualClock, node
 
 from gputop.backends.base import BackendOptions
-from gputop.backends.nvml import NvmlBackend
 from gputop.backends.nvml import backend as nvml_backend
+from gputop.backends.nvml.backend import NvmlBackend
 from gputop.exporter import collect, exposition, own
-from gputop.tui.wants import DASHBOARD
+from gputop.tui.text.wants import DASHBOARD
 
 NOT_SUPPORTED = 3
 

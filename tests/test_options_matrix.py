@@ -1,7 +1,7 @@
 """Every numeric option and environment value of every command against hostile numbers.
 
 Each bad value is one line on stderr naming the option and its range, exit 2, no traceback, and
-at once: nothing is opened or sampled first. The ranges are gputop.bounds; the README's table
+at once: nothing is opened or sampled first. The ranges are gputop.core.bounds; the README's table
 lists the same ones.
 """
 
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from gputop import bounds
-from gputop.cli import main
+from gputop.commands.main import main
+from gputop.core import bounds
 from tests.conftest import ROOT, gputop_cmd
 
 HOSTILE = ["inf", "nan", "1e309", "1e-320", "-1", "0", "", "99999999999999999999999999",
@@ -152,19 +152,20 @@ def test_options_module_is_below_the_entry_point():
     """No module under gputop/ imports the entry point: it imports them, not the reverse."""
     offenders = []
     for path in (ROOT / "gputop").rglob("*.py"):
-        if path.name == "__main__.py" or path == ROOT / "gputop" / "cli.py":
+        if path.name == "__main__.py" or path == ROOT / "gputop" / "commands" / "main.py":
             continue
         text = path.read_text(encoding="utf-8")
-        if re.search(r"^\s*(from gputop\.cli import|import gputop\.cli|from gputop import cli)",
+        if re.search(r"^\s*(from gputop\.commands\.main import|import gputop\.commands\.main|"
+                     r"from gputop\.commands import main)",
                      text, re.M):
             offenders.append(str(path.relative_to(ROOT)))
     assert offenders == []
     # and importing every command module does not pull it in
     probe = ("import sys, importlib\n"
-             "for m in ('gputop.options', 'gputop.query.cli', 'gputop.commands.snapshot',"
+             "for m in ('gputop.config.options', 'gputop.commands.query', 'gputop.commands.snapshot',"
              " 'gputop.commands.agent', 'gputop.commands.advise', 'gputop.commands.cluster',"
              " 'gputop.commands.replay', 'gputop.tui.app'):\n"
              "    importlib.import_module(m)\n"
-             "print('gputop.cli' in sys.modules)\n")
+             "print('gputop.commands.main' in sys.modules)\n")
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert r.stdout.strip() == "False", r.stderr

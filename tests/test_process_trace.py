@@ -4,7 +4,7 @@ bounded, and telling when the process left."""
 from __future__ import annotations
 
 from gputop.analysis.process_trace import ProcessTrace, entries, point
-from gputop.model import Device, Process, Snapshot
+from gputop.core.model import Device, Process, Snapshot
 
 STARTED = 1763760000.0
 

@@ -2,8 +2,8 @@ import threading
 import time
 
 from gputop.backends.base import Backend, BackendOptions
-from gputop.backends.sim import SimBackend
-from gputop.model import Hint, NodeInfo, Snapshot
+from gputop.backends.sim.backend import SimBackend
+from gputop.core.model import Hint, NodeInfo, Snapshot
 from gputop.sampler import History, Sampler, next_tick
 
 

@@ -8,7 +8,7 @@ import pytest
 from hint_fixtures import device, gpm, history, proc
 
 from gputop.analysis import saturation as S
-from gputop.model import Hint, Saturation
+from gputop.core.model import Hint, Saturation
 
 
 def v100(**kw):

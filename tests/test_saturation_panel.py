@@ -9,10 +9,10 @@ from textual.app import App, ComposeResult
 
 from gputop.analysis.pipeline import default_analyzer
 from gputop.backends.base import BackendOptions
-from gputop.backends.sim import SimBackend
-from gputop.model import Saturation
+from gputop.backends.sim.backend import SimBackend
+from gputop.core.model import Saturation
 from gputop.sampler import Sampler
-from gputop.tui.saturation import (
+from gputop.tui.widgets.saturation import (
     GpuSaturation,
     SaturationPanel,
     bar,
@@ -164,7 +164,7 @@ def test_rate_pair_and_gpu_list():
 
 
 def test_hints_of_many_gpus_are_grouped():
-    from gputop.model import Hint
+    from gputop.core.model import Hint
 
     text = SaturationPanel.hints_text([Hint(i, "memory-bound", "info", f"GPU {i} m", "adv")
                                        for i in range(8)]).plain
@@ -195,7 +195,7 @@ async def test_fake_nvml_node_gpm_h100_beside_pre_hopper_a100():
 
     from gputop.analysis.saturation import estimates
     from gputop.backends.base import BackendOptions
-    from gputop.backends.nvml import NvmlBackend
+    from gputop.backends.nvml.backend import NvmlBackend
 
 
     clock = ManualClock()

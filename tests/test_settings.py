@@ -1,4 +1,4 @@
-"""The dashboard's settings file (gputop.settings): found, checked, and overridden by options."""
+"""The dashboard's settings file (gputop.config.settings): found, checked, and overridden by options."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from gputop.cli import build_parser
-from gputop.errors import UsageError
-from gputop.settings import PROCESS_COLUMNS, Settings, load, with_settings
+from gputop.commands.main import build_parser
+from gputop.config.settings import PROCESS_COLUMNS, Settings, load, with_settings
+from gputop.core.errors import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -56,7 +56,7 @@ def test_the_readme_example_is_a_valid_file_and_sets_every_key(config_home):
 
 
 def test_columns_are_those_of_the_process_table():
-    from gputop.tui.processes import COLUMNS
+    from gputop.tui.widgets.processes import COLUMNS
 
     assert PROCESS_COLUMNS == tuple(c.key for c in COLUMNS)
 

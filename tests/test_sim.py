@@ -4,7 +4,8 @@ import subprocess
 import pytest
 
 from gputop.backends.base import BackendError, BackendOptions
-from gputop.backends.sim import InvalidArgument, SimBackend, busy_share, physics
+from gputop.backends.sim import physics
+from gputop.backends.sim.backend import InvalidArgument, SimBackend, busy_share
 from gputop.backends.sim.scenario import available
 from gputop.sampler import Sampler
 from tests.conftest import gputop_cmd
@@ -57,7 +58,7 @@ def test_same_seed_and_speed_give_the_same_document():
 def test_a_sample_wanting_no_processes_or_saturation_has_the_same_counters_and_neither():
     from dataclasses import replace
 
-    from gputop.model import Saturation
+    from gputop.core.model import Saturation
 
     full, lean = sim(), sim()
     a, b = full.sample(), lean.sample(wants={"power_draw_w": 0.0})
@@ -145,7 +146,7 @@ def test_gpu_lost_falls_off_at_30_seconds_and_the_others_keep_sampling():
 
 
 def test_memory_grows_like_a_caching_allocator():
-    from gputop.backends.sim import _allocator
+    from gputop.backends.sim.backend import _allocator
 
     series = [_allocator(62000, t) for t in range(0, 60, 2)]
     assert series[0] == 0 and series[-1] == 62000

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gputop.backends.base import BackendOptions
-from gputop.backends.sim import RESERVED_MIB, SimBackend
+from gputop.backends.sim.backend import RESERVED_MIB, SimBackend
 from gputop.backends.sim.mig import place
 from gputop.backends.sim.scenario import parse
 from tests.conftest import gputop_cmd

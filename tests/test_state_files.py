@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from gputop import userfile
 from gputop.advisor import journal
 from gputop.backends import open_backend
 from gputop.backends.base import BackendError, BackendOptions
-from gputop.errors import GputopError
+from gputop.core import userfile
+from gputop.core.errors import GputopError
 from tests.conftest import ROOT, gputop_cmd
 
 MIN_W, MAX_W = 200, 700  # the training scenario's H100: power_limit_min_w .. max_w

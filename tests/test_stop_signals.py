@@ -7,7 +7,7 @@ import signal
 import pytest
 
 from gputop.advisor.safety import SignalExit, SignalGuard
-from gputop.stop_signals import catch, release
+from gputop.core.stop_signals import catch, release
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from procs import alive, child_pids_fixture, gone_soon  # noqa: F401 - the fixture
 
-from gputop import toolrun
+from gputop.core import toolrun
 
 
 def child_of(tmp_path: Path, script: str) -> tuple[list[str], Path]:

@@ -1,4 +1,4 @@
-"""The one validation layer (gputop/untrusted.py): whatever a remote agent sends, the viewer
+"""The one validation layer (gputop/core/untrusted.py): whatever a remote agent sends, the viewer
 gets either a document whose every number is finite and within ±2^63 and whose every key has the
 model's type, or a SchemaError naming what was wrong; it never crashes the cluster view, its
 table, or `--once --json`."""
@@ -13,15 +13,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gputop import jsonout, untrusted
 from gputop.backends.base import BackendOptions
-from gputop.backends.sim import SimBackend
+from gputop.backends.sim.backend import SimBackend
 from gputop.cluster import states
 from gputop.cluster.hosts import HostSpec
 from gputop.cluster.node import Node, Policy
 from gputop.cluster.protocol import AgentDecoder, Checked, Problem, build_snapshot
 from gputop.commands.cluster import once_document, render_table
-from gputop.model import Device, Process, Saturation, SchemaError, Snapshot, snapshot_to_json
+from gputop.core import jsonout, untrusted
+from gputop.core.model import Device, Process, Saturation, SchemaError, Snapshot, snapshot_to_json
 
 HELLO = b'{"hello":"gputop","version":"0.1.0","schema":"gputop/1","backend":"sim","host":"n"}'
 

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from gputop import userfile
-from gputop.userfile import FileProblem
+from gputop.core import userfile
+from gputop.core.userfile import FileProblem
 
 
 def test_a_fifo_is_refused_at_once_without_waiting_for_a_writer(tmp_path):

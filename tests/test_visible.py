@@ -1,4 +1,4 @@
-"""gputop.visible: every class of character a terminal acts on, hides or reorders is written out
+"""gputop.core.visible: every class of character a terminal acts on, hides or reorders is written out
 visibly; printable text passes as it is; applying it twice changes nothing. And the JSON writer
 never writes a lone surrogate, whatever the source of a string."""
 
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gputop import jsonout
-from gputop.untrusted import printable
-from gputop.visible import valid_unicode, visible
+from gputop.core import jsonout
+from gputop.core.untrusted import printable
+from gputop.core.visible import valid_unicode, visible
 
 
 @pytest.mark.parametrize("code", [*range(0x20), 0x7F])

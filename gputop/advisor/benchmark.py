@@ -21,8 +21,8 @@ from gputop.advisor.journal import LimitGuard
 from gputop.advisor.recommend import Plan, recommend
 from gputop.advisor.sweep import Cancelled, Progress, ProgressFn, SweepResult
 from gputop.backends.base import Backend
-from gputop.errors import GputopError
-from gputop.model import Snapshot
+from gputop.core.errors import GputopError
+from gputop.core.model import Snapshot
 
 KILL_GRACE_S = 5.0
 

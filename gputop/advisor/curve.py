@@ -20,7 +20,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gputop.model import Device, Snapshot
+from gputop.core.model import Device, Snapshot
 
 # A pipe this active (percent, per cycle) is a meaningful work proxy on its own.
 MIN_PIPE_PCT = 10.0

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gputop import jsonout, userfile
 from gputop.backends.base import Backend, BackendError
-from gputop.bounds import as_written, json_type
-from gputop.errors import GputopError
+from gputop.core import jsonout, userfile
+from gputop.core.bounds import as_written, json_type
+from gputop.core.errors import GputopError
 
 SCHEMA = "gputop-advise-journal/1"
 PREFIX = "power-limits-"

@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gputop.model import Device, Snapshot
+from gputop.core.model import Device, Snapshot
 
 # A lower limit "costs nothing" when it leaves this much headroom over what the job drew.
 HEADROOM_P95 = 1.10  # 10% above the 95th percentile of the (1-second averaged) draw

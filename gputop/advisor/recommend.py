@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gputop.advisor.curve import Row
-from gputop.model import Device
+from gputop.core.model import Device
 
 MIN_STEP_W = 25.0
 STEP_SHARE = 0.05
@@ -84,7 +84,7 @@ class Plan:
 
 def make_plan(devices: Sequence[Device], config: SweepConfig) -> Plan:
     """Plan a sweep over ``devices`` (their current readings) from their current limits down."""
-    from gputop.errors import GputopError
+    from gputop.core.errors import GputopError
 
     if not devices:
         raise GputopError("no device selected")

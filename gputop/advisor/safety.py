@@ -13,7 +13,7 @@ import signal
 from types import FrameType
 
 from gputop.backends.base import Backend
-from gputop.stop_signals import catch, release
+from gputop.core.stop_signals import catch, release
 
 CAP_SYS_ADMIN = 21
 

@@ -16,8 +16,8 @@ from gputop.advisor.curve import Proxy, Row, Window
 from gputop.advisor.journal import LimitGuard
 from gputop.advisor.recommend import Plan, Recommendation, recommend
 from gputop.backends.base import Backend
-from gputop.errors import GputopError
-from gputop.model import Snapshot
+from gputop.core.errors import GputopError
+from gputop.core.model import Snapshot
 from gputop.sampler import next_tick
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from gputop.analysis.hints import job_key
 from gputop.analysis.jobs import job_name
-from gputop.model import Process
+from gputop.core.model import Process
 
 MODES = ("process", "job", "user")  # the order the grouping key cycles through
 OUTSIDE = "outside"  # key of the processes outside gputop's PID namespace, never signalled

@@ -51,7 +51,7 @@ from dataclasses import dataclass, replace
 
 from gputop.analysis.jobs import gpu_list, job_name
 from gputop.analysis.mig import instance_name, instance_of, sm_active
-from gputop.model import Device, Hint, MigInstance, Snapshot
+from gputop.core.model import Device, Hint, MigInstance, Snapshot
 
 # ---------------------------------------------------------------- thresholds (documented above)
 WINDOW_S = 60.0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gputop.model import Process
+from gputop.core.model import Process
 
 
 def job_label(proc: Process) -> str | None:

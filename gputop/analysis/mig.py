@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gputop.model import Device, MigInstance
+from gputop.core.model import Device, MigInstance
 
 
 def sm_active(inst: MigInstance) -> float | None:

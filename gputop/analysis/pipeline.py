@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gputop.model import Hint, Snapshot
+from gputop.core.model import Hint, Snapshot
 from gputop.sampler import Analyzer
 
 

@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from gputop.model import Process, Snapshot
+from gputop.core.model import Process, Snapshot
 
 ProcessKey = tuple[int, float | None]  # (PID as the device reports it, start time)
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gputop import clock_events
 from gputop.analysis.peaks import PeakSpec, match_part
-from gputop.model import Device, Hint, Snapshot
+from gputop.core import clock_events
+from gputop.core.model import Device, Hint, Snapshot
 
 NO_GPM_NOTE = (
     "No saturation measurement on this GPU: SM active, occupancy, tensor and DRAM bandwidth need "

@@ -12,10 +12,10 @@ from gputop.backends.base import Backend, BackendOptions, BackendUnavailable, No
 
 # name -> "module:factory"; each factory takes a BackendOptions.
 REGISTRY: dict[str, str] = {
-    "nvml": "gputop.backends.nvml:NvmlBackend",
-    "npu-smi": "gputop.backends.npu_smi:NpuSmiBackend",
-    "sim": "gputop.backends.sim:SimBackend",
-    "replay": "gputop.backends.replay:ReplayBackend",
+    "nvml": "gputop.backends.nvml.backend:NvmlBackend",
+    "npu-smi": "gputop.backends.npu_smi.backend:NpuSmiBackend",
+    "sim": "gputop.backends.sim.backend:SimBackend",
+    "replay": "gputop.backends.replay.backend:ReplayBackend",
 }
 CHOICES = ("auto", *REGISTRY)
 

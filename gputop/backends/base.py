@@ -12,9 +12,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gputop.budget import EVERYTHING, Wants
-from gputop.errors import GputopError
-from gputop.model import NodeInfo, Snapshot
+from gputop.core.budget import EVERYTHING, Wants
+from gputop.core.errors import GputopError
+from gputop.core.model import NodeInfo, Snapshot
 
 
 class BackendError(GputopError):
@@ -116,7 +116,7 @@ class Backend(ABC):
                wants: Wants | None = EVERYTHING) -> Snapshot:
         """One snapshot of the given device indices (all when None).
 
-        ``wants`` (gputop.budget) says which attributes the consumers read and how fresh: a
+        ``wants`` (gputop.core.budget) says which attributes the consumers read and how fresh: a
         backend may leave the others None (empty for ``processes``) instead of paying for them.
         Process lists and GPM are the costliest part of a sample, and `-lms 10` logging samples
         a hundred times a second; on a real driver every call is an ioctl.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from gputop.model import Saturation
+from gputop.core.model import Saturation
 
 PCT_FIELDS = tuple(f.name for f in fields(Saturation) if f.name.endswith("_pct"))
 RATE_FIELDS = tuple(f.name for f in fields(Saturation) if f.name.endswith("_mibps"))

@@ -12,13 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
-from gputop import clock_events
 from gputop.cluster import states
 from gputop.cluster.lines import Oversize
 from gputop.cluster.protocol import Problem
-from gputop.model import Device, Hint, Snapshot
-from gputop.query import fields as query_fields
-from gputop.untrusted import parse_float, parse_int, printable
+from gputop.core import clock_events
+from gputop.core.model import Device, Hint, Snapshot
+from gputop.core.untrusted import parse_float, parse_int, printable
+from gputop.formats import query_fields
 
 MAX_GPUS = 1024
 _DEVICE_FIELDS = frozenset(f.name for f in fields(Device))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gputop.cluster.ssh_options import shown, validate_ssh_args
-from gputop.errors import UsageError
+from gputop.core.errors import UsageError
 
 MAX_HOST_LEN = 255
 MAX_HOSTS = 4096
@@ -49,7 +49,7 @@ def hosts_from_names(names: Iterable[str]) -> list[HostSpec]:
 
 def load_hosts_file(path: str | Path) -> list[HostSpec]:
     """Read ``[[host]]`` tables (``name``, optional ``remote_command`` and ``ssh_args``)."""
-    from gputop import userfile
+    from gputop.core import userfile
 
     p = Path(path)
     try:

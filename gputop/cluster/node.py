@@ -19,7 +19,7 @@ from gputop.cluster.hosts import HostSpec
 from gputop.cluster.lines import Oversize
 from gputop.cluster.protocol import AgentDecoder, Checked, Hello, Problem, build_snapshot
 from gputop.cluster.summary import NodeSummary, summarize_document, summarize_snapshot
-from gputop.model import Snapshot
+from gputop.core.model import Snapshot
 
 STDERR_KEEP = 16 * 1024  # the tail of ssh's stderr, for the reason text
 

@@ -41,13 +41,13 @@ from concurrent.futures import wait as wait_all
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from gputop import jsonout, untrusted, userfile
 from gputop.cluster import states
 from gputop.cluster.node import NodeStatus, wait_until
 from gputop.cluster.summary import NodeSummary
-from gputop.errors import UsageError
-from gputop.exporter import dcgm
-from gputop.model import DEVICE_STATUSES, Device, Hint, Process, Saturation, Snapshot
+from gputop.core import jsonout, untrusted, userfile
+from gputop.core.errors import UsageError
+from gputop.core.model import DEVICE_STATUSES, Device, Hint, Process, Saturation, Snapshot
+from gputop.formats import dcgm
 
 MODE_GPUTOP = "exporter"  # a gputop exporter behind Prometheus
 MODE_DCGM = "dcgm"  # a dcgm-exporter (no gputop_ family)

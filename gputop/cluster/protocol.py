@@ -2,7 +2,7 @@
 
 Everything a remote sends is untrusted. Lines are size-capped before they get here (see
 ``lines.py``); each document is JSON-parsed without NaN/Infinity and passes gputop's one
-validation layer (``gputop/untrusted.py``: finite numbers within ±2^63, the model's type for
+validation layer (``gputop/core/untrusted.py``: finite numbers within ±2^63, the model's type for
 every key, printable capped strings) before the model's dataclasses are built from it. A document
 that fails makes its node ``protocol-error`` with the reason; it never raises out of here.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 from gputop.cluster import states
 from gputop.cluster.lines import Oversize
-from gputop.model import (
+from gputop.core.model import (
     SCHEMA,
     Device,
     Hint,
@@ -24,7 +24,7 @@ from gputop.model import (
     mig_instance_from_json,
     process_from_json,
 )
-from gputop.untrusted import clean_document, loads, printable
+from gputop.core.untrusted import clean_document, loads, printable
 
 __all__ = ["AgentDecoder", "Checked", "Hello", "Problem", "build_snapshot", "clean_document",
            "decode_snapshot", "printable"]

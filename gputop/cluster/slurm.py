@@ -2,7 +2,7 @@
 
 Asked of Slurm's own commands (``squeue``, ``scontrol show hostnames``; for the GPUs a job was
 given, ``scontrol show job -d`` and ``sinfo``), run with argv lists (never a shell) by the shared
-bounded runner (gputop/toolrun.py): a timeout, at most ``toolrun.MAX_OUTPUT_BYTES`` of output,
+bounded runner (gputop/core/toolrun.py): a timeout, at most ``toolrun.MAX_OUTPUT_BYTES`` of output,
 the tool's whole process group killed on every way out. Their output is untrusted: text that is
 not UTF-8, a node name that is not a host name or a job id that is not one is refused. Anything
 wrong is one ``SlurmError`` line naming the tool.
@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gputop import toolrun
-from gputop.errors import GputopError, UsageError
-from gputop.userfile import FileProblem, decode, one_line
+from gputop.core import toolrun
+from gputop.core.errors import GputopError, UsageError
+from gputop.core.userfile import FileProblem, decode, one_line
 
 TIMEOUT_S = 15.0
 # 4242, an array task 4242_7, a het part 4242+1 (ASCII digits: what Slurm prints)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from gputop.errors import UsageError
+from gputop.core.errors import UsageError
 
 MAX_ARG_LEN = 1024
 

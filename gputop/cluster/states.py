@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gputop.visible import visible
+from gputop.core.visible import visible
 
 CONNECTING = "connecting"
 OK = "ok"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gputop.model import Snapshot
+from gputop.core.model import Snapshot
 
 
 @dataclass(frozen=True)

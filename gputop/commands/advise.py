@@ -12,7 +12,7 @@ import argparse
 import sys
 from typing import Any
 
-from gputop import bounds
+from gputop.core import bounds
 
 DEFAULT_WINDOW_S = 30.0
 DEFAULT_SETTLE_S = 10.0
@@ -134,7 +134,7 @@ def _validate(args: argparse.Namespace) -> None:
     """Refuse, before any device is opened, settings that contradict each other: two modes at
     once, or an option given where the chosen mode does nothing with it (``--dry-run`` without a
     sweep would measure for 30 s; ``--repeat`` with --sweep would repeat nothing)."""
-    from gputop.errors import UsageError
+    from gputop.core.errors import UsageError
 
     if args.restore and (args.sweep or args.run or args.dry_run):
         raise UsageError("--restore cannot be combined with --sweep, --run or --dry-run")
@@ -157,14 +157,14 @@ def _validate(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gputop.backends import open_backend
-    from gputop.options import backend_options
+    from gputop.config.options import backend_options
 
     _validate(args)
     argv = None
     if args.run is not None:
         import shlex
 
-        from gputop.errors import UsageError
+        from gputop.core.errors import UsageError
 
         try:
             argv = shlex.split(args.run)
@@ -179,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
 
 class _Advise:
     def __init__(self, args: argparse.Namespace, backend: Any, argv: list[str] | None) -> None:
-        from gputop.selection import select_devices
+        from gputop.core.selection import select_devices
 
         self.args = args
         self.backend = backend
@@ -195,8 +195,8 @@ class _Advise:
 
     # -- output
     def _emit(self, text_lines: list[str]) -> None:
-        from gputop import jsonout
-        from gputop.output import write_stdout
+        from gputop.core import jsonout
+        from gputop.core.output import write_stdout
 
         if self.args.json:
             write_stdout(jsonout.dumps(self.doc, separators=(",", ":")) + "\n")
@@ -233,7 +233,7 @@ class _Advise:
     def _refuse_stale(self, left: list[Any], errors: list[str]) -> None:
         """Refuse a sweep in one line, before anything is measured, where an earlier run may
         have left these GPUs' limits changed: the sweep would take them for the originals."""
-        from gputop.errors import GputopError
+        from gputop.core.errors import GputopError
 
         if errors:  # an unreadable journal may hold the originals of any GPU
             raise GputopError(f"{errors[0]}; until then a sweep could take changed limits for"
@@ -270,7 +270,7 @@ class _Advise:
 
     def restore(self) -> int:
         from gputop.advisor import journal
-        from gputop.errors import GputopError
+        from gputop.core.errors import GputopError
 
         self.doc["mode"] = "restore"
         found = journal.find(self.info.host, self.backend.name)
@@ -362,7 +362,7 @@ class _Advise:
         from gputop.advisor.safety import SignalExit, SignalGuard
         from gputop.advisor.sweep import Sweep
         from gputop.backends.base import NoPermission, Unsupported
-        from gputop.errors import GputopError
+        from gputop.core.errors import GputopError
 
         progress = _ProgressPrinter()
         guard = LimitGuard(self.backend, plan.devices)

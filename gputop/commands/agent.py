@@ -20,7 +20,7 @@ import sys
 import threading
 from typing import Any, BinaryIO
 
-from gputop import jsonout
+from gputop.core import jsonout
 
 HELLO = "gputop"
 KEEPALIVE_S = 1.0
@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--ignore-stdin", action="store_true",
         help="keep streaming when stdin reaches EOF (default: EOF on stdin stops the agent)")
-    from gputop.bounds import AGENT_COUNT
+    from gputop.core.bounds import AGENT_COUNT
 
     parser.add_argument("--count", type=AGENT_COUNT.arg_type, default=0, metavar="N",
                         help="stop after N snapshots (default: 0 = until stdin or stdout closes)")
@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def hello_document(backend: str, host: str) -> dict[str, Any]:
     from gputop import __version__
-    from gputop.model import SCHEMA
+    from gputop.core.model import SCHEMA
 
     return {"hello": HELLO, "version": __version__, "schema": SCHEMA, "backend": backend,
             "host": host}
@@ -107,8 +107,8 @@ def _keep_alive(writer: _Writer, started: threading.Event) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gputop import stop_signals
     from gputop.backends.base import hostname
+    from gputop.core import stop_signals
     done = threading.Event()
     writer = _Writer(sys.stdout.buffer, done)
     opening = threading.Event()
@@ -148,10 +148,10 @@ def _stream(args: argparse.Namespace, writer: _Writer, done: threading.Event,
             opening: threading.Event, started: threading.Event) -> None:
     from gputop.analysis.pipeline import default_analyzer
     from gputop.backends import open_backend
-    from gputop.model import snapshot_to_json
-    from gputop.options import backend_options
+    from gputop.config.options import backend_options
+    from gputop.core.model import snapshot_to_json
+    from gputop.core.selection import select_devices
     from gputop.sampler import Sampler
-    from gputop.selection import select_devices
 
     backend = open_backend(args.backend, backend_options(args))
     try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from gputop import bounds
+from gputop.core import bounds
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,7 +56,7 @@ def load_specs(args: argparse.Namespace):
         load_hosts_file,
         validate_remote_command,
     )
-    from gputop.errors import UsageError
+    from gputop.core.errors import UsageError
 
     specs = hosts_from_names(args.hosts + slurm_nodes(args))
     if args.hosts_file:
@@ -168,7 +168,7 @@ class JobView:
 def make_cluster(args: argparse.Namespace, specs, *, once: bool):
     from gputop.cluster.node import Policy
     from gputop.cluster.transport import Cluster
-    from gputop.errors import UsageError
+    from gputop.core.errors import UsageError
 
     if args.ssh_config is not None:
         from pathlib import Path
@@ -184,7 +184,7 @@ def make_cluster(args: argparse.Namespace, specs, *, once: bool):
 
 
 def run(args: argparse.Namespace) -> int:
-    from gputop.errors import UsageError
+    from gputop.core.errors import UsageError
 
     if args.json and not args.once:
         raise UsageError("--json needs --once (the live view is the terminal UI)")
@@ -217,7 +217,7 @@ def make_prometheus_cluster(args: argparse.Namespace, *, once: bool):
         check_selector,
         check_url,
     )
-    from gputop.errors import UsageError
+    from gputop.core.errors import UsageError
 
     if args.prometheus is None:
         raise UsageError("--selector needs --prometheus URL")
@@ -248,10 +248,10 @@ def _print_once(args: argparse.Namespace, cluster, timeout: float) -> int:
     import sys
     import time
 
-    from gputop import jsonout, stop_signals
     from gputop.cluster import states
-    from gputop.output import write_stdout
-    from gputop.visible import visible
+    from gputop.core import jsonout, stop_signals
+    from gputop.core.output import write_stdout
+    from gputop.core.visible import visible
 
     signalled: list[int] = []
 
@@ -287,7 +287,7 @@ class _Stopped(BaseException):
 
 
 def once_document(statuses, now: float) -> dict:
-    from gputop.model import snapshot_to_json
+    from gputop.core.model import snapshot_to_json
 
     nodes = []
     for s in statuses:
@@ -302,11 +302,11 @@ def once_document(statuses, now: float) -> dict:
 
 def render_table(statuses, now: float) -> str:
     """The ``--once`` table. Host names and reasons are what nodes, Prometheus targets and
-    their tools said: shown through ``gputop.visible``, never obeyed by the terminal."""
+    their tools said: shown through ``gputop.core.visible``, never obeyed by the terminal."""
     from dataclasses import replace
 
     from gputop.cluster.aggregate import node_row, totals
-    from gputop.visible import visible
+    from gputop.core.visible import visible
 
     def f(v, spec=".0f", unit=""):
         return "N/A" if v is None else f"{v:{spec}}{unit}"

@@ -11,7 +11,7 @@ import argparse
 import sys
 import threading
 
-from gputop import bounds
+from gputop.core import bounds
 
 DEFAULT_LISTEN = ":9400"  # dcgm-exporter's port: a node runs one or the other
 
@@ -33,14 +33,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gputop import __version__, stop_signals
+    from gputop import __version__
     from gputop.analysis.pipeline import default_analyzer
     from gputop.backends import open_backend
-    from gputop.errors import GputopError
+    from gputop.config.options import backend_options, parse_listen
+    from gputop.core import stop_signals
+    from gputop.core.errors import GputopError
+    from gputop.core.selection import select_devices
     from gputop.exporter import labels, own, server, webconfig
-    from gputop.options import backend_options, parse_listen
     from gputop.sampler import Sampler
-    from gputop.selection import select_devices
 
     host, port = parse_listen(args.listen)
     top = own.DEFAULT_TOP_PROCESSES if args.top_processes is None else args.top_processes

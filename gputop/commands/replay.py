@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from gputop.bounds import REPLAY_SPEED
+from gputop.core.bounds import REPLAY_SPEED
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,9 +24,9 @@ def run(args: argparse.Namespace) -> int:
     # Read the log once before the dashboard starts, so that a malformed line is a clear error
     # on the terminal rather than inside a full-screen app.
     from gputop.backends import open_backend
-    from gputop.options import backend_options
+    from gputop.config.options import backend_options
 
     open_backend("replay", backend_options(args)).close()
-    from gputop.tui.app import run_dashboard
+    from gputop.commands.dashboard import run_dashboard
 
     return run_dashboard(args)

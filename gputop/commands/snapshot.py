@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gputop import bounds, jsonout
-from gputop.model import Snapshot, snapshot_to_json
+from gputop.core import bounds, jsonout
+from gputop.core.model import Snapshot, snapshot_to_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,8 +22,8 @@ def check_window(window: float, interval: float) -> None:
     """Refuse a window that cannot do what it asks for, before any device is opened: one shorter
     than an interval takes a single sample (what ``--window 0`` does, without history-based
     hints), and with ``--window 0`` an ``--interval`` has nothing to space out."""
-    from gputop.errors import UsageError
-    from gputop.options import DEFAULT_INTERVAL_S
+    from gputop.config.options import DEFAULT_INTERVAL_S
+    from gputop.core.errors import UsageError
 
     if 0 < window < interval:
         raise UsageError(f"snapshot --window {window:g} s is shorter than --interval {interval:g} s:"
@@ -36,7 +36,7 @@ def check_window(window: float, interval: float) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gputop.output import write_stdout
+    from gputop.core.output import write_stdout
 
     check_window(args.window, args.interval)
     snap, jobs = take_snapshot(args, window=args.window)
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         doc["jobs"] = jobs
         write_stdout(jsonout.dumps(doc, separators=(",", ":")) + "\n")
     else:
-        from gputop.textview import render_text, use_color
+        from gputop.tui.text.compact import render_text, use_color
 
         write_stdout(render_text(snap, color=use_color(args.color, sys.stdout)))
     return 0
@@ -59,9 +59,9 @@ def take_snapshot(args: argparse.Namespace,
     from gputop.analysis.jobs import job_energy
     from gputop.analysis.pipeline import default_analyzer
     from gputop.backends import open_backend
-    from gputop.options import backend_options
+    from gputop.config.options import backend_options
+    from gputop.core.selection import select_devices
     from gputop.sampler import Sampler
-    from gputop.selection import select_devices
 
     backend = open_backend(args.backend, backend_options(args))
     try:

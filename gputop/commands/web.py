@@ -1,7 +1,7 @@
 """`gputop web [--listen ADDR:PORT] [-- gputop arguments]`: the dashboard or the cluster view in a
 browser, served by textual-serve (one app process per browser tab).
 
-This module parses and checks; the server (`gputop.tui.web`, the only importer of textual-serve
+This module parses and checks; the server (`gputop.web.server`, the only importer of textual-serve
 and aiohttp) is imported when the command runs. Everything that can be wrong on the command line
 is found here, before a port is opened: a bad `--listen`, an unreadable token file, a served
 command line that would not start.
@@ -15,8 +15,8 @@ import shlex
 import socket
 import sys
 
-from gputop import bounds
-from gputop.errors import GputopError, UsageError
+from gputop.core import bounds
+from gputop.core.errors import GputopError, UsageError
 
 DEFAULT_LISTEN = "127.0.0.1:8000"
 DEFAULT_MAX_VIEWERS = 8
@@ -62,7 +62,7 @@ def is_loopback(host: str) -> bool:
 
 def read_token(path: str) -> str:
     """The token in ``path``: its first line, stripped; at least 16 printable characters."""
-    from gputop import userfile
+    from gputop.core import userfile
 
     try:
         text = userfile.read_text(path, MAX_TOKEN_FILE_BYTES)
@@ -117,7 +117,7 @@ def served_argv(args: argparse.Namespace) -> list[str]:
         raise UsageError(f"web: serves the dashboard, `cluster …` or `replay …`, not "
                          f"`{served.command}`")
     if served.command is None:
-        from gputop.tui.launch import checked_record_fields
+        from gputop.commands.dashboard import checked_record_fields
 
         checked_record_fields(served.record_fields)
         if not os.path.isdir(served.record_dir):
@@ -135,7 +135,7 @@ def page_url(host: str, port: int, token: str | None) -> str:
 def run(args: argparse.Namespace) -> int:
     import secrets
 
-    from gputop.options import parse_listen
+    from gputop.config.options import parse_listen
 
     host, port = parse_listen(args.listen)
     argv = served_argv(args)
@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
                          f"{bound_port} {socket.gethostname()}, then open the address above")
         print("\n".join(lines), file=sys.stderr, flush=True)
 
-    from gputop.tui.web import Config, serve
+    from gputop.web.server import Config, serve
 
     return serve(Config(host=host, port=port, listen=args.listen,
                         argv=(sys.executable, "-m", "gputop", *argv), token=token,

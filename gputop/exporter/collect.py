@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from prometheus_client.core import Metric
 
-from gputop.exporter import dcgm, own
+from gputop.core.model import Snapshot
+from gputop.exporter import own
 from gputop.exporter.labels import device_labels, instance_labels
-from gputop.model import Snapshot
+from gputop.formats import dcgm
 
 
 def dcgm_families(snap: Snapshot, opts: own.Options) -> list[Metric]:

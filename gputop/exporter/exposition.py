@@ -7,7 +7,7 @@ them by that name, so names are written exactly as given.
 Label values name what processes, users, containers and jobs chose (``name``, ``user``, ``pod``,
 ``container``): the format escapes a backslash, a double quote and a newline, and passes
 anything else through to Prometheus, its API, Grafana and every terminal a query is printed
-in. Every label value is first made visible (``gputop.visible``: ESC as ``^[``, a newline as
+in. Every label value is first made visible (``gputop.core.visible``: ESC as ``^[``, a newline as
 ``^J``, a C1 control or a bidirectional override as ``\x9b``, ``\u202e``), so no control
 character leaves the exporter, then escaped as the format requires."""
 
@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from prometheus_client.core import Metric
 from prometheus_client.utils import floatToGoString
 
-from gputop.visible import visible
+from gputop.core.visible import visible
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 

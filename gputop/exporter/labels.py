@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from gputop.model import Device, Process, Snapshot
+from gputop.core.model import Device, Process, Snapshot
 
 # dcgm-exporter called the node label "Hostname" and moved to "hostname"; both by default so
 # that dashboards of either age keep working.

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 from prometheus_client.core import Metric
 
-from gputop import clock_events
 from gputop.analysis.mig import instance_of
+from gputop.core import clock_events
+from gputop.core.model import DEVICE_STATUSES, Device, Snapshot
 from gputop.exporter.labels import device_labels, instance_labels, node_labels, process_labels
-from gputop.model import DEVICE_STATUSES, Device, Snapshot
 
 MIB = 1024 * 1024
 DEFAULT_TOP_PROCESSES = 10

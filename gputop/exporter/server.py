@@ -17,12 +17,12 @@ import threading
 import time
 from collections.abc import Callable
 
+from gputop.core.model import Snapshot
+from gputop.core.userfile import one_line
 from gputop.exporter import collect, exposition
 from gputop.exporter.httpd import BoundedHandler, BoundedServer, Limits, Log, default_log
 from gputop.exporter.own import Options
 from gputop.exporter.webconfig import Busy, WebConfig
-from gputop.model import Snapshot
-from gputop.userfile import one_line
 
 TEXT = "text/plain; charset=utf-8"
 

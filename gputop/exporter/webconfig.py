@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gputop import userfile
-from gputop.errors import UsageError
+from gputop.core import userfile
+from gputop.core.errors import UsageError
 
 CLIENT_AUTH = {
     "NoClientCert": ssl.CERT_NONE,

@@ -11,10 +11,10 @@ import os
 import time
 from collections.abc import Sequence
 
-from gputop.errors import GputopError
-from gputop.model import Snapshot
-from gputop.query.csvfmt import gpu_lines, header_line
-from gputop.query.fields import Field, InvalidField, parse_field_list, query_wants
+from gputop.core.errors import GputopError
+from gputop.core.model import Snapshot
+from gputop.formats.query_csv import gpu_lines, header_line
+from gputop.formats.query_fields import Field, InvalidField, parse_field_list, query_wants
 from gputop.query.sink import FileSink, LogWriteError
 
 # What a person wants back from a training run: identity, load, memory, power, clocks, throttling.
@@ -57,7 +57,7 @@ class Recorder:
 
     @property
     def wants(self) -> dict[str, float]:
-        """What the rows print (gputop.budget): the dashboard asks for it while recording."""
+        """What the rows print (gputop.core.budget): the dashboard asks for it while recording."""
         return query_wants("gpu", self.fields)
 
     @property

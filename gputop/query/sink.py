@@ -16,7 +16,7 @@ import os
 import stat
 from typing import TextIO
 
-from gputop.errors import GputopError
+from gputop.core.errors import GputopError
 
 
 class LogWriteError(GputopError):

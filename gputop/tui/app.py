@@ -25,20 +25,20 @@ from textual.screen import Screen
 from textual.theme import Theme
 from textual.widgets import Footer, Input
 
-from gputop import budget
 from gputop.backends.base import Backend
-from gputop.hostinfo import HostFacts, HostReader
-from gputop.lifeline import Lifeline
-from gputop.model import Snapshot
+from gputop.core import budget
+from gputop.core.lifeline import Lifeline
+from gputop.core.model import Snapshot
+from gputop.core.visible import visible
+from gputop.host.load import HostFacts, HostReader
 from gputop.sampler import Sampler
-from gputop.tui.dashboard import WANTS as DASHBOARD_WANTS
-from gputop.tui.dashboard import DashboardView
-from gputop.tui.header import Header
-from gputop.tui.hostline import HostLine
-from gputop.tui.processes import COLUMN_BY_KEY, COLUMNS, ProcessTable, ProcRow
 from gputop.tui.terminal import TerminalApp
 from gputop.tui.themes import APP_VARIABLES, all_themes, install_themes
-from gputop.visible import visible
+from gputop.tui.widgets.dashboard import WANTS as DASHBOARD_WANTS
+from gputop.tui.widgets.dashboard import DashboardView
+from gputop.tui.widgets.header import Header
+from gputop.tui.widgets.hostline import HostLine
+from gputop.tui.widgets.processes import COLUMN_BY_KEY, COLUMNS, ProcessTable, ProcRow
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
 SIGNAL_KEYS = {"k": "SIGTERM", "K": "SIGKILL", "i": "SIGINT"}
@@ -57,8 +57,8 @@ class SampleReady(Message):
     def __init__(self, snapshot: Snapshot, wants=None, host=None) -> None:
         super().__init__()
         self.snapshot = snapshot
-        self.wants = wants  # what the tick read (gputop.budget; None: everything)
-        self.host = host  # gputop.hostinfo.HostFacts read on the same thread, when due
+        self.wants = wants  # what the tick read (gputop.core.budget; None: everything)
+        self.host = host  # gputop.host.load.HostFacts read on the same thread, when due
 
 
 class SampleFailed(Message):
@@ -205,7 +205,7 @@ class GputopApp(TerminalApp):
         self.recorder = None
         self.record_fields = record_fields  # None: the recorder's default set
         self.record_dir = record_dir
-        # the process table's columns and order, from the settings file (gputop.settings)
+        # the process table's columns and order, from the settings file (gputop.config.settings)
         self.table_layout = (columns, sort, sort_descending)
         self.record_path: str | None = None
         self.record_samples = 0
@@ -223,7 +223,7 @@ class GputopApp(TerminalApp):
         return dict(APP_VARIABLES)
 
     def compose(self) -> ComposeResult:
-        from gputop.tui.hintbar import HintBar
+        from gputop.tui.widgets.hintbar import HintBar
 
         yield Header(id="header")
         yield HostLine(id="host")
@@ -360,7 +360,7 @@ class GputopApp(TerminalApp):
         out, and the dashboard not covered by a full screen (a dialog leaves it in view)."""
         from textual.screen import ModalScreen
 
-        from gputop.tui.wants import WIDE_CARDS
+        from gputop.tui.text.wants import WIDE_CARDS
 
         if not self.screen_stack:
             return  # shutting down
@@ -400,8 +400,8 @@ class GputopApp(TerminalApp):
         return True
 
     def action_help(self) -> None:
-        from gputop.tui.grouped import GROUP_KEY_HELP, MODE_NOTE
-        from gputop.tui.screens import HelpScreen
+        from gputop.tui.screens.modals import HelpScreen
+        from gputop.tui.widgets.grouped import GROUP_KEY_HELP, MODE_NOTE
 
         grouping = self.query_one(ProcessTable).grouping
         grouped = grouping != "process"
@@ -520,7 +520,7 @@ class GputopApp(TerminalApp):
         if table.only_gpu is not None:
             parts.append(f"GPU {table.only_gpu} only (o)")
         if table.grouping != "process":
-            from gputop.tui.grouped import MODE_NOTE
+            from gputop.tui.widgets.grouped import MODE_NOTE
 
             parts.append(MODE_NOTE[table.grouping])
         self.header.set(view=" · ".join(parts) + " (esc clears)" if table.needle
@@ -546,8 +546,8 @@ class GputopApp(TerminalApp):
         self._open_details(message.row)
 
     def _open_details(self, row: ProcRow) -> None:
-        from gputop.tui.process_view import ProcessView
-        from gputop.tui.signals import local_pid
+        from gputop.host.signals import local_pid
+        from gputop.tui.screens.process_view import ProcessView
 
         if not isinstance(row, ProcRow):
             self.notify("details are per process: press b until the table shows processes",
@@ -562,7 +562,7 @@ class GputopApp(TerminalApp):
                                      local_pid(row.process) if local else None))
 
     def _processes_are_local(self) -> bool:
-        from gputop.tui.signals import NOT_LOCAL_BACKENDS
+        from gputop.host.signals import NOT_LOCAL_BACKENDS
 
         snap = self.snapshot
         return (snap is not None and snap.backend not in NOT_LOCAL_BACKENDS
@@ -584,8 +584,8 @@ class GputopApp(TerminalApp):
             self.notify("these processes are not on this machine (simulated or remote): "
                         "nothing to signal", severity="warning")
             return
-        from gputop.tui.screens import ConfirmSignal
-        from gputop.tui.signals import local_pid, refusal
+        from gputop.host.signals import local_pid, refusal
+        from gputop.tui.screens.modals import ConfirmSignal
 
         if not isinstance(row, ProcRow):
             self._signal_group(row, name)
@@ -608,8 +608,8 @@ class GputopApp(TerminalApp):
 
     def _signal_group(self, row, name: str) -> None:
         """The single-process rules for each process of a group row; all or none."""
-        from gputop.tui.screens import ConfirmSignal
-        from gputop.tui.signals import group_refusal, send_group
+        from gputop.host.signals import group_refusal, send_group
+        from gputop.tui.screens.modals import ConfirmSignal
 
         processes = row.group.processes
         reason = group_refusal(processes, owner_only=self.is_web)
@@ -625,7 +625,7 @@ class GputopApp(TerminalApp):
         self.push_screen(ConfirmSignal(name, row), answered)
 
     def _send_signal(self, row: ProcRow, name: str) -> None:
-        from gputop.tui.signals import local_pid, send
+        from gputop.host.signals import local_pid, send
 
         outcome = send(local_pid(row.process) or row.process.pid, name, row.process.started,
                        owner_only=self.is_web)
@@ -633,7 +633,7 @@ class GputopApp(TerminalApp):
 
     # ------------------------------------------------------------------ other screens
     def action_saturation(self) -> None:
-        from gputop.tui.screens import SaturationScreen
+        from gputop.tui.screens.modals import SaturationScreen
 
         if isinstance(self.screen, SaturationScreen):
             self.pop_screen()
@@ -648,7 +648,7 @@ class GputopApp(TerminalApp):
 
     def action_advisor(self) -> None:
         try:
-            from gputop.tui.advisor import AdvisorScreen
+            from gputop.tui.screens.advisor import AdvisorScreen
         except ImportError:
             self.notify("the power-limit advisor is not available in this build",
                         severity="warning")
@@ -738,7 +738,7 @@ class GputopApp(TerminalApp):
         p = self.player
         if p is None:
             return
-        from gputop.bounds import REPLAY_SPEED
+        from gputop.core.bounds import REPLAY_SPEED
 
         speed = (getattr(p, "speed", 1.0) or 1.0) * factor
         speed = max(REPLAY_SPEED.low, min(REPLAY_SPEED.high, speed))
@@ -758,10 +758,10 @@ class GputopApp(TerminalApp):
             self._player_call("seek", (_attr(p, "position", "position_s") or 0.0) + delta)
 
     def action_replay_seek_prompt(self) -> None:
-        from gputop.tui.screens import Prompt
+        from gputop.tui.screens.modals import Prompt
 
         def go(value: str | None) -> None:
-            from gputop.bounds import REPLAY_SEEK
+            from gputop.core.bounds import REPLAY_SEEK
 
             if value is None or not value.strip():
                 return
@@ -879,15 +879,15 @@ def _mmss(seconds: float | None, digits: int = 0) -> str:
 
 def run_app(args: argparse.Namespace, backend: Backend, devices, first: Snapshot | None,
             lifeline: Lifeline | None = None) -> int:
-    """The dashboard on an open backend (gputop.tui.launch opened it and drew the first frame);
+    """The dashboard on an open backend (gputop.commands.dashboard opened it and drew the first frame);
     ``lifeline`` delivers the stop requests that reach the process while it runs."""
-    from gputop.settings import Settings
+    from gputop.config.settings import Settings
 
     themes, warnings = all_themes()
     names = [t.name for t in themes]
     settings = getattr(args, "settings", None) or Settings()
     if args.theme is not None and args.theme not in names:
-        from gputop.errors import UsageError
+        from gputop.core.errors import UsageError
         from gputop.tui.themes import unknown_theme
 
         error = unknown_theme(args.theme, names)
@@ -902,12 +902,4 @@ def run_app(args: argparse.Namespace, backend: Backend, devices, first: Snapshot
     return app.run_until_stopped(lifeline)
 
 
-# Textual-free parts, kept importable from here.
-from gputop.tui.launch import (  # noqa: E402
-    checked_record_fields,
-    open_backend_telling_why,
-    run_dashboard,
-)
-
-__all__ = ["GputopApp", "checked_record_fields", "open_backend_telling_why", "run_app",
-           "run_dashboard"]
+__all__ = ["GputopApp", "run_app"]

@@ -33,12 +33,12 @@ from gputop.cluster.aggregate import (
 )
 from gputop.cluster.node import NodeStatus
 from gputop.cluster.transport import Cluster
-from gputop.errors import UsageError
-from gputop.lifeline import Lifeline, Stopped, Terminal, quit_code
-from gputop.tui.keyed_table import Column, KeyedTable, Row
-from gputop.tui.processes import COLUMNS as PROCESS_COLUMNS
+from gputop.core.errors import UsageError
+from gputop.core.lifeline import Lifeline, Stopped, Terminal, quit_code
+from gputop.core.visible import visible
 from gputop.tui.terminal import TerminalApp
-from gputop.visible import visible
+from gputop.tui.widgets.keyed_table import Column, KeyedTable, Row
+from gputop.tui.widgets.processes import COLUMNS as PROCESS_COLUMNS
 
 NODE_COLUMNS = (
     Column("host", "HOST", 16, sort_key="N"),
@@ -158,8 +158,8 @@ class NodeScreen(Screen):
         self.seq = -1
 
     def compose(self) -> ComposeResult:
-        from gputop.tui.dashboard import DashboardView
-        from gputop.tui.header import Header
+        from gputop.tui.widgets.dashboard import DashboardView
+        from gputop.tui.widgets.header import Header
 
         yield Header(id="node-header")
         yield Static(id="node-status")
@@ -430,7 +430,7 @@ class ClusterApp(TerminalApp):
         self.nodes_table.focus()
 
     def action_help(self) -> None:
-        from gputop.tui.screens import HelpScreen
+        from gputop.tui.screens.modals import HelpScreen
 
         self.push_screen(HelpScreen([("", "Cluster"), *self.KEYS_HELP]))
 

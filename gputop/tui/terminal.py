@@ -1,5 +1,5 @@
 """The Textual side of owning a terminal: a driver that survives the terminal going away, and the
-app base that takes stop requests from :class:`gputop.lifeline.Lifeline` and exits in bounded time.
+app base that takes stop requests from :class:`gputop.core.lifeline.Lifeline` and exits in bounded time.
 
 Textual's Linux driver has two traps for a terminal that hangs up (an SSH session dropping, a tmux
 server killed), both met in the field:
@@ -25,7 +25,7 @@ from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
 from textual.notifications import SeverityLevel
 
-from gputop.lifeline import HANGUP_CODE, Lifeline
+from gputop.core.lifeline import HANGUP_CODE, Lifeline
 
 
 class TerminalApp(App[int]):

@@ -16,8 +16,8 @@ from pathlib import Path
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-from gputop import userfile
-from gputop.errors import UsageError
+from gputop.core import userfile
+from gputop.core.errors import UsageError
 
 DEFAULT_THEME = "dark"
 NO_COLOR_THEME = "ansi"
@@ -55,7 +55,7 @@ class ThemeSource:
 
 
 def user_theme_dir(environ: dict[str, str] | None = None) -> Path:
-    from gputop.settings import config_dir
+    from gputop.config.settings import config_dir
 
     return config_dir(environ) / "themes"
 
@@ -126,7 +126,7 @@ def load_theme_file(path: Path) -> Theme:
 
 
 def shipped_themes() -> list[Theme]:
-    root = resources.files("gputop") / "themes"
+    root = resources.files("gputop") / "data" / "themes"
     found: dict[str, Theme] = {}
     for entry in root.iterdir():
         if entry.name.endswith(".toml"):

@@ -23,7 +23,7 @@ physics = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(physics)
 
 # The `training` scenario's job (gputop/scenarios/training.toml) on an H100 SXM.
-with open(os.path.join(HERE, "..", "..", "gputop", "scenarios", "training.toml"), "rb") as fh:
+with open(os.path.join(HERE, "..", "..", "gputop", "data", "scenarios", "training.toml"), "rb") as fh:
     JOB = tomllib.load(fh)["job"][0]
 IDLE_W, TDP_W = 70.0, 700.0  # the h100-sxm part (gputop/backends/sim/scenario.py)
 INTENSITY, MEMORY_BOUND = JOB["intensity"], JOB["memory_bound"]

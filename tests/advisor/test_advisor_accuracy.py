@@ -11,7 +11,7 @@ from gputop.advisor.journal import LimitGuard
 from gputop.advisor.recommend import SweepConfig, make_plan
 from gputop.advisor.sweep import Sweep
 from gputop.backends.base import BackendOptions
-from gputop.backends.sim import SimBackend
+from gputop.backends.sim.backend import SimBackend
 
 
 @pytest.fixture

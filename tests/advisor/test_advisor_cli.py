@@ -171,7 +171,7 @@ def test_benchmark_command_failure_restores_and_says_so(adv):
 
 
 def test_advise_never_imports_textual(adv):
-    code = ("import sys; from gputop.cli import main; "
+    code = ("import sys; from gputop.commands.main import main; "
             "rc = main(['advise', '--backend', 'sim', '--window', '2', '--sim-speed', '100',"
             " '--json']); "
             "import gputop.advisor.render, gputop.advisor.benchmark, gputop.advisor.sweep; "

@@ -11,7 +11,7 @@ from test_advisor_accuracy import TOLERANCE_PP, sweep
 
 from gputop.advisor import passive, render
 from gputop.backends.base import BackendOptions
-from gputop.backends.sim import SimBackend
+from gputop.backends.sim.backend import SimBackend
 
 
 @pytest.fixture
@@ -62,7 +62,7 @@ async def test_the_advisor_screen_shows_the_line(adv):
     from test_advisor_screen import Host, open_sim, text_of, wait_until
 
     from gputop.sampler import Sampler
-    from gputop.tui.advisor import AdvisorScreen
+    from gputop.tui.screens.advisor import AdvisorScreen
 
     backend = open_sim(adv, scenario="mig")
     sampler = Sampler(backend, 1.0)

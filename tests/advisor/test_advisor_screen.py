@@ -13,9 +13,9 @@ from textual.widgets import DataTable, Static
 
 from gputop.advisor.recommend import SweepConfig
 from gputop.backends.base import BackendOptions
-from gputop.backends.sim import SimBackend
+from gputop.backends.sim.backend import SimBackend
 from gputop.sampler import Sampler
-from gputop.tui.advisor import AdvisorScreen
+from gputop.tui.screens.advisor import AdvisorScreen
 
 
 @pytest.fixture

@@ -19,9 +19,9 @@ from gputop.advisor.recommend import (
 )
 from gputop.advisor.safety import SignalExit, SignalGuard, missing_privilege
 from gputop.backends.base import BackendOptions, NoPermission
-from gputop.backends.sim import SimBackend
-from gputop.errors import GputopError
-from gputop.model import Device, Saturation, Snapshot
+from gputop.backends.sim.backend import SimBackend
+from gputop.core.errors import GputopError
+from gputop.core.model import Device, Saturation, Snapshot
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from dataclasses import replace
 from hint_fixtures import device, history, proc
 
 from gputop.analysis import hints as H
-from gputop.model import Container, Job
+from gputop.core.model import Container, Job
 
 
 def attributed_job(owner_of, n_gpus=8, slow=5):

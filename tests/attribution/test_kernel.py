@@ -12,9 +12,9 @@ import sys
 import time
 from pathlib import Path
 
-from gputop.backends import pidns
-from gputop.backends.attribution import Attribution, Places
-from gputop.model import Container, Job
+from gputop.core.model import Container, Job
+from gputop.host import pidns
+from gputop.host.attribution import Attribution, Places
 
 from .kernel_lab import (  # noqa: F401 - the `lab` fixture
     CRI_ID,
@@ -36,7 +36,7 @@ def snapshot_json(gpus: str, *, wrap: list[str] = (), env=None) -> dict:
         "import sys; sys.path.insert(0, 'tests');"
         "from fake_pynvml import FakeNvml, FakeProcess, h100;"
         f"sys.modules['pynvml'] = FakeNvml({gpus});"
-        "from gputop.cli import main;"
+        "from gputop.commands.main import main;"
         "sys.exit(main(['snapshot', '--json', '--backend', 'nvml']))"
     )
     out = subprocess.run([*wrap, sys.executable, "-c", code], cwd=ROOT, capture_output=True,
@@ -148,7 +148,7 @@ def test_the_user_is_read_from_the_status_file_once_for_both():
     the name as psutil and ps give it (the uid's number where the passwd database has none)."""
     import pwd
 
-    from gputop.backends.hostproc import HostProcesses
+    from gputop.host.processes import HostProcesses
 
     nobody_uid = next(u for u in range(54321, 60000) if not _has_passwd_entry(u, pwd))
     mine = subprocess.Popen(["sleep", "60"])
@@ -174,7 +174,7 @@ def _has_passwd_entry(uid: int, pwd) -> bool:
 def test_processes_sharing_a_cgroup_are_parsed_once(lab, monkeypatch):
     """A container's or a job's processes (and all the host's) share one cgroup file text: it
     is parsed, and its container named, once; a process in another cgroup still gets its own."""
-    from gputop.backends import attribution as module
+    from gputop.host import attribution as module
 
     parsed = []
     real_parse = module.parse_container
@@ -195,7 +195,7 @@ def test_processes_sharing_a_cgroup_are_parsed_once(lab, monkeypatch):
 
 def test_the_parsed_cgroups_kept_are_bounded(lab, monkeypatch):
     """A node that starts containers for months must not grow the cache for months."""
-    from gputop.backends import attribution as module
+    from gputop.host import attribution as module
 
     monkeypatch.setattr(module, "MAX_CACHED", 3)
     attribution = Attribution()
@@ -211,8 +211,8 @@ def test_the_parsed_cgroups_kept_are_bounded(lab, monkeypatch):
 def test_a_large_environment_is_read_whole():
     """A job's environment can pass 64 KiB (module systems, conda): the read goes on past a
     chunk until the kernel has given all of it, so a SLURM_JOB_ID at its end is found."""
-    from gputop.backends.attribution import READ_CHUNK, _read
-    from gputop.backends.owners import parse_slurm_environ
+    from gputop.host.attribution import READ_CHUNK, _read
+    from gputop.host.owners import parse_slurm_environ
 
     env = {f"PAD_{k}": "x" * 1000 for k in range(3 * READ_CHUNK // 1000)}
     env["SLURM_JOB_ID"] = "8080"

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from gputop.cluster.protocol import decode_snapshot
-from gputop.model import (
+from gputop.core.model import (
     Container,
     Device,
     Job,

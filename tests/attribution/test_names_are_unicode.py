@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from gputop.backends.attribution import Attribution, Places
-from gputop.backends.hostproc import HostProcesses
+from gputop.host.attribution import Attribution, Places
+from gputop.host.processes import HostProcesses
 
 from .kernel_lab import CRI_ID, DOCKER_ID, POD_UID, Lab, lab_fixture  # noqa: F401
 

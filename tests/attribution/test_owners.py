@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gputop.backends.owners import (
+from gputop.core.model import Container, Job
+from gputop.host.owners import (
     parse_container,
     parse_nspid,
     parse_ppid,
@@ -16,7 +17,6 @@ from gputop.backends.owners import (
     parse_stat_comm_ppid,
     parse_uid,
 )
-from gputop.model import Container, Job
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "cgroup"
 

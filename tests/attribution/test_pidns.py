@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
-from gputop.backends import pidns
-from gputop.backends.hostproc import DevicePaths, HostProcesses
+from gputop.host import pidns
+from gputop.host.processes import DevicePaths, HostProcesses
 
 BUS = "00000000:18:00.0"
 
@@ -76,7 +76,7 @@ def test_two_holders_for_one_pid_is_no_guess(driver):
 def test_detect_on_this_machine_and_in_a_fresh_namespace():
     assert pidns.detect().in_host_namespace is (os.stat("/proc/self/ns/pid").st_ino
                                                 == pidns.INIT_PID_NS_INODE)
-    code = ("from gputop.backends.pidns import detect; v = detect();"
+    code = ("from gputop.host.pidns import detect; v = detect();"
             "print(v.in_host_namespace, v.proc_is_host)")
     own = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "python3", "-c", code],
                          capture_output=True, text=True, timeout=30, env={**os.environ,

@@ -12,10 +12,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from gputop.backends.attribution import Attribution
 from gputop.cluster import slurm
 from gputop.commands.cluster import only_jobs
-from gputop.model import Device, Job, Process, Snapshot
+from gputop.core.model import Device, Job, Process, Snapshot
+from gputop.host.attribution import Attribution
 
 from .slurm_lab import Slurm
 

@@ -16,7 +16,7 @@ from gputop.cluster.slurm import (
     parse_node_gpus,
 )
 from gputop.commands.cluster import JobView, job_devices, only_jobs
-from gputop.model import Device, Job, Process, Snapshot
+from gputop.core.model import Device, Job, Process, Snapshot
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "slurm"
 

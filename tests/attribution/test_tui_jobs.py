@@ -1,8 +1,8 @@
 """The JOB column, the `/` filter by job, and one labelled row per GPU for processes outside
 gputop's PID namespace."""
 
-from gputop.model import Container, Device, Job, Process, Snapshot
-from gputop.tui.processes import COLUMNS, build_rows
+from gputop.core.model import Container, Device, Job, Process, Snapshot
+from gputop.tui.widgets.processes import COLUMNS, build_rows
 
 JOB = [c.key for c in COLUMNS].index("job")
 
@@ -52,7 +52,7 @@ def test_outside_processes_are_one_labelled_row_per_gpu():
 
 
 def test_a_process_outside_the_namespace_is_never_signalled_by_its_host_pid():
-    from gputop.tui.signals import local_pid
+    from gputop.host.signals import local_pid
 
     assert local_pid(Process(pid=1, outside_pid_namespace=True)) is None
     assert local_pid(Process(pid=4242, namespace_pid=7)) == 4242  # on the host: the host PID

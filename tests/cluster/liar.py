@@ -15,8 +15,8 @@ import sys
 import time
 
 from gputop.backends.base import BackendOptions
-from gputop.backends.sim import SimBackend
-from gputop.model import snapshot_to_json
+from gputop.backends.sim.backend import SimBackend
+from gputop.core.model import snapshot_to_json
 
 
 def line(doc: dict) -> None:

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from gputop.cluster.protocol import AgentDecoder, Checked, Hello, build_snapshot, decode_snapshot
-from gputop.model import snapshot_from_json
+from gputop.core.model import snapshot_from_json
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = [sys.executable, "-m", "gputop", "agent", "--backend", "sim"]
@@ -84,7 +84,7 @@ def report():
     heavy = sorted(m for m in ("textual", "rich", "plotext") if m in sys.modules)
     sys.stderr.write("HEAVY=" + (",".join(heavy) or "-") + "\\n")
 atexit.register(report)
-from gputop.cli import main
+from gputop.commands.main import main
 sys.exit(main({argv!r}))
 """
 

@@ -8,14 +8,14 @@ from dataclasses import replace
 
 import pytest
 
-pytest.importorskip("gputop.tui.dashboard", reason="needs the dashboard widgets (branch tui)")
+pytest.importorskip("gputop.tui.widgets.dashboard", reason="needs the dashboard widgets (branch tui)")
 
 from cluster_lab import lab_fixture  # noqa: E402,F401 - the `lab` fixture
 
 from gputop.backends.base import BackendOptions  # noqa: E402
-from gputop.backends.sim import SimBackend  # noqa: E402
+from gputop.backends.sim.backend import SimBackend  # noqa: E402
 from gputop.cluster.node import NodeStatus  # noqa: E402
-from gputop.model import Process  # noqa: E402
+from gputop.core.model import Process  # noqa: E402
 from gputop.tui.cluster import ClusterApp, NodeScreen  # noqa: E402
 
 

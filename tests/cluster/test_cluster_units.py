@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gputop.backends.base import BackendOptions
-from gputop.backends.sim import SimBackend
+from gputop.backends.sim.backend import SimBackend
 from gputop.cluster import remote, states
 from gputop.cluster.agentless import NpuSmiStream, NvidiaSmiStream
 from gputop.cluster.aggregate import filter_rows, node_row, sort_rows, users_view
@@ -27,8 +27,8 @@ from gputop.cluster.protocol import (
     decode_snapshot,
 )
 from gputop.cluster.summary import summarize_document, summarize_snapshot
-from gputop.errors import UsageError
-from gputop.model import snapshot_from_json, snapshot_to_json
+from gputop.core.errors import UsageError
+from gputop.core.model import snapshot_from_json, snapshot_to_json
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -185,7 +185,7 @@ def test_decoder_rejects_wrong_hello_schema_and_silence():
     (lambda d: d.pop("host"), "host"),
 ])
 def test_documents_with_wrong_types_are_rejected(mutate, what):
-    from gputop.model import SchemaError
+    from gputop.core.model import SchemaError
 
     doc = sim_doc()
     mutate(doc)

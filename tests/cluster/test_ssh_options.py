@@ -7,7 +7,7 @@ import pytest
 from gputop.cluster import remote
 from gputop.cluster.hosts import HostSpec, load_hosts_file
 from gputop.cluster.ssh_options import OPTION_KEYS, validate_ssh_args
-from gputop.errors import UsageError
+from gputop.core.errors import UsageError
 
 ALLOWED = [
     ["-p", "2222"], ["-p2222"], ["-p", "1"], ["-p", "65535"],

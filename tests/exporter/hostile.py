@@ -11,8 +11,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from gputop.core.model import Device, Snapshot
 from gputop.exporter import httpd, own, server, webconfig
-from gputop.model import Device, Snapshot
 from tests.exporter.prom_harness import find
 
 GET_HEALTH = b"GET /health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"

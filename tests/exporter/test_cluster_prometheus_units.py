@@ -18,7 +18,7 @@ from gputop.cluster.prometheus import (
     parse_vector,
     with_instance,
 )
-from gputop.errors import UsageError
+from gputop.core.errors import UsageError
 
 
 def vector(*series: tuple[dict, str]) -> bytes:

@@ -16,7 +16,7 @@ from pathlib import Path
 import bcrypt
 import pytest
 
-from gputop.errors import UsageError
+from gputop.core.errors import UsageError
 from gputop.exporter import webconfig
 from tests.exporter.hostile import self_signed, serving, wait_until
 from tests.exporter.prom_harness import ROOT, get

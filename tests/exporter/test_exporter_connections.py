@@ -168,7 +168,7 @@ FD_CHILD = """
 import os, resource, sys, threading
 resource.setrlimit(resource.RLIMIT_NOFILE, (128, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
 from gputop.exporter import own, server, webconfig
-from gputop.model import Device, Snapshot
+from gputop.core.model import Device, Snapshot
 latest = server.Latest(own.Options(), "t")
 latest.publish(Snapshot(host="n", time=1.0, backend="sim", devices=(Device(index=0),)))
 srv = server.serve("127.0.0.1", 0, latest, webconfig.WebConfig(), 60.0)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gputop.backends.base import BackendOptions
-from gputop.backends.npu_smi import NpuSmiBackend
+from gputop.backends.npu_smi.backend import NpuSmiBackend
 from gputop.backends.nvml.backend import NvmlBackend
 from gputop.exporter import own, server
 from gputop.sampler import Sampler

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gputop.exporter import dcgm
+from gputop.formats import dcgm
 from tests.exporter.prom_harness import ROOT, Prometheus, start_exporter, stop, wait_for
 
 SEEDS = (("training", "1"), ("straggler", "2"))
@@ -92,7 +92,7 @@ def test_prometheus_holds_every_metric_with_the_snapshots_values_and_labels(lab)
 
 
 def _device(doc: dict):
-    from gputop.model import device_from_json
+    from gputop.core.model import device_from_json
 
     return device_from_json(doc)
 
@@ -155,7 +155,7 @@ def test_cluster_view_lists_every_target_with_the_exporters_snapshots(lab):
 def test_the_live_view_summaries_from_aggregates_equal_the_exporters_snapshots(lab):
     from gputop.cluster.prometheus import PrometheusCluster
     from gputop.cluster.summary import summarize_document
-    from gputop.model import snapshot_to_json
+    from gputop.core.model import snapshot_to_json
 
     prom, exporters = lab
     cluster = PrometheusCluster(prom.url, '{job="gpus"}')

@@ -12,11 +12,12 @@ import bcrypt
 import pytest
 
 from gputop.backends.base import BackendOptions
-from gputop.backends.sim import SimBackend
-from gputop.budget import EVERYTHING
-from gputop.errors import UsageError
-from gputop.exporter import collect, dcgm, exposition, own, server, webconfig
-from gputop.model import Device, Process, Snapshot
+from gputop.backends.sim.backend import SimBackend
+from gputop.core.budget import EVERYTHING
+from gputop.core.errors import UsageError
+from gputop.core.model import Device, Process, Snapshot
+from gputop.exporter import collect, exposition, own, server, webconfig
+from gputop.formats import dcgm
 from gputop.sampler import Sampler
 from tests.exporter.prom_harness import ROOT, find, get
 
@@ -91,7 +92,7 @@ def test_hostname_labels_and_process_series_are_bounded():
 def test_hints_device_status_and_clock_events():
     dev = Device(index=2, status="lost", clock_event_reasons=("sw_power_cap",),
                  processes=(Process(pid=7, user="alice", name="python", gpu_memory_mib=1.0),))
-    from gputop.model import Hint
+    from gputop.core.model import Hint
     snap = Snapshot(host="n", time=1.0, backend="sim", devices=(dev,),
                     hints=(Hint(device=2, code="power-capped", severity="warning", message="m"),))
     text = exposition.render(collect.families(snap, own.Options(), "t")).decode()
@@ -243,7 +244,7 @@ def test_the_exporter_and_the_prometheus_transport_never_import_textual():
              "from gputop.commands import exporter\n"
              "from gputop.exporter import collect, server, webconfig\n"
              "from gputop.cluster import prometheus\n"
-             "from gputop.cli import build_parser\n"
+             "from gputop.commands.main import build_parser\n"
              "build_parser()\n"
              "print(sorted(m for m in ('textual', 'plotext', 'rich') if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True,
@@ -311,7 +312,7 @@ def test_a_mig_process_series_names_its_instance():
 
 
 def test_process_series_name_their_pod_container_and_slurm_job():
-    from gputop.model import Container, Job
+    from gputop.core.model import Container, Job
 
     pod = Process(pid=7, user="alice", name="python", gpu_memory_mib=1.0,
                   container=Container(runtime="containerd", id="ab" * 32, name="trainer",

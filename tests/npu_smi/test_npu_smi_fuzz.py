@@ -17,7 +17,7 @@ from npu_smi_helpers import FIXTURES
 
 from gputop.backends.npu_smi import parse as P
 from gputop.backends.npu_smi.mapping import health_hints, table_devices
-from gputop.untrusted import number_ok
+from gputop.core.untrusted import number_ok
 
 PARSERS: dict[str, Callable[[str], object]] = {
     "info_": P.parse_table,

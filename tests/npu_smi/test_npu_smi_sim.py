@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gputop.backends.base import BackendOptions, Unsupported
-from gputop.backends.sim import SimBackend
+from gputop.backends.sim.backend import SimBackend
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,6 +1,6 @@
 """A name in nvidia-smi CSV adds neither a row nor a column and never acts on a terminal.
 
-nvidia-smi writes values verbatim, unquoted (see gputop/query/csvfmt.py): an ordinary name is
+nvidia-smi writes values verbatim, unquoted (see gputop/formats/query_csv.py): an ordinary name is
 written byte for byte as it does. A name gputop writes itself has its controls made visible, a
 comma written ``\\x2c`` and a double quote ``\\x22``; a replayed log's cells keep their commas
 (that row is what the log said) but not their controls."""
@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from gputop.query.csvfmt import text_cell
+from gputop.formats.query_csv import text_cell
 
 from .helpers import ROOT, gputop_cmd
 

@@ -19,7 +19,7 @@ import pytest
 
 from gputop.backends import open_backend
 from gputop.backends.base import BackendOptions
-from gputop.query import cli as query_cli
+from gputop.commands import query as query_cli
 from gputop.query.recorder import Recorder
 from gputop.query.sink import FileSink, LogWriteError
 

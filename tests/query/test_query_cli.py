@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from gputop.cli import main
+from gputop.commands.main import main
 
 from .helpers import FIX, ROOT, gputop_cmd
 
@@ -97,7 +97,7 @@ def _wait_rows(path, n, timeout=30.0):
 
 
 def test_query_mode_never_imports_textual_and_starts_fast():
-    code = ("import sys, time; t = time.perf_counter(); from gputop.cli import main; "
+    code = ("import sys, time; t = time.perf_counter(); from gputop.commands.main import main; "
             "rc = main(['--backend', 'sim', '--query-gpu=index,power.draw', '--format=csv']); "
             "dt = time.perf_counter() - t; "
             "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'rich', 'plotext')]; "

@@ -6,9 +6,15 @@ import subprocess
 
 import pytest
 
-from gputop.query.cli import help_text
-from gputop.query.csvfmt import header_line
-from gputop.query.fields import APPS_FIELDS, GPU_FIELDS, InvalidField, lookup, parse_field_list
+from gputop.commands.query import help_text
+from gputop.formats.query_csv import header_line
+from gputop.formats.query_fields import (
+    APPS_FIELDS,
+    GPU_FIELDS,
+    InvalidField,
+    lookup,
+    parse_field_list,
+)
 
 from .helpers import (
     ALL_FIELDS_CAPTURES,

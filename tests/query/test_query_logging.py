@@ -15,10 +15,10 @@ from fake_pynvml import ManualClock
 
 from gputop.backends import open_backend
 from gputop.backends.base import BackendOptions, Clock
-from gputop.cli import main
-from gputop.errors import GputopError
-from gputop.query import cli as query_cli
-from gputop.query.fields import parse_field_list
+from gputop.commands import query as query_cli
+from gputop.commands.main import main
+from gputop.core.errors import GputopError
+from gputop.formats.query_fields import parse_field_list
 from gputop.query.recorder import DEFAULT_FIELDS, Recorder, default_path
 from gputop.query.sink import LogWriteError
 
@@ -209,7 +209,7 @@ class _SlowBackend:
     name = "fake"
 
     def __init__(self, costs):
-        from gputop.model import Device
+        from gputop.core.model import Device
 
         self.clock = ManualClock(epoch=0.0)
         self.costs = list(costs)
@@ -217,7 +217,7 @@ class _SlowBackend:
         self.asked: list = []
 
     def sample(self, devices=None, *, wants=None):
-        from gputop.model import Snapshot
+        from gputop.core.model import Snapshot
 
         self.asked.append(wants)
         t = self.clock.t  # the reading is taken when the tick starts
@@ -255,7 +255,7 @@ def test_compute_apps_asks_the_backend_for_process_lists():
 
 
 def _raw_time_field():
-    from gputop.query.fields import Field
+    from gputop.formats.query_fields import Field
 
     return Field(name="t", kind="str", get=lambda snap, dev, count: f"{snap.time:.6f}")
 
@@ -274,14 +274,14 @@ class _WhoTicks:
     name = "who-ticks"
 
     def __init__(self):
-        from gputop.model import Device
+        from gputop.core.model import Device
 
         self.clock = _StallsInMain()
         self.device = Device(index=0)
         self.ticks: list[tuple[float, str]] = []
 
     def sample(self, devices=None, *, wants=None):
-        from gputop.model import Snapshot
+        from gputop.core.model import Snapshot
 
         self.ticks.append((time.monotonic(), threading.current_thread().name))
         return Snapshot(host="h", time=time.time(), backend="fake", devices=(self.device,))

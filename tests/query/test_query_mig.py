@@ -5,9 +5,9 @@ from __future__ import annotations
 import subprocess
 
 from gputop.backends.base import BackendOptions
-from gputop.backends.sim import SimBackend
-from gputop.query.csvfmt import apps_lines, gpu_lines
-from gputop.query.fields import NA, parse_field_list
+from gputop.backends.sim.backend import SimBackend
+from gputop.formats.query_csv import apps_lines, gpu_lines
+from gputop.formats.query_fields import NA, parse_field_list
 
 from .helpers import FIX, MIG_FIX, gputop_cmd, header_names
 

@@ -7,8 +7,8 @@ import csv
 import pynvml
 from fake_pynvml import FakeNvml, install, node
 
-from gputop.cli import main
-from gputop.query.fields import lookup
+from gputop.commands.main import main
+from gputop.formats.query_fields import lookup
 
 from .helpers import FIX
 

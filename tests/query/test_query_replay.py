@@ -10,9 +10,9 @@ import pytest
 
 from gputop.backends import open_backend
 from gputop.backends.base import BackendOptions
-from gputop.backends.replay import Player, ReplayBackend, ReplayClock
-from gputop.cli import main
-from gputop.errors import GputopError
+from gputop.backends.replay.backend import Player, ReplayBackend, ReplayClock
+from gputop.commands.main import main
+from gputop.core.errors import GputopError
 from gputop.sampler import Sampler
 
 from .helpers import CSV_CAPTURES, FIX, ROOT, gputop_cmd, header_names, query_flag
@@ -203,15 +203,10 @@ def test_replay_command_reports_a_bad_log_before_any_dashboard(tmp_path, capsys)
 
 
 def test_replay_command_hands_the_dashboard_a_replay_backend(monkeypatch):
-    import sys
-    import types
+    from gputop.commands import dashboard
 
     seen = {}
-    fake = types.ModuleType("gputop.tui.app")
-    fake.run_dashboard = lambda args: seen.update(vars(args)) or 0
-    monkeypatch.setitem(sys.modules, "gputop.tui.app", fake)
-    if "gputop.tui" not in sys.modules:
-        monkeypatch.setitem(sys.modules, "gputop.tui", types.ModuleType("gputop.tui"))
+    monkeypatch.setattr(dashboard, "run_dashboard", lambda args: seen.update(vars(args)) or 0)
     assert main(["replay", str(V100), "--speed", "4"]) == 0
     assert seen["backend"] == "replay" and seen["replay"] == str(V100) and seen["sim_speed"] == 4.0
     backend = open_backend("replay", BackendOptions(replay=str(V100), sim_speed=4.0))
@@ -230,8 +225,8 @@ _HEADERS = ["timestamp", "index", "name", "power.draw [W]", "pid", "process_name
     rows=st.lists(st.lists(st.sampled_from(_CELLS), min_size=0, max_size=6), max_size=6),
 )
 def test_any_log_parses_or_fails_cleanly(header, rows):
-    from gputop.backends.replay import build_samples
-    from gputop.query.logfile import LogFormatError, parse_log
+    from gputop.backends.replay.backend import build_samples
+    from gputop.formats.query_log import LogFormatError, parse_log
 
     text = ", ".join(header) + "\n" + "".join(", ".join(r) + "\n" for r in rows)
     try:

@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from gputop.backends.replay import build_samples
-from gputop.model import Device, Process, Snapshot
-from gputop.query.csvfmt import apps_lines, gpu_lines, header_line
-from gputop.query.fields import (
+from gputop.backends.replay.backend import build_samples
+from gputop.core.model import Device, Process, Snapshot
+from gputop.formats.query_csv import apps_lines, gpu_lines, header_line
+from gputop.formats.query_fields import (
     DEPRECATED,
     NA,
     format_timestamp,
@@ -18,7 +18,7 @@ from gputop.query.fields import (
     parse_field_list,
     parse_timestamp,
 )
-from gputop.query.logfile import parse_log
+from gputop.formats.query_log import parse_log
 
 from .helpers import ALL_FIELDS_CAPTURES, FIX, header_names
 

@@ -14,12 +14,12 @@ import hypothesis
 import hypothesis.strategies as st
 from peak_rss import peak_run
 
-from gputop import jsonout
 from gputop.backends.base import BackendOptions
-from gputop.backends.replay import MAX_LINE_BYTES, ReplayBackend
-from gputop.errors import GputopError
-from gputop.model import snapshot_to_json
-from gputop.untrusted import number_ok
+from gputop.backends.replay.backend import MAX_LINE_BYTES, ReplayBackend
+from gputop.core import jsonout
+from gputop.core.errors import GputopError
+from gputop.core.model import snapshot_to_json
+from gputop.core.untrusted import number_ok
 
 from .helpers import ROOT, gputop_cmd
 

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from procs import gone_soon
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PREVIEW = b"starting the dashboard"  # the text preview's last line (gputop.tui.launch)
+PREVIEW = b"starting the dashboard"  # the text preview's last line (gputop.commands.dashboard)
 TEXTUAL = b"\x1b[?1003h"  # Textual's first mode change: mouse reports on (its driver started)
 FIRST_FRAME = b"quit"  # the footer's first key, drawn by Textual (the preview has no footer)
 _PRIVATE = re.compile(rb"\x1b\[\?([0-9;]+)([hl])")

@@ -14,11 +14,12 @@ import pytest
 from tui_helpers import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse fixtures
 
 from gputop.backends.base import Backend
-from gputop.model import Device, DeviceInfo, NodeInfo, Process, Snapshot
-from gputop.tui.app import GputopApp, run_dashboard
-from gputop.tui.demo import advance, demo_backend
-from gputop.tui.processes import ProcessTable
-from gputop.tui.wants import DASHBOARD as DASHBOARD_WANTS
+from gputop.commands.dashboard import run_dashboard
+from gputop.core.model import Device, DeviceInfo, NodeInfo, Process, Snapshot
+from gputop.tui.app import GputopApp
+from gputop.tui.text.wants import DASHBOARD as DASHBOARD_WANTS
+from gputop.tui.widgets.processes import ProcessTable
+from tests.support.demo import advance, demo_backend
 
 
 def make_app(scenario: str = "training", **kwargs) -> GputopApp:
@@ -164,7 +165,7 @@ async def test_help_lists_every_key_and_closes():
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("question_mark")
         await settle(pilot)
-        from gputop.tui.screens import HelpScreen
+        from gputop.tui.screens.modals import HelpScreen
 
         assert isinstance(app.screen, HelpScreen)
         shown = {keys for keys, _ in app.screen.rows}
@@ -246,7 +247,7 @@ async def test_theme_option_and_unknown_theme():
     app = make_app(theme="light")
     async with app.run_test(size=(80, 24)):
         assert app.theme == "light"
-    from gputop.errors import UsageError
+    from gputop.core.errors import UsageError
 
     with pytest.raises(UsageError, match="unknown theme 'nope'"):
         make_app(theme="nope")
@@ -401,7 +402,7 @@ async def test_enter_opens_process_details():
         table(app).focus()
         await pilot.press("down", "enter")
         await settle(pilot)
-        from gputop.tui.process_view import ProcessView
+        from gputop.tui.screens.process_view import ProcessView
 
         assert isinstance(app.screen, ProcessView)
         assert app.screen.row.key == table(app).rows[1].key
@@ -418,7 +419,7 @@ async def test_s_shows_saturation_and_back():
         await settle(pilot)
         await pilot.press("s")
         await settle(pilot)
-        from gputop.tui.saturation import SaturationPanel
+        from gputop.tui.widgets.saturation import SaturationPanel
 
         panel = app.screen.query_one(SaturationPanel)
         assert panel.snapshot is not None
@@ -432,7 +433,7 @@ async def test_s_shows_saturation_and_back():
 
 
 async def test_advisor_and_recording_say_so_when_their_modules_are_missing(monkeypatch):
-    monkeypatch.setitem(sys.modules, "gputop.tui.advisor", None)
+    monkeypatch.setitem(sys.modules, "gputop.tui.screens.advisor", None)
     monkeypatch.setitem(sys.modules, "gputop.query.recorder", None)
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
@@ -446,8 +447,8 @@ async def test_advisor_and_recording_say_so_when_their_modules_are_missing(monke
 
 
 async def test_r_records_every_sample_and_shows_it_in_the_header(monkeypatch, tmp_path):
-    from gputop.query.csvfmt import header_line
-    from gputop.query.fields import parse_field_list
+    from gputop.formats.query_csv import header_line
+    from gputop.formats.query_fields import parse_field_list
     from gputop.query.recorder import DEFAULT_FIELDS
 
     monkeypatch.chdir(tmp_path)
@@ -541,7 +542,7 @@ async def test_replay_keys_do_nothing_without_a_replay():
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("g", "space", "right")
         await settle(pilot)
-        from gputop.tui.screens import Prompt
+        from gputop.tui.screens.modals import Prompt
 
         assert not isinstance(app.screen, Prompt)
 
@@ -605,7 +606,7 @@ async def test_kill_asks_first_and_sends_only_after_yes(child):
     async with app.run_test(size=(120, 40)) as pilot:
         app.sampler.tick()
         await settle(pilot)
-        from gputop.tui.screens import ConfirmSignal
+        from gputop.tui.screens.modals import ConfirmSignal
 
         await pilot.press("k")
         await settle(pilot)
@@ -647,7 +648,7 @@ async def test_readonly_has_no_signal_action(child):
     async with app.run_test(size=(120, 40)) as pilot:
         app.sampler.tick()
         await settle(pilot)
-        from gputop.tui.screens import ConfirmSignal
+        from gputop.tui.screens.modals import ConfirmSignal
 
         for key in ("k", "K", "i"):
             await pilot.press(key)
@@ -680,7 +681,7 @@ async def test_a_vanished_process_is_not_an_error(child):
 
 async def test_another_users_process_is_refused(monkeypatch):
     # PID 1 belongs to root; as an ordinary user (uid 54321 here) we may not signal it.
-    from gputop.tui import signals
+    from gputop.host import signals
 
     monkeypatch.setattr(signals.os, "geteuid", lambda: 54321)
     app = GputopApp(LocalBackend([1]), autostart=False)
@@ -689,14 +690,14 @@ async def test_another_users_process_is_refused(monkeypatch):
         await settle(pilot)
         await pilot.press("k")
         await settle(pilot)
-        from gputop.tui.screens import ConfirmSignal
+        from gputop.tui.screens.modals import ConfirmSignal
 
         assert not isinstance(app.screen, ConfirmSignal)
         assert any("another user" in n.message for n in app._notifications)
 
 
 def test_ownership_rule_refuses_other_users_unless_root(monkeypatch, child):
-    from gputop.tui import signals
+    from gputop.host import signals
 
     real_uid = psutil.Process(child.pid).uids().real
     monkeypatch.setattr(signals.os, "geteuid", lambda: real_uid + 1)
@@ -716,7 +717,7 @@ async def test_simulated_processes_are_never_signalled():
         await settle(pilot)
         await pilot.press("k")
         await settle(pilot)
-        from gputop.tui.screens import ConfirmSignal
+        from gputop.tui.screens.modals import ConfirmSignal
 
         assert not isinstance(app.screen, ConfirmSignal)
         assert any("not on this machine" in n.message for n in app._notifications)
@@ -737,7 +738,7 @@ async def test_a_slow_backend_never_blocks_the_keys():
         t0 = time.monotonic()
         await pilot.press("question_mark")
         await settle(pilot)
-        from gputop.tui.screens import HelpScreen
+        from gputop.tui.screens.modals import HelpScreen
 
         assert isinstance(app.screen, HelpScreen)
         assert time.monotonic() - t0 < 1.0  # answered while the backend is still busy
@@ -780,8 +781,8 @@ async def test_late_samples_are_flagged_in_the_header():
 
 
 def test_run_dashboard_refuses_an_unknown_theme_before_opening_anything():
-    from gputop.cli import build_parser
-    from gputop.errors import UsageError
+    from gputop.commands.main import build_parser
+    from gputop.core.errors import UsageError
 
     args = build_parser().parse_args(["--backend", "sim", "--theme", "nope"])
     with pytest.raises(UsageError, match="unknown theme 'nope'"):
@@ -846,7 +847,7 @@ async def test_a_real_log_replays_in_the_dashboard_with_pause_step_seek_and_spee
 
 
 async def test_the_dashboard_reads_its_own_wants_and_open_screens_add_theirs():
-    from gputop.tui.wants import DASHBOARD
+    from gputop.tui.text.wants import DASHBOARD
 
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:

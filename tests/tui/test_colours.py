@@ -8,9 +8,10 @@ import sys
 import pytest
 from tui_helpers import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse fixtures
 
-from gputop.tui import colour_rules, themes
+from gputop.tui import themes
 from gputop.tui.app import GputopApp
-from gputop.tui.demo import advance, demo_backend
+from gputop.tui.text import colour_rules
+from tests.support.demo import advance, demo_backend
 
 tomllib = __import__("tomllib" if sys.version_info >= (3, 11) else "tomli")
 SHIPPED = ("dark", "light", "high-contrast", "ansi")
@@ -19,7 +20,7 @@ SHIPPED = ("dark", "light", "high-contrast", "ansi")
 def theme_colours(name: str) -> dict[str, str]:
     from importlib import resources
 
-    data = tomllib.loads((resources.files("gputop") / "themes" / f"{name}.toml")
+    data = tomllib.loads((resources.files("gputop") / "data" / "themes" / f"{name}.toml")
                         .read_text(encoding="utf-8"))
     return {**data["colors"], **data["variables"]}
 

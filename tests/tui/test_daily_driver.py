@@ -7,11 +7,11 @@ import sys
 
 from tui_helpers import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse fixtures
 
-from gputop.model import Device
-from gputop.tui import fmt
+from gputop.core.model import Device
 from gputop.tui.app import GputopApp
-from gputop.tui.demo import advance, demo_backend
-from gputop.tui.gpu import GpuCard
+from gputop.tui.text import fmt
+from gputop.tui.widgets.gpu import GpuCard
+from tests.support.demo import advance, demo_backend
 
 
 def make_app(scenario: str = "training", **kwargs) -> GputopApp:
@@ -111,7 +111,7 @@ async def test_the_history_plot_time_axis_follows_the_samples_after_an_interval_
 
 
 def test_busy_is_not_danger_and_only_nearly_full_memory_is():
-    from gputop.tui.gpu import gauge_class
+    from gputop.tui.widgets.gpu import gauge_class
 
     assert gauge_class(100.0) == gauge_class(10.0) == "gpu--low"
     assert gauge_class(99.0, memory=True) == "gpu--high"
@@ -186,7 +186,7 @@ def test_replay_positions_as_the_header_prints_them():
 
 
 async def test_hints_show_on_the_main_view_and_s_opens_the_panel_at_their_gpu():
-    from gputop.tui.screens import SaturationScreen
+    from gputop.tui.screens.modals import SaturationScreen
 
     app = make_app("straggler")
     async with app.run_test(size=(120, 40)) as pilot:
@@ -217,8 +217,8 @@ async def test_a_healthy_node_has_no_hint_bar():
 async def test_cards_show_sm_activity_beside_gpu_util_where_it_is_measured():
     from dataclasses import replace
 
-    from gputop.model import Saturation
-    from gputop.tui.gpu import util_text
+    from gputop.core.model import Saturation
+    from gputop.tui.widgets.gpu import util_text
 
     dev = Device(index=0, utilization_gpu_pct=100)
     assert util_text(dev) == "100%"  # no GPM: nothing made up
@@ -242,7 +242,7 @@ async def test_sorting_by_host_memory_keeps_the_title_and_its_arrow():
 
 
 async def test_the_saturation_verdicts_are_whole_at_80_columns():
-    from gputop.tui.saturation import GpuSaturation
+    from gputop.tui.widgets.saturation import GpuSaturation
 
     app = make_app("straggler")
     async with app.run_test(size=(80, 24)) as pilot:

@@ -1,4 +1,4 @@
-from gputop.tui import fmt
+from gputop.tui.text import fmt
 
 
 def test_bar_fills_in_eighths_and_keeps_its_width():

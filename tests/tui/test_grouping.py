@@ -12,10 +12,10 @@ from test_app import LocalBackend, child, make_app, settle, table, visible_lines
 from tui_helpers import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse fixtures
 
 from gputop.tui.app import GputopApp
-from gputop.tui.demo import advance
-from gputop.tui.grouped import GroupRow
-from gputop.tui.processes import ProcRow
-from gputop.tui.screens import ConfirmSignal
+from gputop.tui.screens.modals import ConfirmSignal
+from gputop.tui.widgets.grouped import GroupRow
+from gputop.tui.widgets.processes import ProcRow
+from tests.support.demo import advance
 
 
 def header_and_footer(app) -> str:

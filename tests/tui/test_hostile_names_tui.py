@@ -26,16 +26,16 @@ import pytest
 from test_terminal import Pane
 from tui_helpers import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse fixtures
 
-from gputop.backends.attribution import Attribution, Places
 from gputop.backends.base import Backend
-from gputop.backends.hostproc import HostProcesses
 from gputop.cluster.node import NodeStatus
-from gputop.model import Device, DeviceInfo, Hint, NodeInfo, Process, Snapshot
+from gputop.core.model import Device, DeviceInfo, Hint, NodeInfo, Process, Snapshot
+from gputop.host.attribution import Attribution, Places
+from gputop.host.processes import HostProcesses
 from gputop.tui.app import GputopApp
 from gputop.tui.cluster import ClusterApp
-from gputop.tui.process_view import ProcessView
-from gputop.tui.processes import ProcessTable
-from gputop.tui.screens import ConfirmSignal
+from gputop.tui.screens.modals import ConfirmSignal
+from gputop.tui.screens.process_view import ProcessView
+from gputop.tui.widgets.processes import ProcessTable
 from tests.attribution.kernel_lab import Lab
 
 DOCKER_ID = "4f1c2d9e8b7a6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d"

@@ -10,11 +10,11 @@ import time
 import psutil
 from tui_helpers import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse fixtures
 
-from gputop.hostinfo import HostFacts, HostReader
-from gputop.tui import fmt
+from gputop.host.load import HostFacts, HostReader
 from gputop.tui.app import GputopApp
-from gputop.tui.demo import demo_backend
-from gputop.tui.hostline import HostLine
+from gputop.tui.text import fmt
+from gputop.tui.widgets.hostline import HostLine
+from tests.support.demo import demo_backend
 
 GIB = 2**30
 FACTS = HostFacts(cpu_pct=12.4, load=(1.25, 0.9, 0.75), mem_used=int(61.2 * GIB),

@@ -1,7 +1,7 @@
 """The shared keyed table: cell fitting and the span of cells a changed row repaints."""
 
-from gputop.tui.keyed_table import Column, KeyedTable, fit
-from gputop.tui.processes import ProcessTable
+from gputop.tui.widgets.keyed_table import Column, KeyedTable, fit
+from gputop.tui.widgets.processes import ProcessTable
 
 COLUMNS = (Column("a", "A", 4), Column("b", "B", 6, right=True), Column("rest", "REST", 0))
 

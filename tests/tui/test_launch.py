@@ -3,9 +3,9 @@
 import io
 
 from gputop.backends.base import BackendOptions
-from gputop.backends.sim import SimBackend
-from gputop.tui.launch import draw_first_frame, first_frame_text
-from gputop.tui.wants import DASHBOARD
+from gputop.backends.sim.backend import SimBackend
+from gputop.commands.dashboard import draw_first_frame, first_frame_text
+from gputop.tui.text.wants import DASHBOARD
 
 
 def test_the_first_frame_has_a_row_per_gpu_cut_to_the_terminal():

@@ -9,13 +9,13 @@ from contextlib import asynccontextmanager
 import pytest
 from tui_helpers import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse fixtures
 
-from gputop.model import Device, MigInstance, Process, Saturation, Snapshot
+from gputop.core.model import Device, MigInstance, Process, Saturation, Snapshot
 from gputop.tui.app import GputopApp
-from gputop.tui.dashboard import choose_layout
-from gputop.tui.demo import advance, demo_backend
-from gputop.tui.gpu import GpuCard
-from gputop.tui.mig import chip, chips_text, summary_text
-from gputop.tui.processes import build_rows
+from gputop.tui.text.mig import chip, chips_text, summary_text
+from gputop.tui.widgets.dashboard import choose_layout
+from gputop.tui.widgets.gpu import GpuCard
+from gputop.tui.widgets.processes import build_rows
+from tests.support.demo import advance, demo_backend
 
 
 def inst(gi: int, profile: str = "1g.10gb", sm: float | None = 50.0, used: float = 5000.0,

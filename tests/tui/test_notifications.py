@@ -5,7 +5,7 @@ from __future__ import annotations
 from tui_helpers import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse fixtures
 
 from gputop.tui.app import GputopApp
-from gputop.tui.demo import demo_backend
+from tests.support.demo import demo_backend
 
 
 async def test_a_notification_holding_markup_shows_it_as_text_and_does_not_act_on_it():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gputop.tui.plot import render_plot
+from gputop.tui.widgets.plot import render_plot
 
 RED, AXIS = (255, 0, 0), (128, 128, 128)
 TIMES = [float(t) for t in range(31)]  # 30 s of samples, one a second

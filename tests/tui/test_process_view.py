@@ -8,12 +8,12 @@ import time
 from test_app import LocalBackend, child  # noqa: F401 - a real local process, its backend
 from tui_helpers import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse fixtures
 
-from gputop.model import Container, Job, Process
+from gputop.core.model import Container, Job, Process
 from gputop.tui.app import GputopApp
-from gputop.tui.demo import advance, demo_backend
-from gputop.tui.process_view import ProcessView, TracePlot, axis_top, describe_process
-from gputop.tui.processes import ProcessTable
-from gputop.tui.screens import ConfirmSignal
+from gputop.tui.screens.modals import ConfirmSignal
+from gputop.tui.screens.process_view import ProcessView, TracePlot, axis_top, describe_process
+from gputop.tui.widgets.processes import ProcessTable
+from tests.support.demo import advance, demo_backend
 
 
 async def settle(pilot) -> None:

@@ -1,5 +1,5 @@
-from gputop.model import Device, Process, Snapshot
-from gputop.tui.processes import build_rows
+from gputop.core.model import Device, Process, Snapshot
+from gputop.tui.widgets.processes import build_rows
 
 NOW = 1_000_000.0
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from test_app import make_app, settle, table, visible_lines
 from tui_helpers import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse fixtures
 
-from gputop.tui.demo import advance
+from tests.support.demo import advance
 
 
 def table_header(app) -> str:
@@ -65,10 +65,10 @@ async def test_without_settings_every_column_shows_sorted_by_gpu():
 
 
 def test_run_app_hands_the_settings_to_the_dashboard(monkeypatch, tmp_path):
-    from gputop.cli import build_parser
-    from gputop.settings import with_settings
+    from gputop.commands.main import build_parser
+    from gputop.config.settings import with_settings
     from gputop.tui import app as app_module
-    from gputop.tui.demo import demo_backend
+    from tests.support.demo import demo_backend
 
     (tmp_path / "gputop").mkdir(exist_ok=True)
     (tmp_path / "gputop" / "config.toml").write_text(

@@ -6,9 +6,9 @@ import time
 import pytest
 from tui_helpers import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse fixtures
 
-from gputop.model import Device
-from gputop.tui.app import open_backend_telling_why
-from gputop.tui.gpu import clock_text, power_text
+from gputop.commands.dashboard import open_backend_telling_why
+from gputop.core.model import Device
+from gputop.tui.widgets.gpu import clock_text, power_text
 
 
 def test_a_slow_backend_open_is_announced_not_a_blank_terminal():
@@ -41,7 +41,7 @@ def test_cards_leave_out_what_the_device_does_not_report():
 
 async def test_the_dashboard_says_why_it_shows_the_simulator():
     from gputop.tui.app import GputopApp
-    from gputop.tui.demo import demo_backend
+    from tests.support.demo import demo_backend
 
     backend = demo_backend("training")
     backend.fallback_reason = "nvml: NVML: libnvidia-ml.so.1 not found"
@@ -54,7 +54,7 @@ async def test_the_dashboard_says_why_it_shows_the_simulator():
 
 async def test_no_such_notice_when_the_simulator_was_asked_for():
     from gputop.tui.app import GputopApp
-    from gputop.tui.demo import demo_backend
+    from tests.support.demo import demo_backend
 
     app = GputopApp(demo_backend("training"), autostart=False)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -6,7 +6,7 @@ Update after an intended change: pytest tests/tui/test_snapshots.py --snapshot-u
 from tui_helpers import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse fixtures
 
 from gputop.tui.app import GputopApp
-from gputop.tui.demo import advance, demo_backend
+from tests.support.demo import advance, demo_backend
 
 
 def dashboard(scenario: str, **kwargs) -> GputopApp:

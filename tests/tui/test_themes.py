@@ -1,7 +1,7 @@
 import pytest
 from tui_helpers import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse fixtures
 
-from gputop.errors import UsageError
+from gputop.core.errors import UsageError
 from gputop.tui import themes
 
 
@@ -21,7 +21,7 @@ def test_theme_files_define_the_variables_themselves(tmp_path):
     from importlib import resources
 
     tomllib = __import__("tomllib" if sys.version_info >= (3, 11) else "tomli")
-    root = resources.files("gputop") / "themes"
+    root = resources.files("gputop") / "data" / "themes"
     for entry in root.iterdir():
         if entry.name.endswith(".toml"):
             data = tomllib.loads(entry.read_text(encoding="utf-8"))

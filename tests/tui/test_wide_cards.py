@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from tui_helpers import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse fixtures
 
-from gputop.model import Device, Saturation
+from gputop.core.model import Device, Saturation
 from gputop.tui.app import GputopApp
-from gputop.tui.dashboard import rates_layout
-from gputop.tui.demo import advance, demo_backend
-from gputop.tui.rates import link_text, rates_spans
+from gputop.tui.text.rates import link_text, rates_spans
+from gputop.tui.widgets.dashboard import rates_layout
+from tests.support.demo import advance, demo_backend
 
 
 def text(spans) -> str:
@@ -33,7 +33,7 @@ def test_a_link_shows_both_directions_in_the_unit_the_larger_needs():
 
 
 def test_the_line_fits_the_narrowest_card_that_gets_it():
-    from gputop.tui.rates import RATES_CARD_WIDTH
+    from gputop.tui.text.rates import RATES_CARD_WIDTH
 
     widest = Device(index=0, utilization_encoder_pct=100, utilization_decoder_pct=100,
                     saturation=Saturation(pcie_tx_mibps=1023.0, pcie_rx_mibps=1023.0,

@@ -109,7 +109,7 @@ def test_a_web_viewer_signals_only_the_serving_users_own_processes(tmp_path):
 def test_the_rule_a_viewer_is_held_to(tmp_path):
     """signals.refusal: root in a terminal may signal anyone's process; a web viewer, only the
     serving user's own (real or saved user, as the kernel checks a sender without privilege)."""
-    from gputop.tui.signals import refusal
+    from gputop.host.signals import refusal
 
     own = start_as(os.getuid())
     procs = [own]

@@ -10,11 +10,11 @@ import os
 
 import pytest
 
-from gputop.cli import build_parser, main
+from gputop.commands.main import build_parser, main
 from gputop.commands.web import is_loopback, read_token, served_argv
-from gputop.errors import GputopError, UsageError
-from gputop.options import parse_listen
-from gputop.tui.web import MAX_COLUMNS, MAX_ROWS, presented_token, refusal, terminal_size
+from gputop.config.options import parse_listen
+from gputop.core.errors import GputopError, UsageError
+from gputop.web.server import MAX_COLUMNS, MAX_ROWS, presented_token, refusal, terminal_size
 
 TOKEN = "s3cret-token-of-24-chars"
 
@@ -174,7 +174,7 @@ def test_the_served_dashboard_reads_the_settings_file_as_the_terminals_does(tmp_
                                                                            monkeypatch):
     # `gputop web` passes on only what it was given: a default passed on (--interval 1.0)
     # would beat the settings file, so the browser would differ from the terminal
-    from gputop.settings import with_settings
+    from gputop.config.settings import with_settings
 
     (tmp_path / "config.toml").write_text("interval = 3\n")
     monkeypatch.setenv("GPUTOP_CONFIG", str(tmp_path / "config.toml"))

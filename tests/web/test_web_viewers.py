@@ -16,7 +16,7 @@ import aiohttp
 import psutil
 import pytest
 
-from gputop.bounds import WEB_VIEWER_MB as VIEWER_MB
+from gputop.core.bounds import WEB_VIEWER_MB as VIEWER_MB
 from tests.web.web_server import RawViewer, start_web, viewer_session
 
 SIM = ("--backend", "sim", "--interval", "0.5")

@@ -41,8 +41,8 @@ from gputop.backends.npu_smi.mapping import (
     table_devices,
 )
 from gputop.backends.npu_smi.runner import Runner, find_npu_smi, timeout_from_env
-from gputop.budget import EVERYTHING, Wants
-from gputop.model import Device, DeviceInfo, NodeInfo, Snapshot
+from gputop.core.budget import EVERYTHING, Wants
+from gputop.core.model import Device, DeviceInfo, NodeInfo, Snapshot
 
 REFRESH_S = 1.0  # how often the table is re-read (back to back when npu-smi is slower)
 MIN_GAP_S = 0.2  # rest between two reads even when npu-smi is slower than REFRESH_S

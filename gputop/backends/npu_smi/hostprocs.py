@@ -1,6 +1,6 @@
 """Host facts (user, command line, CPU, RSS) for the PIDs npu-smi lists, when they are local.
 
-The psutil work is the shared per-pid cache in gputop/backends/hostproc.py; what is particular to
+The psutil work is the shared per-pid cache in gputop/host/processes.py; what is particular to
 npu-smi is deciding whether a PID it reports is the local process of that number at all.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from gputop.backends.hostproc import NO_FACTS, HostProcesses
+from gputop.host.processes import NO_FACTS, HostProcesses
 
 COMM_LEN = 15  # Linux truncates a process name (comm) to 15 characters
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from gputop.backends.attribution import NO_OWNER
 from gputop.backends.npu_smi.parse import (
     Board,
     ChipRow,
@@ -23,7 +22,8 @@ from gputop.backends.npu_smi.parse import (
     Temp,
     Usages,
 )
-from gputop.model import Device, Hint, Process
+from gputop.core.model import Device, Hint, Process
+from gputop.host.attribution import NO_OWNER
 
 ChipKey = tuple[int, int]  # (NPU id, chip id); the 950 layout's single chip is chip 0
 VENDOR = "huawei"

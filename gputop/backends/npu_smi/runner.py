@@ -1,6 +1,6 @@
 """Running npu-smi: a subprocess per query, always with a timeout, failures as typed errors.
 
-Its output is untrusted and every run is bounded by the shared tool runner (gputop/toolrun.py):
+Its output is untrusted and every run is bounded by the shared tool runner (gputop/core/toolrun.py):
 past ``MAX_OUTPUT_BYTES`` the query's whole process group is killed and the run fails with
 :class:`NpuSmiOutputTooLarge`, so a tool that never stops printing costs a few MiB, not
 gigabytes; on every way out of :meth:`Runner.run` (a timeout, too much output, ``close()`` from
@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 import shutil
 
-from gputop import toolrun
 from gputop.backends.base import BackendError, BackendUnavailable
-from gputop.toolrun import MAX_OUTPUT_BYTES
+from gputop.core import toolrun
+from gputop.core.toolrun import MAX_OUTPUT_BYTES
 
 DEFAULT_TIMEOUT_S = 15.0  # a full `npu-smi info` on 8 NPUs can take several seconds
 TIMEOUT_ENV = "GPUTOP_NPU_SMI_TIMEOUT"
@@ -56,8 +56,8 @@ def find_npu_smi(path: str | None) -> str:
 
 
 def timeout_from_env(default: float = DEFAULT_TIMEOUT_S) -> float:
-    """``GPUTOP_NPU_SMI_TIMEOUT``, checked against its documented range (gputop.bounds)."""
-    from gputop.bounds import NPU_SMI_TIMEOUT
+    """``GPUTOP_NPU_SMI_TIMEOUT``, checked against its documented range (gputop.core.bounds)."""
+    from gputop.core.bounds import NPU_SMI_TIMEOUT
 
     assert NPU_SMI_TIMEOUT.name == TIMEOUT_ENV
     return float(NPU_SMI_TIMEOUT.from_env(os.environ, default))

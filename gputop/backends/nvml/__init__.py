@@ -1,5 +1,1 @@
-"""NVIDIA GPUs through NVML (nvidia-ml-py). pynvml itself is imported when the backend opens."""
-
-from gputop.backends.nvml.backend import NvmlBackend
-
-__all__ = ["NvmlBackend"]
+"""NVIDIA GPUs through NVML (nvidia-ml-py); pynvml itself is imported when the backend opens."""

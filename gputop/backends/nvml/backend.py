@@ -17,7 +17,6 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gputop import clock_events
 from gputop.backends.base import (
     CAP_ENERGY,
     CAP_POWER_LIMIT,
@@ -33,14 +32,14 @@ from gputop.backends.base import (
     Unsupported,
     hostname,
 )
-from gputop.backends.hostproc import HostProcesses
 from gputop.backends.nvml import mig, procs, reads
 from gputop.backends.nvml.gpm import NO_SATURATION, DeviceGpm, is_supported
 from gputop.backends.nvml.procs import ProcessBuffers
 from gputop.backends.nvml.reads import SLOW_REFRESH_S  # noqa: F401 - tests tune it here
 from gputop.backends.nvml.xid import XidEvents
-from gputop.budget import EVERYTHING, Wants
-from gputop.model import (
+from gputop.core import clock_events
+from gputop.core.budget import EVERYTHING, Wants
+from gputop.core.model import (
     Device,
     DeviceInfo,
     MigInstance,
@@ -49,6 +48,7 @@ from gputop.model import (
     Saturation,
     Snapshot,
 )
+from gputop.host.processes import HostProcesses
 
 MIB = 1024 * 1024
 RETRY_FIRST_S = 2.0

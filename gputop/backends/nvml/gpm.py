@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gputop.backends.instances import combine
-from gputop.model import Saturation
+from gputop.core.model import Saturation
 
 MIN_INTERVAL_S = 0.1
 

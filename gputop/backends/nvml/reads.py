@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from gputop.budget import Wants
+from gputop.core.budget import Wants
 
 SLOW_REFRESH_S = 10.0
 LIVE, SLOW, ONCE = 0.0, SLOW_REFRESH_S, math.inf

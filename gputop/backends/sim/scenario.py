@@ -94,12 +94,12 @@ class UnknownScenario(BackendError):
 
 
 def available() -> list[str]:
-    root = resources.files("gputop") / "scenarios"
+    root = resources.files("gputop") / "data" / "scenarios"
     return sorted(p.name[:-5] for p in root.iterdir() if p.name.endswith(".toml"))
 
 
 def load(name: str) -> Scenario:
-    root = resources.files("gputop") / "scenarios"
+    root = resources.files("gputop") / "data" / "scenarios"
     path = root / f"{name}.toml"
     if not name.replace("-", "").replace("_", "").isalnum() or not path.is_file():
         raise UnknownScenario(f"unknown scenario {name!r} (available: {', '.join(available())})")

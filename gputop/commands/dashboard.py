@@ -1,0 +1,144 @@
+"""Starting the dashboard: open the backend and put the first GPU rows on the terminal before
+Textual (about 0.3 s of imports on a small machine) has even loaded.
+
+Textual-free on purpose (only what it calls last imports it): the first frame is plain text
+written to the alternate screen, which Textual then takes over and repaints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from gputop.core.errors import UsageError
+from gputop.core.lifeline import Lifeline, Stopped, Terminal, quit_code
+from gputop.core.selection import select_devices
+
+SLOW_OPEN_NOTICE_S = 0.5
+
+
+def open_backend_telling_why(opener, notice_after: float = SLOW_OPEN_NOTICE_S,
+                             stream=None):
+    """Open a backend; if it takes a while (npu-smi's first answer can take seconds), say so on
+    the terminal instead of leaving it blank as if gputop had hung.
+
+    The backend opens in this (the main) thread, so that a stop signal raised here unwinds
+    through the backend's own clean-up (an npu-smi child killed); a timer prints the notice."""
+    import threading
+
+    stream = stream or sys.stderr
+    lock = threading.Lock()
+    opened = threading.Event()
+
+    def notice() -> None:
+        with lock:  # never after the open returned: the preview may be on the screen by then
+            if not opened.is_set():
+                print("gputop: waiting for the first reading from the device tool…",
+                      file=stream, flush=True)
+
+    timer = threading.Timer(notice_after, notice)
+    timer.daemon = True
+    timer.start()
+    try:
+        return opener()
+    finally:
+        timer.cancel()
+        with lock:
+            opened.set()
+
+
+def checked_record_fields(text: str | None) -> str | None:
+    """``--record-fields``, checked before the dashboard opens rather than at the first `r`."""
+    if text is None:
+        return None
+    from gputop.formats.query_fields import InvalidField, parse_field_list
+
+    try:
+        parse_field_list(text)
+    except InvalidField as exc:
+        raise UsageError(f"--record-fields: {exc}") from None
+    return text
+
+
+def first_frame_text(snap, columns: int, rows: int) -> str:
+    """The pre-frame: the snapshot view's header and one line per GPU, cut to the terminal."""
+    from gputop.tui.text.compact import render_text
+
+    lines = render_text(snap).splitlines()[:max(1, rows - 1)]
+    lines.append("starting the dashboard…")
+    return "\r\n".join(line[:columns] for line in lines)
+
+
+def draw_first_frame(snap, stream=None, terminal: Terminal | None = None) -> bool:
+    """Write the pre-frame to the terminal's alternate screen; False where stdout is no TTY.
+    ``terminal`` is marked taken before the first byte, so that any way out puts it back."""
+    stream = stream or sys.__stdout__
+    try:
+        if stream is None or not stream.isatty():
+            return False
+        size = os.get_terminal_size(stream.fileno())
+    except (OSError, ValueError):
+        return False
+    if terminal is not None:
+        terminal.taken = True
+    # alternate screen, home, clear: Textual enters the same screen and repaints over it
+    stream.write("\x1b[?1049h\x1b[H\x1b[2J" + first_frame_text(snap, size.columns, size.lines))
+    stream.flush()
+    return True
+
+
+def import_asyncio_without_tls() -> None:
+    """Import asyncio (Textual's event loop) without ssl, which it imports only for TLS transports
+    that the dashboard never opens: ssl maps libcrypto, about 4 MB of the dashboard's RSS.
+    A later ``import ssl`` in this process still works; asyncio's own TLS support stays off."""
+    if "asyncio" in sys.modules or "ssl" in sys.modules:
+        return
+    sys.modules["ssl"] = None  # type: ignore[assignment]  # importing ssl now raises ImportError
+    try:
+        import asyncio  # noqa: F401 - asyncio catches that ImportError: ssl = None
+    finally:
+        del sys.modules["ssl"]
+
+
+def run_dashboard(args: argparse.Namespace) -> int:
+    """Open the backend, draw the text preview and run the dashboard, all under one lifeline:
+    from before the first byte reaches the terminal, every way out gives it back."""
+    from gputop.tui.text.wants import DASHBOARD
+
+    record_fields = checked_record_fields(args.record_fields)
+    if not os.path.isdir(args.record_dir):
+        raise UsageError(f"--record-dir {args.record_dir!r} is not a folder")
+    args.record_fields = record_fields
+    terminal = Terminal()
+    with Lifeline(quit_code, terminal) as lifeline:
+        backend = None
+        try:
+            backend = open_backend_telling_why(lambda: _open(args))
+            devices = select_devices(args.ids, backend.info().devices)
+            first = None
+            if getattr(backend, "player", None) is None:  # a replay starts where its player is
+                try:
+                    first = backend.sample(devices, wants=DASHBOARD)
+                except Exception:  # the sampler will say what went wrong, in the dashboard
+                    first = None
+            if first is not None:
+                draw_first_frame(first, terminal=terminal)
+            import_asyncio_without_tls()
+            from gputop.tui.app import run_app
+
+            return run_app(args, backend, devices, first, lifeline)
+        except Stopped as stop:
+            return stop.code
+        finally:
+            lifeline.detach()  # a signal from here on only bounds the exit
+            if backend is not None:
+                backend.close()
+
+
+def _open(args: argparse.Namespace):
+    from gputop.backends import open_backend
+    from gputop.config.options import backend_options
+
+    # The dashboard alone may fall back to the simulator: it says so, loudly, on the screen.
+    return open_backend(args.backend, backend_options(args), simulate_if_absent=True)

@@ -1,0 +1,249 @@
+"""Host-side facts about the processes a device reports: user, command line, CPU%, RSS, start,
+and who owns them (container, pod, Slurm job, PID in their own namespace: ``attribution.py``).
+
+CPU% is measured between two ticks, so an entry is kept per pid across ticks; static facts
+(user, name, command, start time, owner) are read once per process (name and command line with
+psutil), that is per (PID, start time). A pid that vanished or that we may not inspect gives
+``None`` fields, never an error. psutil is imported on first use (it costs ~20 ms of start-up). The per-tick facts come
+from one read of ``/proc/PID/stat`` (CPU time, RSS and start time are all in it) rather than
+psutil's two files and bookkeeping: the process table's refresh was over a third of the
+dashboard's CPU.
+
+Names and command lines are whatever bytes their process chose; bytes that are not UTF-8 (which
+psutil and ``pwd`` keep as lone surrogates) become U+FFFD here, so the model holds valid Unicode
+that JSON, CSV and the exporter can encode. Control characters are kept: every output shows
+them made visible (``gputop.core.visible``).
+
+Where gputop runs in a PID namespace whose /proc cannot look up host PIDs (a container without
+``--pid=host``), ``lookup_device`` maps a device's PIDs to visible processes where the kernel
+leaves one answer (``pidns.py``) and marks the others ``outside_pid_namespace``.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from gputop.core.visible import valid_unicode
+from gputop.host import pidns
+from gputop.host.attribution import NO_OWNER, Attribution, Owner
+from gputop.host.owners import parse_uid
+
+MIB = 1024 * 1024
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+BOOT_TIME_TTL_S = 1.0  # about one tick
+RESCAN_S = 5.0  # how often unmatched PIDs of a GPU send us looking for /dev/nvidiaN holders
+
+
+@dataclass(slots=True)
+class HostFacts:
+    user: str | None = None
+    name: str | None = None
+    command: str | None = None
+    started: float | None = None
+    cpu_pct: float | None = None
+    host_memory_mib: float | None = None
+    owner: Owner = NO_OWNER
+    outside_pid_namespace: bool = False
+
+
+class _Entry:
+    __slots__ = ("facts", "start_ticks", "cpu_ticks", "read_at")
+
+    def __init__(self, facts: HostFacts, start_ticks: int) -> None:
+        self.facts = facts
+        self.start_ticks = start_ticks  # /proc/PID/stat's start time: a new one is a new process
+        self.cpu_ticks: int | None = None  # at the last read; None until there is one
+        self.read_at = 0.0
+
+
+def read_stat(pid: int) -> tuple[int, int, int]:
+    """(start time, user+system CPU time, resident pages) of ``pid`` from ``/proc/PID/stat``,
+    the first two in clock ticks. Raises OSError (FileNotFoundError: no such process)."""
+    with open(f"/proc/{pid}/stat", "rb") as fh:
+        data = fh.read()
+    # after the command name, which may itself hold spaces and parentheses
+    fields = data[data.rindex(b")") + 2:].split()
+    return int(fields[19]), int(fields[11]) + int(fields[12]), int(fields[21])
+
+
+NO_FACTS = HostFacts()
+OUTSIDE = HostFacts(outside_pid_namespace=True)
+
+
+@dataclass(frozen=True)
+class DevicePaths:
+    """Where the NVIDIA driver's files are (tests point these at their own)."""
+
+    driver_info: str = "/proc/driver/nvidia/gpus"
+    device_node: str = "/dev/nvidia{minor}"
+
+
+class HostProcesses:
+    """A per-pid cache of static facts and of the last CPU time read."""
+
+    def __init__(self, attribution: Attribution | None = None,
+                 pid_view: pidns.PidView | None = None,
+                 devices: DevicePaths | None = None) -> None:
+        self._entries: dict[int, _Entry] = {}
+        self._psutil = None
+        self.attribution = (attribution if attribution is not None
+                            else Attribution(pid_view=pid_view))
+        self._devices = devices or DevicePaths()
+        self._mapped: dict[int, int] = {}  # host PID -> PID here, inside a PID namespace
+        self._next_scan: dict[str | None, float] = {}
+        self._users: dict[int, str] = {}
+        self._boot: tuple[float, float] | None = None  # (when read, boot time)
+
+    @property
+    def pid_view(self) -> pidns.PidView:
+        return self.attribution.pid_view
+
+    def _module(self):
+        if self._psutil is None:
+            import psutil
+
+            self._psutil = psutil
+        return self._psutil
+
+    def lookup_device(self, pci_bus_id: str | None, pids: Iterable[int]) -> dict[int, HostFacts]:
+        """Facts for the PIDs one device reports (host PIDs, as NVML gives them)."""
+        if self.pid_view.host_pids_resolve:
+            return {pid: self.lookup(pid) for pid in pids}
+        out: dict[int, HostFacts] = {}
+        unmatched = set()
+        for pid in pids:
+            local = self._mapped.get(pid)
+            facts = self.lookup(local, host_pid=pid) if local is not None else NO_FACTS
+            if facts is NO_FACTS:  # never mapped, or the mapped process is gone
+                self._mapped.pop(pid, None)
+                unmatched.add(pid)
+            out[pid] = facts
+        if unmatched:
+            for pid in unmatched:
+                out[pid] = OUTSIDE
+            self._map_holder(pci_bus_id, unmatched, out)
+        return out
+
+    def _map_holder(self, pci_bus_id: str | None, unmatched: set[int],
+                    out: dict[int, HostFacts]) -> None:
+        now = time.monotonic()
+        if now < self._next_scan.get(pci_bus_id, 0.0) or len(unmatched) != 1:
+            return
+        self._next_scan[pci_bus_id] = now + RESCAN_S
+        minor = pidns.device_minor(pci_bus_id, self._devices.driver_info)
+        if minor is None:
+            return
+        path = self._devices.device_node.format(minor=minor)
+        taken = set(self._mapped.values())
+        candidates = pidns.holders(path, self.attribution.places.proc,
+                                   skip=(os.getpid(), *taken)) - taken
+        match = pidns.sole_match(unmatched, candidates)
+        if match is None:
+            return
+        host_pid, local = match
+        facts = self.lookup(local, host_pid=host_pid)
+        if facts is not NO_FACTS:
+            self._mapped[host_pid] = local
+            self._next_scan.pop(pci_bus_id, None)
+            out[host_pid] = facts
+
+    def lookup(self, pid: int, host_pid: int | None = None) -> HostFacts:
+        """Fresh dynamic facts (CPU%, RSS) and cached static ones for ``pid``; ``host_pid`` is
+        the PID a device reports for it, where that differs (inside a PID namespace)."""
+        entry = self._entries.get(pid)
+        try:
+            start_ticks, cpu_ticks, rss_pages = read_stat(pid)
+        except (FileNotFoundError, ProcessLookupError):
+            self._entries.pop(pid, None)
+            return NO_FACTS
+        except (OSError, ValueError, IndexError):
+            # a stat we may not read: the facts we have, and none made up for a new process
+            return entry.facts if entry is not None else NO_FACTS
+        if entry is None or start_ticks != entry.start_ticks:  # new, or the pid was reused
+            entry = self._open(pid, host_pid, start_ticks)
+            if entry is None:
+                return NO_FACTS
+        facts = entry.facts
+        now = time.monotonic()
+        if entry.cpu_ticks is not None and now > entry.read_at:
+            # as psutil's cpu_percent: % of one CPU since the last read, 0.1 steps
+            used = (cpu_ticks - entry.cpu_ticks) / CLK_TCK
+            facts.cpu_pct = round(100.0 * used / (now - entry.read_at), 1)
+        entry.cpu_ticks, entry.read_at = cpu_ticks, now
+        facts.host_memory_mib = round(rss_pages * PAGE_SIZE / MIB, 1)
+        return facts
+
+    def _open(self, pid: int, host_pid: int | None, start_ticks: int) -> _Entry | None:
+        """The static facts of a process first seen (``start_ticks`` from the stat just read)."""
+        self._entries.pop(pid, None)
+        psutil = self._module()
+        try:
+            proc = psutil.Process(pid)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
+            return None
+        facts = HostFacts()
+        try:
+            # what psutil's create_time() gives, without its read of /proc/stat per process
+            facts.started = start_ticks / CLK_TCK + self._boot_time(psutil)
+            with proc.oneshot():
+                facts.name = _try(proc.name, psutil)
+                cmdline = _try(proc.cmdline, psutil)
+        except (psutil.NoSuchProcess, OSError):
+            return None
+        if facts.name:
+            facts.name = valid_unicode(facts.name)
+        if cmdline:
+            facts.command = valid_unicode(" ".join(cmdline))
+        elif facts.name:
+            facts.command = facts.name  # kernel threads and zombies have no command line
+        # The status file names the user (its Uid) and the namespace PID (attribution): read
+        # once for both, where psutil would read it again for the user.
+        status = self.attribution.status(pid)
+        facts.user = self._user(parse_uid(status))
+        facts.owner = self.attribution.owner(pid, host_pid, status)
+        entry = _Entry(facts, start_ticks)
+        self._entries[pid] = entry
+        return entry
+
+    def _boot_time(self, psutil) -> float:
+        """psutil's boot time, which ``create_time()`` adds to the start ticks, read from
+        /proc/stat for every call there (a file of one line per CPU). It moves only when the
+        wall clock is stepped, so it is read again at most once per BOOT_TIME_TTL_S: a tick's
+        batch of new processes shares one read."""
+        now = time.monotonic()
+        if self._boot is None or now - self._boot[0] > BOOT_TIME_TTL_S:
+            self._boot = (now, psutil.boot_time())
+        return self._boot[1]
+
+    def _user(self, uid: int | None) -> str | None:
+        """The login name of ``uid`` (its number where the passwd database has none, as ps
+        shows it), looked up once per uid: 256 new processes are a handful of users."""
+        if uid is None:
+            return None
+        if uid not in self._users:
+            try:
+                self._users[uid] = valid_unicode(pwd.getpwuid(uid).pw_name)
+            except KeyError:
+                self._users[uid] = str(uid)
+        return self._users[uid]
+
+    def prune(self, live: Iterable[int]) -> None:
+        """Forget pids no device reports any more."""
+        keep = set(live)
+        for host_pid in [p for p in self._mapped if p not in keep]:
+            del self._mapped[host_pid]
+        keep.update(self._mapped.values())
+        for pid in [p for p in self._entries if p not in keep]:
+            del self._entries[pid]
+
+
+def _try(fn, psutil):
+    try:
+        return fn()
+    except (psutil.AccessDenied, psutil.ZombieProcess, OSError):
+        return None

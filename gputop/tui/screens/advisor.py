@@ -1,0 +1,377 @@
+"""The power-limit advisor screen (key `a` in the dashboard).
+
+Shows the passive view from the dashboard's sampler at all times; `s` runs a measured sweep in a
+worker thread (progress bar, rows as they come, the curve drawn by plotext), `c` cancels it and
+`r` restores what a killed run left behind. The sweep changes limits only inside a LimitGuard:
+cancelling, closing the screen, quitting the app, SIGTERM and SIGHUP all restore the originals
+before the screen goes away.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, ProgressBar, Static
+
+from gputop.advisor import journal, passive, render
+from gputop.advisor.recommend import SweepConfig, make_plan
+from gputop.advisor.safety import missing_privilege
+from gputop.advisor.sweep import Cancelled, Progress, Sweep, SweepResult
+from gputop.backends.base import Backend, NoPermission, Unsupported
+from gputop.core import budget
+from gputop.core.errors import GputopError
+from gputop.core.lifeline import critical
+from gputop.sampler import Sampler
+
+RESTORE_WAIT_S = 30.0
+COLUMNS = ("limit", "draw", "saved", "slowdown", "energy/work", "perf/W", "cost", "true")
+
+
+class SweepProgress(Message):
+    def __init__(self, progress: Progress) -> None:
+        super().__init__()
+        self.progress = progress
+
+
+class SweepDone(Message):
+    def __init__(self, result: SweepResult | None, error: str | None, denied: str | None,
+                 restored: list[Any] | None) -> None:
+        super().__init__()
+        self.result = result
+        self.error = error
+        self.denied = denied
+        self.restored = restored
+
+
+class AdvisorScreen(Screen):
+    """``AdvisorScreen(backend, sampler=None, devices=None, *, config=None, readonly=None)``.
+
+    - ``backend``: the dashboard's open backend (the screen never closes it).
+    - ``sampler``: the dashboard's running Sampler; its history feeds the passive view. Without
+      one the screen starts its own on ``backend`` and stops it when it closes.
+    - ``devices``: GPU indices to sweep together (default: all).
+    - ``config``: SweepConfig (settle/measure windows, step, --max-slowdown, eta).
+    - ``readonly``: no sweeps and no restores (default: the app's ``readonly`` attribute).
+    """
+
+    BINDINGS = [
+        Binding("s", "sweep", "sweep"),
+        Binding("c", "cancel", "cancel sweep"),
+        Binding("r", "restore", "restore journal"),
+        Binding("escape", "close", "back"),
+    ]
+
+    DEFAULT_CSS = """
+    AdvisorScreen { layout: vertical; }
+    AdvisorScreen #adv-title { background: $boost; padding: 0 1; text-style: bold; }
+    AdvisorScreen #adv-status { padding: 0 1; height: auto; }
+    AdvisorScreen #adv-progress { padding: 0 1; height: 1; }
+    AdvisorScreen #adv-body { height: 1fr; }
+    AdvisorScreen #adv-passive, AdvisorScreen #adv-plot, AdvisorScreen #adv-rec {
+        padding: 0 1; height: auto;
+    }
+    AdvisorScreen #adv-passive { text-wrap: nowrap; text-overflow: ellipsis; }
+    AdvisorScreen DataTable { height: auto; max-height: 18; }
+    """
+
+    def __init__(self, backend: Backend | None = None, sampler: Sampler | None = None,
+                 devices: Sequence[int] | None = None, *, config: SweepConfig | None = None,
+                 readonly: bool | None = None, journal_dir: Path | None = None) -> None:
+        super().__init__()
+        if backend is None and sampler is not None:
+            backend = sampler.backend
+        self.backend = backend
+        self.sampler = sampler
+        self._own_sampler = False
+        self.devices = list(devices) if devices is not None else None
+        self.config = config or SweepConfig()
+        self._readonly = readonly
+        self.journal_dir = journal_dir
+        self.cancel_event = threading.Event()
+        self.finished = threading.Event()
+        self.finished.set()
+        self.running = False
+        self.result: SweepResult | None = None
+        self.error: str | None = None
+        self.restored: list[Any] | None = None
+        # (start, end) of the sweeps run here: their own lowered limits are not the job's
+        self._sweeps: list[list[float | None]] = []
+
+    # ------------------------------------------------------------------ layout
+    def compose(self) -> ComposeResult:
+        yield Static("Power-limit advisor", id="adv-title")
+        yield Static("", id="adv-status")
+        yield ProgressBar(total=100, show_eta=False, id="adv-progress")
+        with VerticalScroll(id="adv-body"):
+            yield Static("", id="adv-passive")
+            yield DataTable(id="adv-table", zebra_stripes=True, cursor_type="none")
+            yield Static("", id="adv-plot")
+            yield Static("", id="adv-rec")
+        yield Footer()
+
+    @property
+    def readonly(self) -> bool:
+        if self._readonly is not None:
+            return self._readonly
+        return bool(getattr(self.app, "readonly", False))
+
+    def on_mount(self) -> None:
+        table = self.query_one("#adv-table", DataTable)
+        table.add_columns(*COLUMNS)
+        table.display = False
+        self.query_one("#adv-progress", ProgressBar).display = False
+        if self.backend is None:
+            self._status("no backend: the advisor needs the dashboard's open backend")
+            return
+        if self.devices is None:
+            self.devices = [d.index for d in self.backend.info().devices]
+        if self.sampler is None:
+            self.sampler = Sampler(self.backend, self.config.interval_s, self.devices)
+            self.sampler.start()
+            self._own_sampler = True
+        # power, limits and the energy counter on every tick while the advisor is open
+        self.sampler.want("advisor", budget.EVERYTHING)
+        names = sorted({d.name or "?" for d in self.backend.info().devices})
+        sim = " — SIMULATED" if self.backend.name == "sim" else ""
+        self.query_one("#adv-title", Static).update(
+            f"Power-limit advisor: GPU {','.join(map(str, self.devices))} ({', '.join(names)}){sim}")
+        try:
+            left = journal.leftovers(self.backend, self.journal_dir)
+        except GputopError as exc:
+            left = []
+            self._status(str(exc))
+        if left:
+            self._status(journal.leftover_warning(left).replace("`gputop advise --restore`",
+                                                                "r (or `gputop advise --restore`)"),
+                         error=True)
+        else:
+            self._status("passive view: nothing is changed. s: measure the curve (changes power"
+                         " limits, restores them after)" if not self.readonly else
+                         "passive view (read-only session: no sweeps)")
+        self.refresh_passive()
+        self.set_interval(2.0, self.refresh_passive)
+
+    def on_unmount(self) -> None:
+        self._stop_and_restore()
+        if self.sampler is not None:
+            self.sampler.unwant("advisor")
+            if self._own_sampler:
+                self.sampler.stop()
+
+    # ------------------------------------------------------------------ passive
+    def refresh_passive(self) -> None:
+        if self.sampler is None:
+            return
+        snaps = [s for s in self.sampler.history.snapshots() if not self._during_sweep(s.time)]
+        if len(snaps) < 2:
+            self.query_one("#adv-passive", Static).update("collecting power readings…")
+            return
+        gpus = passive.summarize(snaps[-120:], self.devices)
+        note = ("the sweep's own limits left out" if self._sweeps
+                else "passive: nothing was changed")
+        self.query_one("#adv-passive", Static).update(
+            Text("\n".join(render.passive_lines(gpus, note))))
+
+    def _during_sweep(self, t: float) -> bool:
+        return any(start <= t and (end is None or t <= end) for start, end in self._sweeps)
+
+    def _status(self, text: str, error: bool = False) -> None:
+        self.query_one("#adv-status", Static).update(Text(text, style="bold red" if error else ""))
+
+    # ------------------------------------------------------------------ actions
+    def action_sweep(self) -> None:
+        if self.running or self.backend is None:
+            return
+        if self.readonly:
+            self._status("read-only session: sweeps change power limits and are disabled", True)
+            return
+        why = missing_privilege(self.backend)
+        if why is not None:
+            self._denied(why)
+            return
+        try:
+            if journal.leftovers(self.backend, self.journal_dir):
+                self._status("an earlier run left limits changed: press r to restore them first",
+                             True)
+                return
+            snap = self.backend.sample(self.devices)
+            plan = make_plan(list(snap.devices), self.config)
+        except GputopError as exc:
+            self._status(str(exc), True)
+            return
+        if not plan.candidates:
+            self._status("already at the lowest allowed limit: nothing to sweep")
+            return
+        self.plan = plan
+        self.result = None
+        self.error = None
+        self.cancel_event.clear()
+        self.finished.clear()
+        self.running = True
+        bar = self.query_one("#adv-progress", ProgressBar)
+        bar.display = True
+        bar.update(total=100, progress=0)
+        table = self.query_one("#adv-table", DataTable)
+        table.clear()
+        table.display = True
+        self.query_one("#adv-plot", Static).update("")
+        self.query_one("#adv-rec", Static).update("")
+        self._status(f"sweeping {', '.join(f'{w:g}' for w in plan.candidates)} W"
+                     " (c: cancel and restore)")
+        self._sweeps.append([snap.time, None])
+        self.run_worker(self._sweep_thread, thread=True, exclusive=True, group="advisor")
+
+    def action_cancel(self) -> None:
+        if self.running:
+            self.cancel_event.set()
+            self._status("cancelling: restoring the original limits…")
+
+    def action_restore(self) -> None:
+        if self.running or self.backend is None:
+            return
+        if self.readonly:
+            self._status("read-only session: restoring is disabled here;"
+                         " run `gputop advise --restore`", True)
+            return
+        try:
+            found = journal.leftovers(self.backend, self.journal_dir)
+            done = []
+            for j in found:
+                done += journal.restore_from(self.backend, j)
+        except GputopError as exc:
+            self._status(str(exc), True)
+            return
+        if not found:
+            self._status("nothing to restore")
+        else:
+            self._status("restored: " + ", ".join(f"GPU {i} {w:g} W" for i, _, w in done)
+                         if done else "limits were already at their originals; journal removed")
+
+    def action_close(self) -> None:
+        if self.running:
+            self.action_cancel()
+            self.run_worker(self._close_when_done, group="advisor-close")
+            return
+        self.app.pop_screen()
+
+    async def _close_when_done(self) -> None:
+        import asyncio
+
+        await asyncio.get_running_loop().run_in_executor(None, self.finished.wait, RESTORE_WAIT_S)
+        self.app.pop_screen()
+
+    # ------------------------------------------------------------------ the sweep thread
+    def _sweep_thread(self) -> None:
+        assert self.backend is not None
+        guard = journal.LimitGuard(self.backend, self.plan.devices, self.journal_dir)
+        sweep = Sweep(self.backend, self.plan, guard, cancel=self.cancel_event,
+                      progress=self._progress_from_thread)
+        result = None
+        error = None
+        denied = None
+        # The limits go back even if the app is being ended by force (its terminal gone): the
+        # deadline cancels the sweep and waits for this restore.
+        with critical(wrap_up=self.cancel_event.set):
+            try:
+                guard.begin(self.plan.originals)
+                result = sweep.run()
+            except Cancelled:
+                error = "cancelled"
+            except (NoPermission, Unsupported) as exc:
+                denied = str(exc)
+            except Exception as exc:  # shown on the screen; the finally still restores
+                error = str(exc) or type(exc).__name__
+            finally:
+                try:
+                    restored = guard.finish()
+                except Exception as exc:
+                    restored = None
+                    error = f"{error + '; ' if error else ''}{exc}"
+                self.finished.set()
+        # post_message is thread-safe and does not wait for the UI: a screen that is closing
+        # (and waiting for this thread to restore the limits) can never deadlock with it.
+        self.post_message(SweepDone(result, error, denied, restored))
+
+    def _progress_from_thread(self, p: Progress) -> None:
+        self.post_message(SweepProgress(p))
+
+    def on_sweep_progress(self, message: SweepProgress) -> None:
+        p = message.progress
+        if not self.is_mounted or not self.running:
+            return
+        self.query_one("#adv-progress", ProgressBar).update(progress=round(100 * p.fraction, 1))
+        self._status(f"{p.message} (c: cancel and restore)")
+        self._show_rows(p.rows)
+
+    def _show_rows(self, rows: Sequence[Any]) -> None:
+        table = self.query_one("#adv-table", DataTable)
+        if table.row_count == len(rows):
+            return
+        table.clear()
+        base_cost = rows[0].cost if rows else None
+        for r in rows:
+            table.add_row(
+                f"{r.limit_w:g} W",
+                "N/A" if r.power_w is None else f"{r.power_w:.0f} W",
+                "N/A" if r.saved_w is None else f"{r.saved_w:.0f} W",
+                f"{r.slowdown_pct:.1f}%" + (f" ±{r.spread_pct:.1f}" if r.spread_pct is not None else ""),
+                "N/A" if r.energy_change_pct is None else f"{r.energy_change_pct:+.0f}%",
+                "N/A" if r.perf_per_w is None else f"{100 * (r.perf_per_w - 1):+.0f}%",
+                "N/A" if r.cost is None or not base_cost else f"{r.cost / base_cost:.3f}",
+                "" if r.true_slowdown_pct is None else f"{r.true_slowdown_pct:.1f}%",
+            )
+        if len(rows) > 1:
+            width = max(40, min(100, self.size.width - 4))
+            self.query_one("#adv-plot", Static).update(Text.from_ansi(render.plot(
+                rows, width=width, height=14, max_slowdown_pct=self.config.max_slowdown_pct,
+                color=True)))
+
+    def on_sweep_done(self, message: SweepDone) -> None:
+        result, error, denied, restored = (message.result, message.error, message.denied,
+                                           message.restored)
+        self.running = False
+        if self._sweeps and self._sweeps[-1][1] is None and self.sampler is not None:
+            # the limits are back: samples from the next one on are the job's own again
+            latest = self.sampler.history.snapshots()
+            self._sweeps[-1][1] = latest[-1].time if latest else float("inf")
+        self.result = result
+        self.error = error
+        self.restored = restored
+        if not self.is_mounted:
+            return
+        self.query_one("#adv-progress", ProgressBar).display = result is not None
+        back = ("limits restored to the originals" if restored is not None
+                else "RESTORE FAILED: run `gputop advise --restore`")
+        if denied is not None:
+            self._denied(denied)
+        elif error is not None:
+            self._status(f"sweep stopped: {error}; {back}", error is not None and error != "cancelled")
+        elif result is not None:
+            self._show_rows(result.rows)
+            self.query_one("#adv-progress", ProgressBar).update(progress=100)
+            self.query_one("#adv-rec", Static).update(
+                Text("\n".join(render.recommendation_lines(result))))
+            self._status(f"sweep finished ({result.stopped}); {back}")
+
+    def _denied(self, why: str) -> None:
+        plan = getattr(self, "plan", None)
+        cmds = ""
+        if plan is not None and plan.candidates:
+            cmds = " Or set them yourself: " + "; ".join(
+                journal.nvidia_smi_commands(plan.limits_for(plan.candidates[0])))
+        self._status(f"cannot sweep: {why}. Needed: run gputop as root (sudo) or with"
+                     f" CAP_SYS_ADMIN.{cmds} The passive view below needs no privilege.", True)
+
+    def _stop_and_restore(self) -> None:
+        if self.running or not self.finished.is_set():
+            self.cancel_event.set()
+            self.finished.wait(RESTORE_WAIT_S)

@@ -1,0 +1,163 @@
+"""Modal screens: help, signal confirmation, prompts, saturation (the process view is in
+process_view.py)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Button, Input, Label, Static
+
+from gputop.core.visible import visible
+
+HELP_KEY_WIDTH = 16
+
+
+class HelpScreen(ModalScreen[None]):
+    # `q` quits, as the help itself says, here and in every panel
+    BINDINGS = [Binding("escape,question_mark", "dismiss", "close"),
+                Binding("q", "app.quit", "quit")]
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll { width: 76; max-width: 100%; height: 90%; border: round $primary;
+                                  background: $surface; padding: 0 1; }
+    """
+
+    def __init__(self, rows: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.rows = rows
+
+    def compose(self) -> ComposeResult:
+        text = Text(end="")
+        text.append("gputop keys\n\n", "bold")
+        for keys, what in self.rows:
+            if not keys:
+                text.append(f"\n{what}\n", "bold")
+                continue
+            if len(keys) >= HELP_KEY_WIDTH:  # a long key list gets its own line
+                text.append(f"  {keys}\n", "bold")
+                keys = ""
+            text.append(f"  {keys:<{HELP_KEY_WIDTH}}", "bold")
+            text.append(f"{what}\n")
+        text.append("\nctrl+p opens the command palette with the same actions. Esc closes.")
+        with VerticalScroll():
+            yield Static(text, id="help-text")
+
+    def action_dismiss(self) -> None:
+        self.dismiss(None)
+
+
+class ConfirmSignal(ModalScreen[bool]):
+    BINDINGS = [Binding("y", "answer(True)", "yes"), Binding("n,escape", "answer(False)", "no")]
+    DEFAULT_CSS = """
+    ConfirmSignal { align: center middle; }
+    ConfirmSignal > Vertical { width: 70; max-width: 100%; height: auto; border: thick $error;
+                               background: $surface; padding: 1 2; }
+    ConfirmSignal Horizontal { height: auto; margin-top: 1; }
+    ConfirmSignal Button { margin-right: 2; }
+    """
+
+    def __init__(self, signal_name: str, row) -> None:
+        super().__init__()
+        self.signal_name = signal_name
+        self.row = row  # a ProcRow, or a GroupRow: then every process of the group
+        group = getattr(row, "group", None)
+        self.pids = group.pids if group is not None else [row.process.pid]
+
+    def _lines(self) -> tuple[str, str]:
+        group = getattr(self.row, "group", None)
+        if group is None:
+            p = self.row.process
+            return (f" to process {p.pid}?", f"{visible(p.user or '?')} on GPU {self.row.gpu}: "
+                                              f"{visible(p.command or p.name or '?')}")
+        n = len(self.pids)
+        return (f" to {n} process{'es' if n != 1 else ''} of {visible(group.label)}?",
+                "PIDs " + ", ".join(str(pid) for pid in self.pids))
+
+    def compose(self) -> ComposeResult:
+        question, detail = self._lines()
+        with Vertical():
+            yield Label(Text.assemble(("Send ", ""), (self.signal_name, "bold"), (question, "")))
+            # every PID shows: the list wraps rather than hiding some
+            yield Label(Text(detail, overflow="fold"), id="targets")
+            with Horizontal():
+                yield Button(f"Yes, send {self.signal_name} (y)", variant="error", id="yes")
+                yield Button("No (n / esc)", id="no")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+class Prompt(ModalScreen[str | None]):
+    """A one-line question (the replay seek)."""
+
+    BINDINGS = [Binding("escape", "cancel", "cancel")]
+    DEFAULT_CSS = """
+    Prompt { align: center bottom; }
+    Prompt > Vertical { width: 60; max-width: 100%; height: auto; background: $surface;
+                        border: round $primary; }
+    """
+
+    def __init__(self, question: str, value: str = "") -> None:
+        super().__init__()
+        self.question = question
+        self.value = value
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(self.question)
+            yield Input(self.value, id="prompt-input")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class SaturationScreen(Screen[None]):
+    BINDINGS = [Binding("escape,s", "close", "back to the dashboard")]
+    DEFAULT_CSS = """
+    SaturationScreen > VerticalScroll { background: $background; }
+    SaturationScreen #sat-title { background: $panel; color: $primary; text-style: bold;
+                                  height: 1; padding: 0 1; }
+    """
+
+    def compose(self) -> ComposeResult:
+        from gputop.tui.widgets.saturation import SaturationPanel
+
+        yield Static("Saturation: how busy the GPUs really are (s / esc: back)", id="sat-title")
+        with VerticalScroll():
+            yield SaturationPanel(id="saturation")
+
+    def on_mount(self) -> None:
+        sampler = getattr(self.app, "sampler", None)
+        if sampler is not None:  # GPM on every tick while the panel is open
+            sampler.want("saturation-panel", {"saturation": 0.0})
+
+    def on_unmount(self) -> None:
+        sampler = getattr(self.app, "sampler", None)
+        if sampler is not None:
+            sampler.unwant("saturation-panel")
+
+    def update(self, snapshot) -> None:
+        from gputop.tui.widgets.saturation import SaturationPanel
+
+        panel = self.query_one(SaturationPanel)
+        if hasattr(panel, "update_snapshot"):
+            sampler = getattr(self.app, "sampler", None)
+            history = sampler.history.snapshots() if sampler is not None else None
+            panel.update_snapshot(snapshot, history)
+        else:
+            panel.update(snapshot)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,296 @@
+"""The process detail view (`enter` or `d` on a process row): one process's live history and facts.
+
+Two plots of its trace (gputop.analysis.process_trace): SM% and CPU%, GPU and host memory; and
+what is known about it: PIDs, user, command line, start, its GPUs and MIG instances, container,
+pod and job, and (on this host) what the OS says. The trace lives as long as the view: filled
+from the sampler's history when the view opens, fed each sample while it is open, dropped when it
+closes. When the process leaves the GPUs the view says so and keeps its last plots. The signal
+keys act on this process with the table's confirmation and ownership rules.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Footer, Static
+
+from gputop.analysis.jobs import job_label
+from gputop.analysis.process_trace import ProcessTrace, combined, entries, key_of
+from gputop.core.model import Process, Snapshot
+from gputop.core.visible import visible
+from gputop.tui.text import fmt
+from gputop.tui.widgets.plot import render_plot, style_rgb
+from gputop.tui.widgets.processes import ProcRow, make_row
+
+
+def axis_top(peak: float | None, floor: float) -> float:
+    """The value axis' upper end: ``floor``, or the next 1, 2 or 5 times a power of ten above
+    ``peak`` (a CPU% of 340 gets an axis to 500, 61 GiB one to 100)."""
+    if peak is None or peak <= floor:
+        return floor
+    power = 10.0 ** math.floor(math.log10(peak))
+    for step in (1, 2, 5, 10):
+        if step * power >= peak:
+            return step * power
+    return 10 * power
+
+
+class TracePlot(Widget):
+    """Two series of a process trace on one plot (plot.render_plot)."""
+
+    COMPONENT_CLASSES = {"plot--first", "plot--second", "plot--axis", "plot--title"}
+    DEFAULT_CSS = """
+    TracePlot { height: 1fr; min-height: 7; background: $surface; }
+    TracePlot > .plot--first { color: $plot-util; }
+    TracePlot > .plot--second { color: $plot-memory; }
+    TracePlot > .plot--axis { color: $muted; }
+    TracePlot > .plot--title { color: $primary; text-style: bold; }
+    """
+
+    def __init__(self, series: tuple[tuple[str, str], tuple[str, str]], unit: str,
+                 scale: float = 1.0, floor: float = 100.0, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.unit = unit
+        self.series = series  # (label, TracePoint attribute), two of them
+        self.scale = scale  # value per unit the axis shows (1/1024: MiB on a GiB axis)
+        self.floor = floor  # the axis reaches at least this far
+        self._trace: ProcessTrace | None = None
+        self._text: Text | None = None
+
+    def show(self, trace: ProcessTrace) -> None:
+        self._trace = trace
+        self._text = None
+        self.refresh()
+
+    def on_resize(self) -> None:
+        self._text = None
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._text = None  # another theme: other colours
+
+    def render(self) -> Text:
+        if self._text is None:
+            self._text = self._build()
+        return self._text
+
+    def _build(self) -> Text:
+        w, h = self.size.width, self.size.height
+        trace = self._trace
+        if trace is None or w < 20 or h < 5:
+            return Text("(too small for a plot)" if trace is not None else "")
+        n = max(10, w - 8)
+        classes = ("plot--first", "plot--second")
+        styles = [self.get_component_rich_style(c) for c in classes]
+        values = [[None if v is None else v * self.scale for v in trace.series(attr)[-n:]]
+                  for _, attr in self.series]
+        peak = max((v for vs in values for v in vs if v is not None), default=None)
+        series = [(label, vs, style_rgb(style, (128, 128, 128)))
+                  for (label, _), vs, style in zip(self.series, values, styles, strict=True)]
+        axis = style_rgb(self.get_component_rich_style("plot--axis"), (128, 128, 128))
+        body = render_plot(series, w, h - 1, axis, trace.times()[-n:],
+                           top=axis_top(peak, self.floor))
+        title = Text.assemble(" ", (self.series[0][0], styles[0]), "  ",
+                              (self.series[1][0], styles[1]),
+                              (f"  ({self.unit})", self.get_component_rich_style("plot--title")),
+                              end="")
+        return Text("\n", end="").join([title, body])
+
+
+def describe_process(found: Sequence[tuple[int, Process]], now: float) -> list[tuple[str, str]]:
+    """The facts of a process from its entries on each GPU it holds (the first one's host facts:
+    they are the same on every GPU)."""
+    p = found[0][1]
+    gpus = ", ".join(_gpu_text(gpu, q) for gpu, q in found)
+    pid = str(p.pid) + (f" (PID {p.namespace_pid} in its own namespace)"
+                        if p.namespace_pid is not None else "")
+    total = combined([q for _, q in found], now)
+    fields = [
+        ("PID", pid),
+        ("user", p.user or fmt.NA),
+        ("command", p.command or p.name or fmt.NA),
+        ("started", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(p.started))
+         if p.started else fmt.NA),
+        ("running", fmt.duration(now - p.started if p.started else None)),
+        ("GPU" if len(found) == 1 else "GPUs", gpus),
+        ("type", p.type or fmt.NA),
+        ("GPU memory", fmt.mib(total.gpu_memory_mib)),
+        ("SM", fmt.num(total.sm_pct, ".0f", "%")),
+        ("CPU", fmt.num(p.cpu_pct, ".1f", "%")),
+        ("host memory", fmt.host_mem(p.host_memory_mib)),
+    ]
+    if p.job is not None:
+        fields.append(("job", f"{p.job.scheduler} {job_label(p)}"))
+    if p.container is not None:
+        c = p.container
+        fields += [(label, value) for label, value in (
+            ("container", c.label),
+            ("container id", c.id), ("runtime", c.runtime), ("pod", c.pod),
+            ("pod namespace", c.pod_namespace), ("pod uid", c.pod_uid)) if value]
+    return fields
+
+
+def _gpu_text(gpu: int, p: Process) -> str:
+    if p.gpu_instance_id is None:
+        return str(gpu)
+    ci = f" CI {p.compute_instance_id}" if p.compute_instance_id is not None else ""
+    return f"{gpu} (MIG GI {p.gpu_instance_id}{ci})"
+
+
+def os_details(pid: int, started: float | None) -> list[tuple[str, str]]:
+    """What this host's kernel says of the process (``pid`` as seen here), if it is still the
+    process the device reported (same start time)."""
+    import psutil
+
+    from gputop.host.signals import START_TOLERANCE_S
+
+    try:
+        proc = psutil.Process(pid)
+        with proc.oneshot():
+            if started is not None and abs(proc.create_time() - started) > START_TOLERANCE_S:
+                return [("status", f"exited (PID {pid} now belongs to another process)")]
+            return [("status", proc.status()), ("threads", str(proc.num_threads())),
+                    ("parent", str(proc.ppid())), ("nice", str(proc.nice())),
+                    ("cwd", _safe(proc.cwd))]
+    except psutil.NoSuchProcess:
+        return [("status", "exited (no longer running on this host)")]
+    except psutil.AccessDenied:
+        return [("status", "no permission to inspect")]
+
+
+def _safe(getter) -> str:
+    try:
+        return getter()
+    except Exception:  # AccessDenied on another user's cwd
+        return fmt.NA
+
+
+def facts_table(fields: list[tuple[str, str]]) -> Table:
+    """Labels right-aligned beside their values; a long command line wraps in its own column.
+    Values (a command line, a user, a container, a working directory) are Text made visible:
+    never read as markup, never a control sequence."""
+    table = Table.grid(padding=(0, 1))
+    table.add_column(justify="right", style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
+    for key, value in fields:
+        table.add_row(key, Text(visible(value)))
+    return table
+
+
+class ProcessView(Screen[None]):
+    HIDES_DASHBOARD_KEYS = True  # the table's keys (filter, sort, …) do nothing here
+    BINDINGS = [
+        Binding("escape,d,enter", "close", "back"),
+        Binding("q", "app.quit", "quit"),
+        Binding("k", "signal('SIGTERM')", "SIGTERM"),
+        Binding("K", "signal('SIGKILL')", "SIGKILL"),
+        Binding("i", "signal('SIGINT')", "SIGINT"),
+    ]
+    DEFAULT_CSS = """
+    ProcessView { background: $background; }
+    ProcessView #pv-title { background: $panel; color: $primary; text-style: bold; height: 1;
+                            padding: 0 1; }
+    ProcessView #pv-status { height: 1; padding: 0 1; }
+    ProcessView #pv-status.-gone { color: $warning; text-style: bold; }
+    ProcessView #pv-facts { width: 56; max-width: 50%; background: $surface; }
+    ProcessView #pv-plots { width: 1fr; }
+    """
+
+    def __init__(self, row: ProcRow, snapshot: Snapshot, history: Sequence[Snapshot],
+                 local: bool, pid_here: int | None) -> None:
+        super().__init__()
+        self.row = row  # the table row it was opened from
+        self.key = key_of(row.process)
+        self.local = local  # the process runs on this host: the OS can be asked about it
+        self.pid_here = pid_here  # its PID in this PID namespace (None: not visible here)
+        self.trace = ProcessTrace(self.key)
+        self.trace.extend(history)
+        self.trace.add(snapshot)
+        self.found = entries(snapshot, self.key) or [(row.gpu, row.process)]
+        self.now = snapshot.time
+        self.os_facts = os_details(pid_here, row.process.started) if local and pid_here else []
+        self.gone_note: str | None = None
+
+    def compose(self) -> ComposeResult:
+        p = self.row.process
+        yield Static(Text(f"Process {p.pid} · {visible(p.user or fmt.NA)} · "
+                          f"{visible(p.command or p.name or '')}",
+                          no_wrap=True, overflow="ellipsis"), id="pv-title")
+        yield Static(id="pv-status")
+        with Horizontal():
+            with VerticalScroll(id="pv-facts"):
+                yield Static(id="pv-facts-text")
+            with Vertical(id="pv-plots"):
+                yield TracePlot((("SM", "sm_pct"), ("CPU", "cpu_pct")),
+                                "%; CPU: of one core", id="pv-activity")
+                yield TracePlot((("GPU memory", "gpu_memory_mib"),
+                                 ("host memory", "host_memory_mib")),
+                                "GiB", scale=1 / 1024, floor=1.0, id="pv-memory")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._show()
+
+    def update(self, snapshot: Snapshot) -> None:
+        """One sample (the app calls this for every sample while the view is open)."""
+        if self.trace.add(snapshot) is not None:
+            self.found = entries(snapshot, self.key)
+            self.now = snapshot.time
+            self.gone_note = None
+        elif self.trace.gone_since is not None and self.gone_note is None:
+            self.gone_note = self._gone_note()
+        self._show()
+
+    @property
+    def gone(self) -> bool:
+        return self.trace.gone_since is not None
+
+    def _gone_note(self) -> str:
+        when = time.strftime("%H:%M:%S", time.localtime(self.trace.gone_since))
+        if self.local and self.pid_here:
+            self.os_facts = os_details(self.pid_here, self.row.process.started)
+            if not self.os_facts[0][1].startswith("exited"):
+                return (f"released its GPUs at {when} (still running on this host); "
+                        "the plots keep its last readings")
+            return f"exited at {when}; the plots keep its last readings"
+        return (f"gone from the GPUs at {when} (exited, or released them); the plots keep its "
+                "last readings")
+
+    def _show(self) -> None:
+        status = self.query_one("#pv-status", Static)
+        status.set_class(self.gone, "-gone")
+        if self.gone:
+            status.update(Text(f"■ {self.gone_note}", no_wrap=True, overflow="ellipsis"))
+        else:
+            gpus = ", ".join(str(g) for g, _ in self.found)
+            status.update(Text(f"● running on GPU{'s' if len(self.found) > 1 else ''} {gpus} · "
+                               f"{len(self.trace.points)} samples · esc: back",
+                               no_wrap=True, overflow="ellipsis"))
+        fields = describe_process(self.found, self.now)
+        if self.os_facts:
+            fields += [("", "")] + self.os_facts
+        self.query_one("#pv-facts-text", Static).update(facts_table(fields))
+        for plot in self.query(TracePlot):
+            plot.show(self.trace)
+
+    # ------------------------------------------------------------------ keys
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "signal" and getattr(self.app, "readonly", False):
+            return False  # --readonly: no signal keys here either
+        return True
+
+    def action_signal(self, name: str) -> None:
+        gpu, process = self.found[0]
+        self.app.signal_row(make_row(gpu, process, self.now), name)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

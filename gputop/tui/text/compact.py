@@ -1,0 +1,78 @@
+"""The compact, gpustat-like text view of one snapshot (no Textual: it must start fast).
+
+Every name in it (host, device, user, process) and every message is shown through
+``gputop.core.visible``: a process named ``ESC ]0;…`` is printed as ``^[]0;…``, never obeyed."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import TextIO
+
+from gputop.core.model import Device, Snapshot
+from gputop.core.visible import visible
+
+_RESET = "\x1b[0m"
+_BOLD = "\x1b[1m"
+_RED = "\x1b[31m"
+_GREEN = "\x1b[32m"
+_YELLOW = "\x1b[33m"
+_CYAN = "\x1b[36m"
+_MAGENTA = "\x1b[35m"
+_DIM = "\x1b[2m"
+
+
+def use_color(mode: str, stream: TextIO) -> bool:
+    if mode == "always":
+        return True
+    if mode == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+def _fmt(value: float | None, spec: str = ".0f", unit: str = "") -> str:
+    return "N/A" if value is None else f"{value:{spec}}{unit}"
+
+
+def _level(pct: float | None) -> str:
+    if pct is None:
+        return _DIM
+    return _RED if pct >= 90 else _YELLOW if pct >= 50 else _GREEN
+
+
+def device_line(dev: Device, color: bool) -> str:
+    def c(code: str, text: str) -> str:
+        return f"{code}{text}{_RESET}" if color else text
+
+    head = f"[{dev.index}] {visible(dev.name or 'unknown device'):<24.24}"
+    if dev.status != "ok":
+        reason = f" ({visible(dev.status_reason)})" if dev.status_reason else ""
+        return f"{c(_CYAN, head)} | {c(_RED + _BOLD, dev.status.upper() + reason)}"
+    temp = c(_level(None if dev.temperature_c is None else dev.temperature_c + 10),
+             _fmt(dev.temperature_c, ".0f", "°C"))
+    util = c(_level(dev.utilization_gpu_pct), _fmt(dev.utilization_gpu_pct, "3.0f", " %"))
+    mem = c(_level(dev.memory_pct),
+            f"{_fmt(dev.memory_used_mib, '5.0f')} / {_fmt(dev.memory_total_mib, '5.0f')} MiB")
+    power = c(_MAGENTA, f"{_fmt(dev.power_draw_w, '3.0f')} / {_fmt(dev.power_limit_w, '3.0f')} W")
+    procs = " ".join(
+        f"{visible(p.user or '?')}:{visible(p.name or '?')}/{p.pid}"
+        f"({_fmt(p.gpu_memory_mib, '.0f', 'M')})"
+        for p in dev.processes
+    )
+    line = f"{c(_CYAN, head)} | {temp:>5} {util} | {mem} | {power}"
+    # a replayed log, or an idle GPU, has no processes: no empty column after the last bar
+    return f"{line} | {procs}" if procs else line
+
+
+def render_text(snap: Snapshot, color: bool = False) -> str:
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(snap.time))
+    backend = snap.backend
+    if backend == "sim":
+        backend = f"{_BOLD}{_YELLOW}SIMULATED{_RESET}" if color else "SIMULATED"
+    driver = f"  driver {visible(snap.driver_version)}" if snap.driver_version else ""
+    lines = [f"{visible(snap.host)}  {stamp}{driver}  backend: {backend}"]
+    lines += [device_line(d, color) for d in snap.devices]
+    for h in snap.hints:
+        where = f"GPU {h.device}" if h.device is not None else "node"
+        lines.append(f"  {where}: {h.code} ({h.severity}) - {visible(h.message)}")
+    return "\n".join(lines) + "\n"

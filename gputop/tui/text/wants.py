@@ -1,0 +1,24 @@
+"""What the dashboard reads from each tick (gputop.core.budget), importable without Textual."""
+
+from __future__ import annotations
+
+from gputop.core import budget
+
+# What the dashboard reads from each tick (gputop.core.budget): its cards, history plot, process table
+# and hints. Nothing else is asked of the device; other screens add what they show while open.
+DASHBOARD = {
+    **budget.wants("utilization_gpu_pct", "memory_used_mib", "power_draw_w", "power_limit_w",
+                   "clock_sm_mhz", "clock_event_reasons", "processes"),
+    # Slow by nature (thermal mass, fan ramps): a reading a few seconds old says the same.
+    **budget.wants("temperature_c", "fan_pct", "pstate", every=5.0),
+    # GPM, for the underfilled / memory-bound hints over a 60 s window; the saturation panel
+    # asks for it on every tick while it is open.
+    **budget.wants("saturation", every=5.0),
+    # Under MIG the cards nest each instance's memory and the table its GI/CI (no cost elsewhere:
+    # a GPU with MIG off is never asked).
+    **budget.wants("mig_instances"),
+}
+
+# The wide cards' rates line (gputop/tui/text/rates.py), added only while it is on screen: video
+# engines and, from GPM, PCIe and NVLink traffic, fresh on every tick.
+WIDE_CARDS = budget.wants("utilization_encoder_pct", "utilization_decoder_pct", "saturation")

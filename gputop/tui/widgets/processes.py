@@ -1,0 +1,290 @@
+"""The process table: rows keyed by (GPU, PID), updated in place, sorted and filtered.
+
+A DataTable invalidates every row's render cache on any cell update, so refreshing 32 rows each
+second repaints the whole table. This is a KeyedTable (one cached line per row, only the changed
+cells repainted); the cursor follows its process and the scroll offset stays put.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+from textual.message import Message
+
+from gputop.analysis.jobs import job_label
+from gputop.core.model import Process, Snapshot
+from gputop.tui.text import fmt
+from gputop.tui.widgets.keyed_table import Column, KeyedTable
+
+COLUMNS: tuple[Column, ...] = (
+    Column("gpu", "GPU", 4, right=True, sort_key="G"),
+    Column("pid", "PID", 7, right=True, sort_key="P"),
+    Column("user", "USER", 10, sort_key="U"),
+    Column("job", "JOB", 12, sort_key="J"),
+    Column("gpu_mem", "GPU MEM", 8, right=True, sort_key="M"),
+    Column("sm", "SM%", 4, right=True, sort_key="S"),
+    Column("cpu", "CPU%", 6, right=True, sort_key="C"),
+    Column("host_mem", "HOST MEM", 8, right=True, sort_key="H"),
+    Column("time", "TIME", 10, right=True, sort_key="T"),
+    Column("command", "COMMAND", 0, sort_key="O"),
+)
+# Shown after GPU only while some GPU has MIG on: the process's GPU instance / compute instance,
+# as nvidia-smi's process table pairs them ("2/0"); "-" for a process on a whole GPU.
+MIG_COLUMN = Column("mig", "GI/CI", 5, right=True)
+MIG_COLUMNS = COLUMNS[:1] + (MIG_COLUMN,) + COLUMNS[1:]
+SORT_KEYS = {c.sort_key: c.key for c in COLUMNS}
+COLUMN_BY_KEY = {c.key: c for c in COLUMNS}
+# Numbers sort largest first by default, text A→Z.
+DESCENDING_FIRST = {"gpu_mem", "sm", "cpu", "host_mem", "time"}
+# A group row is named by its GROUP column: a settings file's `columns` never hides it.
+GROUP_NAME = "job"
+
+
+@dataclass(frozen=True)
+class ProcRow:
+    key: str
+    gpu: int
+    process: Process
+    cells: tuple[str, ...]
+
+
+def row_key(gpu: int, pid: int) -> str:
+    return f"{gpu}:{pid}"
+
+
+def mig_cell(proc: Process) -> str:
+    if proc.gpu_instance_id is None:
+        return "-"
+    ci = "-" if proc.compute_instance_id is None else proc.compute_instance_id
+    return f"{proc.gpu_instance_id}/{ci}"
+
+
+def with_mig(cells: tuple[str, ...], proc: Process) -> tuple[str, ...]:
+    """``cells`` in MIG_COLUMNS' order: the process's instance after its GPU."""
+    return cells[:1] + (mig_cell(proc),) + cells[1:]
+
+
+def make_row(gpu: int, proc: Process, now: float, mig: bool = False) -> ProcRow:
+    running = now - proc.started if proc.started is not None else None
+    cells = (
+        str(gpu),
+        str(proc.pid),
+        proc.user or fmt.NA,
+        job_label(proc) or "-",
+        fmt.mib(proc.gpu_memory_mib),
+        fmt.num(proc.sm_pct),
+        fmt.num(proc.cpu_pct, ".1f"),
+        fmt.host_mem(proc.host_memory_mib),
+        fmt.duration(running),
+        proc.command or proc.name or fmt.NA,
+    )
+    if mig:
+        cells = with_mig(cells, proc)
+    return ProcRow(row_key(gpu, proc.pid), gpu, proc, cells)
+
+
+def _sort_value(row: ProcRow, column: str, now: float):
+    p = row.process
+    missing = float("-inf")
+    if column == "gpu":
+        return (row.gpu, p.pid)
+    if column == "pid":
+        return p.pid
+    if column == "user":
+        return (p.user or "").lower()
+    if column == "job":
+        return (job_label(p) or "").lower()
+    if column == "command":
+        return (p.command or p.name or "").lower()
+    if column == "time":
+        return now - p.started if p.started is not None else missing
+    value = {"gpu_mem": p.gpu_memory_mib, "sm": p.sm_pct, "cpu": p.cpu_pct,
+             "host_mem": p.host_memory_mib}[column]
+    return missing if value is None else value
+
+
+def matches(row: ProcRow, needle: str) -> bool:
+    """The `/` filter: a case-insensitive substring of user, job, command/name or PID."""
+    if not needle:
+        return True
+    n = needle.lower()
+    p = row.process
+    return (n in (p.user or "").lower() or n in (p.command or "").lower()
+            or n in (p.name or "").lower() or n in str(p.pid)
+            or n in (job_label(p) or "").lower())
+
+
+def outside_row(gpu: int, procs: list[Process], mig: bool = False) -> ProcRow:
+    """One row for a GPU's processes outside gputop's PID namespace: how many, how much memory."""
+    known = [p.gpu_memory_mib for p in procs if p.gpu_memory_mib is not None]
+    memory = sum(known) if known else None
+    n = len(procs)
+    where = "process" if n == 1 else "processes"
+    summary = Process(pid=min(p.pid for p in procs), gpu_memory_mib=memory,
+                      outside_pid_namespace=True,
+                      command=f"{n} {where} outside this container: " + (
+                          f"{memory / 1024:.1f} GiB" if memory is not None else fmt.NA))
+    cells = (str(gpu), "-", fmt.NA, "-", fmt.mib(memory), fmt.NA, fmt.NA, fmt.NA, fmt.NA,
+             summary.command or "")
+    if mig:
+        cells = with_mig(cells, summary)
+    return ProcRow(f"{gpu}:outside", gpu, summary, cells)
+
+
+def has_mig(snapshot: Snapshot) -> bool:
+    """True while some GPU is split into MIG instances: the table shows each process's."""
+    return any(dev.mig_instances for dev in snapshot.devices)
+
+
+def build_rows(snapshot: Snapshot, now: float | None = None, *, needle: str = "",
+               only_gpu: int | None = None, sort: str = "gpu",
+               descending: bool = False) -> list[ProcRow]:
+    now = snapshot.time if now is None else now
+    mig = has_mig(snapshot)
+    rows = []
+    for dev in snapshot.devices:
+        if only_gpu is not None and dev.index != only_gpu:
+            continue
+        outside = [p for p in dev.processes if p.outside_pid_namespace]
+        for proc in dev.processes:
+            if proc.outside_pid_namespace:
+                continue
+            row = make_row(dev.index, proc, now, mig)
+            if matches(row, needle):
+                rows.append(row)
+        if outside:
+            row = outside_row(dev.index, outside, mig)
+            if matches(row, needle):
+                rows.append(row)
+    # A stable tie-break (GPU, PID) keeps equal rows from swapping places between ticks.
+    rows.sort(key=lambda r: (r.gpu, r.process.pid))
+    rows.sort(key=lambda r: _sort_value(r, sort, now), reverse=descending)
+    return rows
+
+
+class ProcessTable(KeyedTable):
+    """Keyboard: up/down/page/home/end move the cursor; enter opens the detail view."""
+
+    BINDINGS = [Binding("enter", "open", "details", show=False)]
+    COMPONENT_PREFIX = "proctable"
+    COMPONENT_CLASSES = {"proctable--header", "proctable--sorted", "proctable--cursor",
+                         "proctable--key", "proctable--empty"}
+    DEFAULT_CSS = """
+    ProcessTable { height: 1fr; background: $surface; }
+    ProcessTable > .proctable--header { background: $panel; color: $foreground; text-style: bold; }
+    ProcessTable > .proctable--sorted { background: $panel; color: $accent; text-style: bold; }
+    ProcessTable > .proctable--key { background: $panel; color: $accent; text-style: bold underline; }
+    ProcessTable > .proctable--cursor { background: $primary 30%; text-style: bold; }
+    ProcessTable:focus > .proctable--cursor { background: $primary 50%; }
+    ProcessTable > .proctable--empty { color: $muted; }
+    """
+    DOUBLE_CLICK_OPENS = False
+
+    class Open(Message):
+        def __init__(self, row: ProcRow) -> None:
+            super().__init__()
+            self.row = row
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(COLUMNS, id=id, empty_text="no GPU processes")
+        self.sort_column = "gpu"
+        self.needle = ""
+        self.only_gpu: int | None = None
+        self.grouping = "process"  # or "job", "user": see gputop.analysis.groups.MODES
+        self.history = None  # a callable giving the sampler's snapshots (per-job energy)
+        self.hidden_by_settings: frozenset[str] = frozenset()  # see show_only
+        self._snapshot: Snapshot | None = None
+
+    @property
+    def sort_descending(self) -> bool:
+        return self.sort_reverse
+
+    # ------------------------------------------------------------------ data
+    def update(self, snapshot: Snapshot, now: float | None = None) -> None:
+        self._snapshot = snapshot
+        self._now = snapshot.time if now is None else now
+        if self.grouping != "process":
+            self.set_rows(self._group_rows(snapshot))
+            return
+        columns = MIG_COLUMNS if has_mig(snapshot) else COLUMNS
+        if columns != self.columns:
+            self.columns = columns
+            self.redraw_columns()
+        self.set_rows(build_rows(snapshot, self._now, needle=self.needle,
+                                 only_gpu=self.only_gpu, sort=self.sort_column,
+                                 descending=self.sort_reverse))
+
+    def _group_rows(self, snapshot: Snapshot) -> list:
+        from gputop.tui.widgets.grouped import build_group_rows
+
+        energy = ()
+        if self.grouping == "job" and self.history is not None:
+            from gputop.analysis.jobs import job_energy
+
+            energy = job_energy(self.history())
+        return build_group_rows(snapshot, self.grouping, self._now, energy=energy,
+                                needle=self.needle, only_gpu=self.only_gpu,
+                                sort=self.sort_column, descending=self.sort_reverse)
+
+    def set_grouping(self, mode: str) -> None:
+        """One row per process, or per group ("job", "user"); the columns change with it."""
+        from gputop.tui.widgets.grouped import GROUP_COLUMNS
+
+        self.grouping = mode
+        mig = self._snapshot is not None and has_mig(self._snapshot)
+        self.columns = (MIG_COLUMNS if mig else COLUMNS) if mode == "process" else GROUP_COLUMNS
+        self._hide_for_mode()  # and the widths, header and rows drawn anew
+        self.cursor_key = None  # rows of another kind: the cursor starts at the top
+        self.cursor_row = 0
+        self.rows = []
+        self.scroll_to(y=0, animate=False)
+        self._reapply()
+        self._header = None
+        self.refresh()
+
+    def _reapply(self) -> None:
+        if self._snapshot is not None:
+            self.update(self._snapshot, self._now)
+        else:
+            self._header = None
+            self.refresh()
+
+    def show_only(self, keys) -> None:
+        """Show only the columns named (the settings file's `columns`); group rows hide the
+        same ones, but never their name."""
+        self.hidden_by_settings = frozenset(c.key for c in COLUMNS if c.key not in keys)
+        self._hide_for_mode()
+
+    def _hide_for_mode(self) -> None:
+        hidden = self.hidden_by_settings
+        self.hide_columns(hidden if self.grouping == "process" else hidden - {GROUP_NAME})
+
+    def sort_as(self, column: str, descending: bool | None = None) -> None:
+        """Sort by ``column``; ``descending`` None: the column's own first direction."""
+        self.set_sort(column, column in DESCENDING_FIRST if descending is None else descending)
+        self._reapply()
+
+    def set_filter(self, needle: str) -> None:
+        self.needle = needle
+        self._reapply()
+
+    def set_only_gpu(self, gpu: int | None) -> None:
+        self.only_gpu = gpu
+        self._reapply()
+
+    def sort_by(self, column: str) -> None:
+        """Sort by ``column``; the same column again flips the direction."""
+        self.sort_as(column, not self.sort_reverse if column == self.sort_column else None)
+
+    def action_open(self) -> None:
+        row = self.selected
+        if row is not None:
+            self.post_message(self.Open(row))
+
+    def empty_message(self) -> str:
+        if self.needle and self.grouping != "process":
+            return f"no group matches the filter {self.needle!r}"
+        if self.needle:
+            return f"no process matches the filter {self.needle!r}"
+        return self.empty_text
