@@ -56,10 +56,25 @@ def _ours(proc, me: int, descendants: set[int], folders: tuple[str, ...]) -> boo
     try:
         if proc.status() == psutil.STATUS_ZOMBIE:
             return False
+        mark = proc.environ().get(SESSION_MARK)
+        if mark is not None:  # started under some suite: ours only if under this one
+            return mark == str(me)
+        if _under_another_suite(proc):
+            return False
         text = " ".join(proc.cmdline())
-        if any(folder in text for folder in folders):
-            return True
-        return proc.environ().get(SESSION_MARK) == str(me)
+        return any(folder in text for folder in folders)
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return False
+
+
+def _under_another_suite(proc) -> bool:
+    """Tell whether a process is another pytest run, or runs under one: a suite beside this one
+    (another checkout, using this checkout's virtual environment) is not ours to kill."""
+    import psutil
+
+    try:
+        chain = [proc, *proc.parents()]
+        return any("pytest" in " ".join(p.cmdline()) for p in chain)
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return False
 

@@ -47,4 +47,4 @@ def test_only_the_web_server_imports_textual_serve_or_aiohttp():
     pattern = re.compile(r"^\s*(from|import)\s+(textual_serve|aiohttp)\b", re.M)
     importers = sorted(str(p.relative_to(package)) for p in package.rglob("*.py")
                        if pattern.search(p.read_text(encoding="utf-8")))
-    assert importers == ["tui/web.py"], importers
+    assert importers == ["web/server.py"], importers
