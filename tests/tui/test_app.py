@@ -15,6 +15,7 @@ from tui_helpers import no_user_themes_fixture, utc_fixture  # noqa: F401 - auto
 
 from gputop.backends.base import Backend
 from gputop.commands.dashboard import run_dashboard
+from gputop.core.budget import EVERYTHING, Wants
 from gputop.core.model import Device, DeviceInfo, NodeInfo, Process, Snapshot
 from gputop.tui.app import GputopApp
 from gputop.tui.text.wants import DASHBOARD as DASHBOARD_WANTS
@@ -579,7 +580,7 @@ class LocalBackend(Backend):
         return NodeInfo(host=socket.gethostname(), backend="fake",
                         devices=(DeviceInfo(index=0, name="Fake GPU"),))
 
-    def sample(self, devices=None) -> Snapshot:
+    def sample(self, devices=None, *, wants: Wants | None = EVERYTHING) -> Snapshot:
         procs = []
         for pid in self.pids:
             try:
@@ -727,9 +728,9 @@ async def test_simulated_processes_are_never_signalled():
 
 
 class SlowBackend(LocalBackend):
-    def sample(self, devices=None):
+    def sample(self, devices=None, *, wants: Wants | None = EVERYTHING) -> Snapshot:
         time.sleep(1.5)
-        return super().sample(devices)
+        return super().sample(devices, wants=wants)
 
 
 async def test_a_slow_backend_never_blocks_the_keys():
@@ -751,11 +752,11 @@ async def test_late_samples_are_flagged_in_the_header():
     class Blocking(LocalBackend):
         calls = 0
 
-        def sample(self, devices=None):
+        def sample(self, devices=None, *, wants: Wants | None = EVERYTHING) -> Snapshot:
             Blocking.calls += 1
             if Blocking.calls > 1:
                 gate.wait(5)  # the second sample hangs, like npu-smi on a bad day
-            return super().sample(devices)
+            return super().sample(devices, wants=wants)
 
     app = GputopApp(Blocking([]), interval=0.1)
     app.late_after_s = 0.0

@@ -28,6 +28,7 @@ from tui_helpers import no_user_themes_fixture, utc_fixture  # noqa: F401 - auto
 
 from gputop.backends.base import Backend
 from gputop.cluster.node import NodeStatus
+from gputop.core.budget import EVERYTHING, Wants
 from gputop.core.model import Device, DeviceInfo, Hint, NodeInfo, Process, Snapshot
 from gputop.host.attribution import Attribution, Places
 from gputop.host.processes import HostProcesses
@@ -92,7 +93,7 @@ class HostileBackend(Backend):
         return NodeInfo(host=self.host, backend="fake",
                         devices=(DeviceInfo(index=0, name=DEVICE), DeviceInfo(index=1, name=DEVICE)))
 
-    def sample(self, devices=None, **kwargs) -> Snapshot:
+    def sample(self, devices=None, *, wants: Wants | None = EVERYTHING) -> Snapshot:
         procs = []
         for pid in self.pids:
             f = self.reader.lookup(pid)
