@@ -4,6 +4,7 @@ view, a node opened in the dashboard widgets, remote text never read as markup."
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 
 import pytest
@@ -27,7 +28,7 @@ def sim_snapshot(scenario: str, host: str):
 
 
 class ScriptedCluster:
-    """The part of transport.Cluster the screen uses, with statuses a test sets."""
+    """A cluster source (gputop.cluster.source.ClusterSource) with statuses a test sets."""
 
     def __init__(self, statuses: list[NodeStatus]) -> None:
         self._statuses = {s.host: s for s in statuses}
@@ -48,6 +49,16 @@ class ScriptedCluster:
 
     def status(self, host: str) -> NodeStatus:
         return self._statuses[host]
+
+    def wait(self, predicate: Callable[[list[NodeStatus]], bool], timeout: float) -> bool:
+        return predicate(self.statuses())  # statuses change only when the test sets them
+
+    @staticmethod
+    def settled(statuses: Sequence[NodeStatus]) -> bool:
+        return True
+
+    def detail(self, hosts: Collection[str] = (), every: bool = False) -> None:
+        pass  # every node's snapshot is here whole
 
     def set(self, status: NodeStatus) -> None:
         old = self._statuses[status.host]
