@@ -7,17 +7,13 @@ import threading
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 
-import pytest
+from cluster_lab import lab_fixture  # noqa: F401 - the `lab` fixture
 
-pytest.importorskip("gputop.tui.widgets.dashboard", reason="needs the dashboard widgets (branch tui)")
-
-from cluster_lab import lab_fixture  # noqa: E402,F401 - the `lab` fixture
-
-from gputop.backends.base import BackendOptions  # noqa: E402
-from gputop.backends.sim.backend import SimBackend  # noqa: E402
-from gputop.cluster.node import NodeStatus  # noqa: E402
-from gputop.core.model import Process  # noqa: E402
-from gputop.tui.cluster import ClusterApp, NodeScreen  # noqa: E402
+from gputop.backends.base import BackendOptions
+from gputop.backends.sim.backend import SimBackend
+from gputop.cluster.node import NodeStatus
+from gputop.core.model import Process
+from gputop.tui.cluster import ClusterApp, NodeScreen
 
 
 def sim_snapshot(scenario: str, host: str):
