@@ -125,8 +125,8 @@ def test_player_controls():
 
 def test_the_player_implements_the_replay_controls_a_view_drives() -> None:
     members = {name for name in vars(ReplayControls) if not name.startswith("_")}
-    assert members == {"position", "duration", "speed", "playing", "times", "toggle", "step",
-                       "set_speed", "seek", "skip"}
+    assert members == {"position", "duration", "speed", "playing", "times", "play", "pause",
+                       "toggle", "step", "set_speed", "seek", "skip"}
     player = Player([0.0, 1.0, 2.0])
     controls: ReplayControls = player  # mypy checks the Player against the contract
     assert sorted(n for n in members if not hasattr(controls, n)) == []

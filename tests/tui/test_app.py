@@ -502,6 +502,12 @@ async def test_replay_keys_drive_the_player_and_show_the_position() -> None:
         def set_speed(self, speed: float) -> None:
             self._speed = speed
 
+        def play(self) -> None:
+            self.playing = True
+
+        def pause(self) -> None:
+            self.playing = False
+
         def toggle(self) -> None:
             self.playing = not self.playing
 

@@ -34,6 +34,12 @@ class ReplayControls(Protocol):
     def times(self) -> Sequence[float]:
         """Return every sample's position, in order (a header sizes its clock by them)."""
 
+    def play(self) -> None:
+        """Let the position move on by itself (from the start again when at the end)."""
+
+    def pause(self) -> None:
+        """Hold the position where it is."""
+
     def toggle(self) -> None:
         """Pause a playing replay, play a paused one."""
 
