@@ -32,7 +32,7 @@ class DcgmMetric:
     def read(self, dev: Device) -> float | None:
         if self.custom is not None:
             return self.custom(dev)
-        value = getattr(dev.saturation if self.sat else dev, self.attr)
+        value = getattr(dev.saturation if self.sat else dev, self.attr)  # a declared field
         return None if value is None else float(value) * self.scale
 
 
