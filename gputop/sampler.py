@@ -7,10 +7,10 @@ bunched, so a slow backend lowers the rate instead of bursting afterwards.
 
 from __future__ import annotations
 
-import inspect
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
 
 from gputop.backends.base import Backend
 from gputop.core import budget
@@ -21,6 +21,19 @@ Listener = Callable[[Snapshot], None]
 ErrorListener = Callable[[BaseException], None]
 
 DEFAULT_HISTORY = 600
+
+
+@runtime_checkable
+class SnapshotView(Protocol):
+    """Declare a view that shows each sample as it comes: the consumer side of the sampler.
+
+    A screen that follows the samples (a process's trace, the saturation panel) implements
+    ``update``; its app hands it each snapshot on the app's thread. Runtime-checkable because
+    Textual's screens cannot name a Protocol as a base (their metaclass is not ABCMeta): the app
+    picks the views out of its screen stack with ``isinstance(screen, SnapshotView)``."""
+
+    def update(self, snapshot: Snapshot) -> None:
+        """Show ``snapshot``, the latest sample; called once per tick, never concurrently."""
 
 
 def next_tick(start: float, interval: float, now: float, k: int) -> tuple[int, float]:
@@ -91,8 +104,6 @@ class Sampler:
         self._paused = threading.Event()
         self._wake = threading.Event()
         self._wants: dict[str, budget.Wants | None] = {}
-        # A backend whose sample() takes no budget (a test double) reads everything.
-        self._budgeted = "wants" in inspect.signature(backend.sample).parameters
         self.wants: budget.Wants | None = budget.EVERYTHING
         self.latest_wants: budget.Wants | None = budget.EVERYTHING
 
@@ -135,7 +146,7 @@ class Sampler:
     # -- one tick, on whatever thread calls it
     def tick(self) -> Snapshot | None:
         try:
-            wants = self.wants if self._budgeted else budget.EVERYTHING
+            wants = self.wants
             snap = (self.backend.sample(self.devices) if wants is budget.EVERYTHING
                     else self.backend.sample(self.devices, wants=wants))
         except Exception as exc:  # a backend failure must never kill the sampler

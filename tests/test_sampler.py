@@ -3,6 +3,7 @@ import time
 
 from gputop.backends.base import Backend, BackendOptions
 from gputop.backends.sim.backend import SimBackend
+from gputop.core.budget import EVERYTHING, Wants
 from gputop.core.model import Hint, NodeInfo, Snapshot
 from gputop.sampler import History, Sampler, next_tick
 
@@ -23,7 +24,7 @@ class SlowBackend(Backend):
     def info(self) -> NodeInfo:
         return NodeInfo(host="h", backend=self.name)
 
-    def sample(self, devices=None) -> Snapshot:
+    def sample(self, devices=None, *, wants: Wants | None = EVERYTHING) -> Snapshot:
         self.calls += 1
         time.sleep(self.delay)
         return Snapshot(host="h", time=time.time(), backend=self.name)
@@ -43,7 +44,7 @@ def test_a_slow_backend_never_blocks_the_consumer():
 
 
 class FailingBackend(SlowBackend):
-    def sample(self, devices=None) -> Snapshot:
+    def sample(self, devices=None, *, wants: Wants | None = EVERYTHING) -> Snapshot:
         self.calls += 1
         if self.calls == 2:
             raise RuntimeError("transient")
@@ -161,3 +162,19 @@ def test_the_sampler_reads_what_its_consumers_want_together():
     assert sampler.backend.asked == [None, {"power_draw_w": 0.0, "saturation": 0.0},
                                      {"power_draw_w": 5.0}, None]
     assert sampler.latest_wants is None
+
+
+class UnbudgetedBackend(SlowBackend):
+    """Breaks the Backend contract: its sample() takes no ``wants``."""
+
+    def sample(self, devices=None) -> Snapshot:  # type: ignore[override]
+        return super().sample(devices)
+
+
+def test_a_backend_that_takes_no_budget_fails_loudly_instead_of_being_detected():
+    # The sampler does not look at sample()'s signature: a backend implements Backend.sample
+    # whole, and one that cannot take the consumers' wants fails as any broken backend does.
+    sampler = Sampler(UnbudgetedBackend(0.0), interval=1.0)
+    assert sampler.tick() is not None  # nobody wants anything in particular: no budget passed
+    sampler.want("dashboard", {"power_draw_w": 5.0})
+    assert sampler.tick() is None and isinstance(sampler.last_error, TypeError)

@@ -1,35 +1,54 @@
 """Backend registry and auto-detection, and the one rule about falling back to the simulator.
 
-Backends are imported lazily by name, so a command pays only for the backend it uses.
+Each backend's module is imported only when its factory runs, so a command pays only for the
+backend it uses.
 """
 
 from __future__ import annotations
 
-import importlib
 import shutil
+from collections.abc import Callable
 
 from gputop.backends.base import Backend, BackendOptions, BackendUnavailable, NoDevice
 
-# name -> "module:factory"; each factory takes a BackendOptions.
-REGISTRY: dict[str, str] = {
-    "nvml": "gputop.backends.nvml.backend:NvmlBackend",
-    "npu-smi": "gputop.backends.npu_smi.backend:NpuSmiBackend",
-    "sim": "gputop.backends.sim.backend:SimBackend",
-    "replay": "gputop.backends.replay.backend:ReplayBackend",
+
+def _nvml(options: BackendOptions) -> Backend:
+    from gputop.backends.nvml.backend import NvmlBackend
+
+    return NvmlBackend(options)
+
+
+def _npu_smi(options: BackendOptions) -> Backend:
+    from gputop.backends.npu_smi.backend import NpuSmiBackend
+
+    return NpuSmiBackend(options)
+
+
+def _sim(options: BackendOptions) -> Backend:
+    from gputop.backends.sim.backend import SimBackend
+
+    return SimBackend(options)
+
+
+def _replay(options: BackendOptions) -> Backend:
+    from gputop.backends.replay.backend import ReplayBackend
+
+    return ReplayBackend(options)
+
+
+# name -> factory; each takes a BackendOptions and returns the backend, not yet open.
+REGISTRY: dict[str, Callable[[BackendOptions], Backend]] = {
+    "nvml": _nvml,
+    "npu-smi": _npu_smi,
+    "sim": _sim,
+    "replay": _replay,
 }
 CHOICES = ("auto", *REGISTRY)
 
 
 def create(name: str, options: BackendOptions) -> Backend:
     """Instantiate (not open) the backend called ``name``."""
-    module_name, _, attr = REGISTRY[name].partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.startswith("gputop"):
-            raise BackendUnavailable(f"the {name} backend is not available in this build") from None
-        raise
-    return getattr(module, attr)(options)
+    return REGISTRY[name](options)
 
 
 def open_backend(name: str, options: BackendOptions, *, simulate_if_absent: bool = False

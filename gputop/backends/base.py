@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gputop.backends.replay.controls import ReplayControls
 from gputop.core.budget import EVERYTHING, Wants
 from gputop.core.errors import GputopError
 from gputop.core.model import NodeInfo, Snapshot
@@ -93,6 +94,9 @@ class Backend(ABC):
     clock: Clock = REAL_CLOCK
     # Set by auto-detection when it passed over better backends: why (shown to the user).
     fallback_reason: str | None = None
+    # The controls of a replayed log (the replay backend's player, once open); None for a
+    # live device, whose samples a view cannot pause, step or seek.
+    player: ReplayControls | None = None
 
     def open(self) -> None:  # noqa: B027 - optional hook
         """Acquire handles and read static facts. Raise BackendUnavailable if it cannot run."""

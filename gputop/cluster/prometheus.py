@@ -656,7 +656,9 @@ def _promql(name: str, template: str, selector: str) -> str:
 
 class PrometheusCluster:
     """Watches every scrape target Prometheus has under the selector; refreshes every
-    ``interval`` seconds on its own thread."""
+    ``interval`` seconds on its own thread.
+
+    Implements :class:`gputop.cluster.source.ClusterSource`."""
 
     def __init__(self, url: str, selector: str = "", *, interval: float = 5.0,
                  stale_after: float = DEFAULT_STALE_AFTER_S, timeout: float = DEFAULT_TIMEOUT_S,

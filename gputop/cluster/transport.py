@@ -16,7 +16,7 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from gputop.cluster import remote, states
@@ -44,7 +44,9 @@ class _Session:
 
 
 class Cluster:
-    """Watches many nodes. ``start()``, then read ``statuses()``; ``stop()`` ends every session."""
+    """Watches many nodes. ``start()``, then read ``statuses()``; ``stop()`` ends every session.
+
+    Implements :class:`gputop.cluster.source.ClusterSource`."""
 
     # A trouble of the transport as a whole, shown as one line (the Prometheus transport's
     # server being unreachable); each SSH session's trouble is its own node's reason.
@@ -121,6 +123,9 @@ class Cluster:
     def status(self, host: str) -> NodeStatus:
         with self._lock:
             return self._statuses[host]
+
+    def detail(self, hosts: Collection[str] = (), every: bool = False) -> None:
+        """Do nothing: over SSH every node sends its samples whole, opened or not."""
 
     def wait(self, predicate: Callable[[list[NodeStatus]], bool], timeout: float) -> bool:
         """Block until ``predicate(statuses)`` holds or ``timeout`` passes."""

@@ -26,7 +26,7 @@ def write_stdout(text: str) -> None:
         raise
     except (OSError, ValueError) as exc:
         _discard_pending()
-        reason = getattr(exc, "strerror", None) or str(exc)
+        reason = getattr(exc, "strerror", None) or str(exc)  # a ValueError has no strerror
         raise OutputError(f"cannot write to standard output: {reason}") from None
 
 

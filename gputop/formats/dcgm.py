@@ -29,10 +29,17 @@ class DcgmMetric:
     sat: bool = False
     custom: Callable[[Device], float | None] | None = None
 
+    @property
+    def field(self) -> str:
+        """Return the model field read: a declared one (tests/test_named_fields.py)."""
+        if self.attr is None:
+            raise TypeError(f"{self.name} combines readings: it has no one field")
+        return self.attr
+
     def read(self, dev: Device) -> float | None:
         if self.custom is not None:
             return self.custom(dev)
-        value = getattr(dev.saturation if self.sat else dev, self.attr)
+        value = getattr(dev.saturation if self.sat else dev, self.field)
         return None if value is None else float(value) * self.scale
 
 
@@ -129,7 +136,7 @@ def read_instance(metric: DcgmMetric, dev: Device, inst: MigInstance) -> float |
     if memory is not None:
         value = memory(inst)
     elif metric.sat:
-        value = getattr(inst.saturation, metric.attr)
+        value = getattr(inst.saturation, metric.field)
     else:
         return metric.read(dev)
     return None if value is None else float(value) * metric.scale

@@ -27,6 +27,7 @@ from gputop.formats.query_fields import (
     format_value,
     unavailable,
 )
+from gputop.formats.query_log import LoggedDevice, LoggedProcess
 
 SEP = ", "
 
@@ -70,7 +71,7 @@ def gpu_lines(fields: Sequence[Field], snap: Snapshot, count: int, units: bool =
     stamp = format_timestamp(snap.time)
     out = []
     for dev in snap.devices:
-        cells = getattr(dev, "cells", None)
+        cells = dev.cells if isinstance(dev, LoggedDevice) else None  # a replayed log's own
         out.append(SEP.join(_cell(f, snap, dev, count, units, cells, stamp) for f in fields))
     return "".join(line + "\n" for line in out)
 
@@ -130,8 +131,8 @@ def apps_lines(fields: Sequence[Field], snap: Snapshot, units: bool = True) -> s
     for dev in snap.devices:
         for proc in dev.processes:
             if _is_compute(proc):
-                out.append(_app_line(fields, snap, dev, proc, getattr(proc, "cells", None),
-                                     units, stamp))
+                cells = proc.cells if isinstance(proc, LoggedProcess) else None
+                out.append(_app_line(fields, snap, dev, proc, cells, units, stamp))
     return "".join(out)
 
 
@@ -140,7 +141,7 @@ def accounted_lines(fields: Sequence[Field], snap: Snapshot, units: bool = True)
     stamp = format_timestamp(snap.time)
     out = []
     for dev in snap.devices:
-        for cells in getattr(dev, "accounted", ()):
+        for cells in dev.accounted if isinstance(dev, LoggedDevice) else ():
             out.append(_app_line(fields, snap, dev, None, cells, units, stamp))
     return "".join(out)
 

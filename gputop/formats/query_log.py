@@ -6,9 +6,11 @@ the file, so that printing them again reproduces the file byte for byte.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gputop.core.errors import GputopError
+from gputop.core.model import Device, Process
 from gputop.core.untrusted import printable
 from gputop.formats.query_fields import QUERIES, Field, InvalidField, lookup
 
@@ -19,6 +21,22 @@ _TEXT_FIELDS = ("name", "gpu_name", "process_name")
 
 class LogFormatError(GputopError):
     """A CSV log that cannot be read; the message names the file and line."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedDevice(Device):
+    """A device read from a log: the model's values plus the log's cells, by field name, so
+    that query mode prints a replayed log's own cells back unchanged."""
+
+    cells: Mapping[str, str] | None = None
+    accounted: tuple[Mapping[str, str], ...] = ()  # --query-accounted-apps rows of this GPU
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedProcess(Process):
+    """A compute app read from a log, with the log's cells (see :class:`LoggedDevice`)."""
+
+    cells: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,19 +4,16 @@ view, a node opened in the dashboard widgets, remote text never read as markup."
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 
-import pytest
+from cluster_lab import lab_fixture  # noqa: F401 - the `lab` fixture
 
-pytest.importorskip("gputop.tui.widgets.dashboard", reason="needs the dashboard widgets (branch tui)")
-
-from cluster_lab import lab_fixture  # noqa: E402,F401 - the `lab` fixture
-
-from gputop.backends.base import BackendOptions  # noqa: E402
-from gputop.backends.sim.backend import SimBackend  # noqa: E402
-from gputop.cluster.node import NodeStatus  # noqa: E402
-from gputop.core.model import Process  # noqa: E402
-from gputop.tui.cluster import ClusterApp, NodeScreen  # noqa: E402
+from gputop.backends.base import BackendOptions
+from gputop.backends.sim.backend import SimBackend
+from gputop.cluster.node import NodeStatus
+from gputop.core.model import Process
+from gputop.tui.cluster import ClusterApp, NodeScreen
 
 
 def sim_snapshot(scenario: str, host: str):
@@ -27,7 +24,7 @@ def sim_snapshot(scenario: str, host: str):
 
 
 class ScriptedCluster:
-    """The part of transport.Cluster the screen uses, with statuses a test sets."""
+    """A cluster source (gputop.cluster.source.ClusterSource) with statuses a test sets."""
 
     def __init__(self, statuses: list[NodeStatus]) -> None:
         self._statuses = {s.host: s for s in statuses}
@@ -48,6 +45,16 @@ class ScriptedCluster:
 
     def status(self, host: str) -> NodeStatus:
         return self._statuses[host]
+
+    def wait(self, predicate: Callable[[list[NodeStatus]], bool], timeout: float) -> bool:
+        return predicate(self.statuses())  # statuses change only when the test sets them
+
+    @staticmethod
+    def settled(statuses: Sequence[NodeStatus]) -> bool:
+        return True
+
+    def detail(self, hosts: Collection[str] = (), every: bool = False) -> None:
+        pass  # every node's snapshot is here whole
 
     def set(self, status: NodeStatus) -> None:
         old = self._statuses[status.host]

@@ -145,7 +145,6 @@ async def settle(pilot, done, tries: int = 60) -> bool:
 
 def scripted_app(interval: float):
     """The cluster screen on a Scripted Prometheus refreshing every ``interval`` seconds."""
-    pytest.importorskip("gputop.tui.cluster")
     from gputop.tui.cluster import ClusterApp
 
     query = Scripted()

@@ -11,6 +11,7 @@ import pytest
 from gputop.backends import open_backend
 from gputop.backends.base import BackendOptions
 from gputop.backends.replay.backend import Player, ReplayBackend, ReplayClock
+from gputop.backends.replay.controls import ReplayControls
 from gputop.commands.main import main
 from gputop.core.errors import GputopError
 from gputop.sampler import Sampler
@@ -120,6 +121,17 @@ def test_player_controls():
     assert player.position == 0.0 and player.playing
     with pytest.raises(ValueError):
         player.set_speed(0)
+
+
+def test_the_player_implements_the_replay_controls_a_view_drives() -> None:
+    members = {name for name in vars(ReplayControls) if not name.startswith("_")}
+    assert members == {"position", "duration", "speed", "playing", "times", "play", "pause",
+                       "toggle", "step", "set_speed", "seek", "skip"}
+    player = Player([0.0, 1.0, 2.0])
+    controls: ReplayControls = player  # mypy checks the Player against the contract
+    assert sorted(n for n in members if not hasattr(controls, n)) == []
+    controls.skip(1.5)
+    assert player.position == pytest.approx(1.5, abs=0.1) and list(controls.times) == [0, 1, 2]
 
 
 def test_sampler_follows_the_log_clock(tmp_path):

@@ -15,6 +15,7 @@ from tui_helpers import no_user_themes_fixture, utc_fixture  # noqa: F401 - auto
 
 from gputop.backends.base import Backend
 from gputop.commands.dashboard import run_dashboard
+from gputop.core.budget import EVERYTHING, Wants
 from gputop.core.model import Device, DeviceInfo, NodeInfo, Process, Snapshot
 from gputop.tui.app import GputopApp
 from gputop.tui.text.wants import DASHBOARD as DASHBOARD_WANTS
@@ -487,36 +488,43 @@ async def test_the_recorded_fields_and_folder_are_the_users(tmp_path):
     assert all(r[2] == "8" and r[3].endswith(" W") for r in rows)  # count: the node's GPUs
 
 
-async def test_replay_keys_drive_the_player_and_show_the_position():
-    class Player:  # the replay backend's Player interface
-        def __init__(self):
+async def test_replay_keys_drive_the_player_and_show_the_position() -> None:
+    class Player:  # implements gputop.backends.replay.controls.ReplayControls
+        def __init__(self) -> None:
             self.position, self.duration, self._speed, self.playing = 0.0, 600.0, 1.0, True
-            self.steps = []
+            self.times: tuple[float, ...] = ()
+            self.steps: list[int] = []
 
         @property
-        def speed(self):
+        def speed(self) -> float:
             return self._speed
 
-        def set_speed(self, speed):
+        def set_speed(self, speed: float) -> None:
             self._speed = speed
 
-        def toggle(self):
+        def play(self) -> None:
+            self.playing = True
+
+        def pause(self) -> None:
+            self.playing = False
+
+        def toggle(self) -> None:
             self.playing = not self.playing
 
-        def step(self, n=1):
+        def step(self, n: int = 1) -> None:
             self.steps.append(n)
 
-        def seek(self, seconds):
+        def seek(self, seconds: float) -> None:
             self.position = max(0.0, min(self.duration, seconds))
 
-        def skip(self, seconds):
+        def skip(self, seconds: float) -> None:
             self.seek(self.position + seconds)
 
     backend = demo_backend("training")
-    backend.player = Player()
+    p = Player()
+    backend.player = p  # typed ReplayControls: mypy checks the double against the contract
     app = GputopApp(backend, autostart=False)
     async with app.run_test(size=(120, 40)) as pilot:
-        p = backend.player
         await pilot.press("space")
         assert not p.playing
         await pilot.press("full_stop", "comma")
@@ -534,7 +542,7 @@ async def test_replay_keys_drive_the_player_and_show_the_position():
         await pilot.press("1", "2", "0", "enter")
         await settle(pilot)
         assert p.position == 120.0
-        assert "2:00 / 10:00" in app.header.state.replay
+        assert "2:00 / 10:00" in (app.header.state.replay or "")
 
 
 async def test_replay_keys_do_nothing_without_a_replay():
@@ -579,7 +587,7 @@ class LocalBackend(Backend):
         return NodeInfo(host=socket.gethostname(), backend="fake",
                         devices=(DeviceInfo(index=0, name="Fake GPU"),))
 
-    def sample(self, devices=None) -> Snapshot:
+    def sample(self, devices=None, *, wants: Wants | None = EVERYTHING) -> Snapshot:
         procs = []
         for pid in self.pids:
             try:
@@ -727,9 +735,9 @@ async def test_simulated_processes_are_never_signalled():
 
 
 class SlowBackend(LocalBackend):
-    def sample(self, devices=None):
+    def sample(self, devices=None, *, wants: Wants | None = EVERYTHING) -> Snapshot:
         time.sleep(1.5)
-        return super().sample(devices)
+        return super().sample(devices, wants=wants)
 
 
 async def test_a_slow_backend_never_blocks_the_keys():
@@ -751,11 +759,11 @@ async def test_late_samples_are_flagged_in_the_header():
     class Blocking(LocalBackend):
         calls = 0
 
-        def sample(self, devices=None):
+        def sample(self, devices=None, *, wants: Wants | None = EVERYTHING) -> Snapshot:
             Blocking.calls += 1
             if Blocking.calls > 1:
                 gate.wait(5)  # the second sample hangs, like npu-smi on a bad day
-            return super().sample(devices)
+            return super().sample(devices, wants=wants)
 
     app = GputopApp(Blocking([]), interval=0.1)
     app.late_after_s = 0.0

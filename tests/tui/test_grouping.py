@@ -11,6 +11,8 @@ import pytest
 from test_app import LocalBackend, child, make_app, settle, table, visible_lines  # noqa: F401
 from tui_helpers import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse fixtures
 
+from gputop.core.budget import EVERYTHING, Wants
+from gputop.core.model import Snapshot
 from gputop.tui.app import GputopApp
 from gputop.tui.screens.modals import ConfirmSignal
 from gputop.tui.widgets.grouped import GroupRow
@@ -160,8 +162,8 @@ async def test_k_on_a_group_asks_naming_every_pid_and_signals_all_after_yes(chil
 class OneReusedPid(LocalBackend):
     """The second process's PID now names another process (its start time differs)."""
 
-    def sample(self, devices=None):
-        snap = super().sample(devices)
+    def sample(self, devices=None, *, wants: Wants | None = EVERYTHING) -> Snapshot:
+        snap = super().sample(devices, wants=wants)
         dev = snap.devices[0]
         procs = list(dev.processes)
         procs[1] = type(procs[1])(**{**{f: getattr(procs[1], f) for f in procs[1].__slots__},

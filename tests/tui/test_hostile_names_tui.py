@@ -19,6 +19,7 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Callable, Collection, Sequence
 
 import cfake
 import hostile
@@ -28,6 +29,7 @@ from tui_helpers import no_user_themes_fixture, utc_fixture  # noqa: F401 - auto
 
 from gputop.backends.base import Backend
 from gputop.cluster.node import NodeStatus
+from gputop.core.budget import EVERYTHING, Wants
 from gputop.core.model import Device, DeviceInfo, Hint, NodeInfo, Process, Snapshot
 from gputop.host.attribution import Attribution, Places
 from gputop.host.processes import HostProcesses
@@ -92,7 +94,7 @@ class HostileBackend(Backend):
         return NodeInfo(host=self.host, backend="fake",
                         devices=(DeviceInfo(index=0, name=DEVICE), DeviceInfo(index=1, name=DEVICE)))
 
-    def sample(self, devices=None, **kwargs) -> Snapshot:
+    def sample(self, devices=None, *, wants: Wants | None = EVERYTHING) -> Snapshot:
         procs = []
         for pid in self.pids:
             f = self.reader.lookup(pid)
@@ -187,7 +189,7 @@ async def test_every_dashboard_screen_shows_hostile_names_as_text(node):
 
 
 class ScriptedCluster:
-    """The part of a cluster the screen reads, with fixed statuses."""
+    """A cluster source (gputop.cluster.source.ClusterSource) with fixed statuses."""
 
     problem = None
     version = 1
@@ -206,6 +208,16 @@ class ScriptedCluster:
 
     def status(self, host: str) -> NodeStatus:
         return next(s for s in self._statuses if s.host == host)
+
+    def wait(self, predicate: Callable[[list[NodeStatus]], bool], timeout: float) -> bool:
+        return predicate(self.statuses())
+
+    @staticmethod
+    def settled(statuses: Sequence[NodeStatus]) -> bool:
+        return True
+
+    def detail(self, hosts: Collection[str] = (), every: bool = False) -> None:
+        pass  # every node's snapshot is here whole
 
 
 async def test_the_cluster_view_shows_hostile_hosts_reasons_and_users_as_text(node):

@@ -15,7 +15,7 @@ import bisect
 import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from gputop.backends.base import (
@@ -29,28 +29,22 @@ from gputop.backends.base import (
 )
 from gputop.core import clock_events, userfile
 from gputop.core.budget import EVERYTHING, Wants
-from gputop.core.model import Device, DeviceInfo, NodeInfo, Process, Snapshot
+from gputop.core.model import Device, DeviceInfo, NodeInfo, Snapshot
 from gputop.formats.query_fields import parse_timestamp, parse_value
-from gputop.formats.query_log import Log, LogFormatError, Row, parse_log
+from gputop.formats.query_log import (
+    Log,
+    LogFormatError,
+    LoggedDevice,
+    LoggedProcess,
+    Row,
+    parse_log,
+)
 
 MAX_LINE_BYTES = 1 << 20  # a row of every field of one GPU is under 4 KiB
 SYNTHETIC_PERIOD_S = 1.0  # sample spacing assumed for a log without a timestamp column
 _ID_COLUMNS = ("index", "uuid", "pci.bus_id")
 _APP_GPU_COLUMNS = ("gpu_uuid", "gpu_bus_id", "gpu_serial", "gpu_name")
 SEP_KEY = "\x1f"  # joins a process row's GPU columns into one key
-
-
-@dataclass(frozen=True, slots=True)
-class ReplayDevice(Device):
-    """A device read from a log: the model's values plus the log's cells, by field name."""
-
-    cells: Mapping[str, str] | None = None
-    accounted: tuple[Mapping[str, str], ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ReplayProcess(Process):
-    cells: Mapping[str, str] | None = None
 
 
 @dataclass
@@ -73,7 +67,7 @@ def _row_time(row: Row, where: str) -> float | None:
         raise LogFormatError(f"{where}:{row.line}: bad timestamp {raw!r}") from None
 
 
-def _gpu_device(row: Row, log: Log, position: int, where: str) -> ReplayDevice:
+def _gpu_device(row: Row, log: Log, position: int, where: str) -> LoggedDevice:
     kwargs: dict = {}
     reasons: list[str] = []
     reasons_seen = False
@@ -106,7 +100,7 @@ def _gpu_device(row: Row, log: Log, position: int, where: str) -> ReplayDevice:
     if index is None:
         index = position
     kwargs["vendor"] = "nvidia"
-    return ReplayDevice(index=index, cells=row.cells, **kwargs)
+    return LoggedDevice(index=index, cells=row.cells, **kwargs)
 
 
 def _gpu_samples(log: Log, where: str) -> list[_Sample]:
@@ -146,9 +140,9 @@ def _apps_samples(log: Log, where: str) -> list[_Sample]:
         for i, key in enumerate(order):
             g = gpus[key]
             if accounted:
-                sample.devices.append(ReplayDevice(index=i, accounted=tuple(g["rows"]), **g["id"]))
+                sample.devices.append(LoggedDevice(index=i, accounted=tuple(g["rows"]), **g["id"]))
             else:
-                sample.devices.append(ReplayDevice(index=i, processes=tuple(g["rows"]), **g["id"]))
+                sample.devices.append(LoggedDevice(index=i, processes=tuple(g["rows"]), **g["id"]))
 
     for row in log.rows:
         t = _row_time(row, where)
@@ -173,7 +167,7 @@ def _apps_samples(log: Log, where: str) -> list[_Sample]:
         if not isinstance(pid, int):
             raise LogFormatError(f"{where}:{row.line}: bad pid {pid_text!r}")
         mem = row.cells.get("used_gpu_memory")
-        gpus[key]["rows"].append(ReplayProcess(
+        gpus[key]["rows"].append(LoggedProcess(
             pid=pid, name=row.cells.get("process_name"), type="C",
             gpu_memory_mib=parse_value(_field(log, "used_gpu_memory"), mem) if mem else None,
             cells=row.cells))
