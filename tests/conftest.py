@@ -61,8 +61,15 @@ def _ours(proc, me: int, descendants: set[int], folders: tuple[str, ...]) -> boo
             return mark == str(me)
         if _under_another_suite(proc):
             return False
-        text = " ".join(proc.cmdline())
-        return any(folder in text for folder in folders)
+        # What sshd runs for a test has a fresh environment: it is ours when it, or what it
+        # runs under, names one of our folders. The virtual environment's own path does not
+        # count: another checkout's tools may run from it.
+        venv = sys.prefix + "/"
+        for one in (proc, *proc.parents()):
+            text = " ".join(one.cmdline()).replace(venv, "")
+            if any(folder in text for folder in folders):
+                return True
+        return False
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return False
 

@@ -1,7 +1,7 @@
 """Every numeric option and environment value of every command against hostile numbers.
 
 Each bad value is one line on stderr naming the option and its range, exit 2, no traceback, and
-at once: nothing is opened or sampled first. The ranges are gputop.core.bounds; the README's table
+at once: nothing is opened or sampled first. The ranges are gputop.core.bounds; docs/reference/limits.md's table
 lists the same ones.
 """
 
@@ -102,11 +102,11 @@ def test_each_bound_refuses_the_matrix_and_keeps_its_ends(bound):
     assert bound.problem(str(int(bound.high) if bound.integer else bound.high)) is None
 
 
-def test_the_readme_lists_every_bound_with_its_range():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_limits_page_lists_every_bound_with_its_range():
+    page = (ROOT / "docs" / "reference" / "limits.md").read_text(encoding="utf-8")
     for bound in bounds.ALL:
         row = f"| `{bound.name}` | {bound.describe()} |"
-        assert row in readme, f"README bad-input table lacks: {row}"
+        assert row in page, f"docs/reference/limits.md's bad-input table lacks: {row}"
 
 
 def test_device_ids_named_twice_or_empty_are_one_line():

@@ -38,8 +38,8 @@ def dashboard_args(*argv: str):
 
 
 def readme_example() -> str:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("**Settings file.**", 1)[1]
+    page = (ROOT / "docs" / "dashboard.md").read_text(encoding="utf-8")
+    section = page.split("**Settings file.**", 1)[1]
     return re.search(r"```toml\n(.*?)```", section, re.S).group(1)
 
 

@@ -1,8 +1,8 @@
 """Hints: why a GPU is not busier, as pure functions over the sampler's history.
 
 Every hint is computed from a bounded recent window of snapshots (oldest first), so the cost per
-tick does not grow with the history length. Thresholds are module constants; the README's
-"Hints" section documents them. They are chosen to hold on real GPUs, not only on the simulator:
+tick does not grow with the history length. Thresholds are module constants; docs/saturation.md
+documents them. They are chosen to hold on real GPUs, not only on the simulator:
 each one is a pattern that practitioners read off nvidia-smi/DCGM by hand.
 
 Window: the last ``WINDOW_S`` seconds (at most ``WINDOW_MAX_SAMPLES`` snapshots). A history-based

@@ -3,7 +3,7 @@
 A number from a user is finite and inside a documented range before anything uses it: `inf` as an
 interval would end the sampler's thread, `1e-320` would spin it, and `1e309` as a window would
 never return. Each bound names its option, so the one-line error says which value was wrong and
-what would have been accepted. The README's bad-input table lists these same bounds (a test keeps
+what would have been accepted. docs/reference/limits.md's bad-input table lists these same bounds (a test keeps
 the two in step).
 """
 
@@ -30,7 +30,7 @@ class Bound:
     integer: bool = False
 
     def describe(self) -> str:
-        """The range as the README and the errors write it: ``0.05 to 86400 s``."""
+        """The range as the docs and the errors write it: ``0.05 to 86400 s``."""
         unit = f" {self.unit}" if self.unit else ""
         return f"{_plain(self.low)} to {_plain(self.high)}{unit}"
 
