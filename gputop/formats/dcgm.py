@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 from gputop.core.model import Device, MigInstance
 
@@ -32,7 +33,8 @@ class DcgmMetric:
     def read(self, dev: Device) -> float | None:
         if self.custom is not None:
             return self.custom(dev)
-        value = getattr(dev.saturation if self.sat else dev, self.attr)
+        # without ``custom`` a metric names its ``attr``
+        value = getattr(dev.saturation if self.sat else dev, cast(str, self.attr))
         return None if value is None else float(value) * self.scale
 
 
@@ -129,7 +131,7 @@ def read_instance(metric: DcgmMetric, dev: Device, inst: MigInstance) -> float |
     if memory is not None:
         value = memory(inst)
     elif metric.sat:
-        value = getattr(inst.saturation, metric.attr)
+        value = getattr(inst.saturation, cast(str, metric.attr))
     else:
         return metric.read(dev)
     return None if value is None else float(value) * metric.scale
