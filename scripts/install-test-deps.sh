@@ -44,5 +44,9 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "install-test-deps: installing ${need[*]}" >&2
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+# Ubuntu names Debian's chromium package chromium-browser.
+if [[ " ${need[*]} " == *" chromium "* ]] && ! apt-cache show chromium >/dev/null 2>&1; then
+  need=("${need[@]/#chromium/chromium-browser}")
+fi
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
   apt-get install -y -qq --no-install-recommends "${need[@]}"
