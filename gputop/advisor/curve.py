@@ -125,7 +125,8 @@ def gpu_window(index: int, devices: Sequence[tuple[float, Device]]) -> GpuWindow
     reasons = [d.clock_event_reasons for _, d in ok if d.clock_event_reasons is not None]
     capped = sum("sw_power_cap" in r for r in reasons) / len(reasons) if reasons else None
     rates = [d.sim.get("work_rate") for _, d in ok if d.sim]
-    true_rate = statistics.fmean(rates) if rates and len(rates) == len(ok) and None not in rates else None
+    known = [r for r in rates if r is not None]
+    true_rate = statistics.fmean(known) if rates and len(rates) == len(ok) and None not in rates else None
     return GpuWindow(
         index=index,
         samples=len(ok),
@@ -163,8 +164,8 @@ def classify(baseline: Window) -> Proxy:
         return statistics.fmean(v for v in values if v is not None)
 
     has_clock = all(g.clock_mhz for g in baseline.gpus.values())
-    pipes = {n: mean(n) for n in ("tensor_active_pct", "fp16_pct", "fp32_pct", "fp64_pct")}
-    pipes = {n: v for n, v in pipes.items() if v is not None}
+    means = {n: mean(n) for n in ("tensor_active_pct", "fp16_pct", "fp32_pct", "fp64_pct")}
+    pipes = {n: v for n, v in means.items() if v is not None}
     busiest = max(pipes, key=lambda n: pipes[n]) if pipes else None
     dram = mean("dram_bw_pct")
     top_pipe = pipes[busiest] if busiest else 0.0

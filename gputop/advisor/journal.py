@@ -294,12 +294,12 @@ def restore_limits(backend: Backend, originals: Mapping[int, float]) -> list[tup
     if not failures:
         after = current_limits(backend, list(originals))
         lost = _unreachable(backend, list(originals))
-        for i, w in after.items():
+        for i, read in after.items():
             if i in lost:
                 failures.append(f"GPU {i} is {lost[i]}: its limit cannot be read back; once it"
                                 " is back (a reset or reboot also resets its limit), restore again")
-            elif w is None or abs(w - originals[i]) >= 0.01:
-                failures.append(f"GPU {i} reads {w} W after the restore, not {originals[i]:g} W")
+            elif read is None or abs(read - originals[i]) >= 0.01:
+                failures.append(f"GPU {i} reads {read} W after the restore, not {originals[i]:g} W")
     if failures:
         cmds = "; ".join(nvidia_smi_commands(originals))
         raise RestoreFailed("could not restore the original power limits: " + "; ".join(failures)

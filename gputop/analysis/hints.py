@@ -48,6 +48,7 @@ import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 from gputop.analysis.jobs import gpu_list, job_name
 from gputop.analysis.mig import instance_name, instance_of, sm_active
@@ -178,7 +179,7 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 def _has(dev: Device, reasons: frozenset[str]) -> bool:
-    return bool(dev.clock_event_reasons) and any(r in reasons for r in dev.clock_event_reasons)
+    return any(r in reasons for r in dev.clock_event_reasons or ())
 
 
 def _measured(dev: Device) -> bool:
@@ -295,7 +296,9 @@ def memory_nearly_full(dev: Device) -> Hint | None:
         return None  # under MIG memory belongs to the instances: see instances_nearly_full
     return _hint(dev.index, "memory-nearly-full", "warning",
                  f"GPU {dev.index} memory {pct:.0f}% full "
-                 f"({dev.memory_used_mib / 1024:.1f} of {dev.memory_total_mib / 1024:.1f} GiB)")
+                 # a percentage means both readings are there
+                 f"({cast(float, dev.memory_used_mib) / 1024:.1f} of "
+                 f"{cast(float, dev.memory_total_mib) / 1024:.1f} GiB)")
 
 
 def instances_nearly_full(dev: Device) -> list[Hint]:
@@ -308,7 +311,8 @@ def instances_nearly_full(dev: Device) -> list[Hint]:
         out[inst.gpu_instance_id] = _hint(
             dev.index, "memory-nearly-full", "warning",
             f"{instance_name(dev.index, inst)} memory {pct:.0f}% full "
-            f"({inst.memory_used_mib / 1024:.1f} of {inst.memory_total_mib / 1024:.1f} GiB)",
+            f"({cast(float, inst.memory_used_mib) / 1024:.1f} of "
+            f"{cast(float, inst.memory_total_mib) / 1024:.1f} GiB)",
             inst.gpu_instance_id)
     return list(out.values())
 
@@ -364,7 +368,7 @@ def _instance_idle(inst: MigInstance | None) -> bool:
 
 def instances_idle_allocated(s: Series, history: Sequence[Snapshot]) -> list[Hint]:
     """idle-allocated for each MIG instance of the device that holds memory and did nothing."""
-    out = []
+    out: list[Hint] = []
     if s.span_s < IDLE_MIN_OBSERVED_S:
         return out
     with_processes = {i.gpu_instance_id for i in s.latest.mig_instances if i.processes}
@@ -541,8 +545,9 @@ def analyze(history: Sequence[Snapshot]) -> list[Hint]:
     for index, s in series.items():
         if index not in current:
             continue
-        for check in (input_bound, underfilled, memory_bound, power_capped, thermal_throttled):
-            h = check(s)
+        for series_check in (input_bound, underfilled, memory_bound, power_capped,
+                             thermal_throttled):
+            h = series_check(s)
             if h is not None:
                 hints.append(h)
         h = idle_allocated(s, history)

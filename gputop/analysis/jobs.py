@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from gputop.core.model import Process
 
 
@@ -48,7 +50,7 @@ def whole_gpus(devices) -> dict[str, list[int]]:
     for dev in devices:
         names = {job_name(p) for p in dev.processes if not p.outside_pid_namespace}
         if dev.processes and len(names) == 1 and None not in names:
-            out.setdefault(names.pop(), []).append(dev.index)
+            out.setdefault(cast(str, names.pop()), []).append(dev.index)
     return out
 
 

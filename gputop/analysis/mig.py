@@ -8,6 +8,7 @@ can only be told from its instances' SM activity (GPM per GPU instance), never m
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from gputop.core.model import Device, MigInstance
 
@@ -29,11 +30,11 @@ def parent_sm_active(instances: Sequence[MigInstance]) -> float | None:
     """SM activity over the instances' SMs (each weighted by its SM count where every instance
     reports one), or None unless every instance is measured: a part-measured GPU would read
     idler than it is."""
-    values = [sm_active(i) for i in instances]
-    if not values or any(v is None for v in values):
+    values = [v for i in instances if (v := sm_active(i)) is not None]
+    if not values or len(values) < len(instances):
         return None
-    weights = [i.sm_count for i in instances]
-    if all(weights):
+    weights = [w for i in instances if (w := i.sm_count)]
+    if len(weights) == len(instances):
         return sum(v * w for v, w in zip(values, weights, strict=True)) / sum(weights)
     return sum(values) / len(values)
 
@@ -47,12 +48,12 @@ def busy_pct(dev: Device) -> float | None:
 
 def busiest(instances: Sequence[MigInstance]) -> MigInstance | None:
     measured = [i for i in instances if sm_active(i) is not None]
-    return max(measured, key=sm_active) if measured else None
+    return max(measured, key=lambda i: cast(float, sm_active(i))) if measured else None
 
 
 def fullest(instances: Sequence[MigInstance]) -> MigInstance | None:
     measured = [i for i in instances if i.memory_pct is not None]
-    return max(measured, key=lambda i: i.memory_pct) if measured else None
+    return max(measured, key=lambda i: cast(float, i.memory_pct)) if measured else None
 
 
 def instance_of(dev: Device, gpu_instance_id: int,

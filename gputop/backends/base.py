@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gputop.backends.replay.controls import ReplayControls
+from gputop.backends.controls import ReplayControls
 from gputop.core.budget import EVERYTHING, Wants
 from gputop.core.errors import GputopError
 from gputop.core.model import NodeInfo, Snapshot

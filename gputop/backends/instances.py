@@ -27,6 +27,6 @@ def combine(parts: list[tuple[dict[str, float | None], float]]) -> dict[str, flo
                 den += weight
         out[key] = num / den if den else None
     for key in RATE_FIELDS:
-        present = [values[key] for values, _ in parts if values.get(key) is not None]
+        present = [v for values, _ in parts if (v := values.get(key)) is not None]
         out[key] = sum(present) if present else None
     return out

@@ -70,15 +70,16 @@ SORT_KEYS = ("state", "host", "gpus", "util", "memory", "power", "hints", "age")
 
 def sort_rows(rows: Sequence[NodeRow], key: str, reverse: bool = False) -> list[NodeRow]:
     def value(row: NodeRow) -> float | str | None:
-        return {
+        values: dict[str, float | str | None] = {
             "state": states.SEVERITY.get(row.state, 99), "host": row.host, "gpus": row.gpus,
             "util": row.util_pct, "memory": row.mem_pct, "power": row.power_w,
             "hints": row.hints, "age": row.age_s,
-        }[key]
+        }
+        return values[key]
 
     known = [r for r in rows if value(r) is not None]
     unknown = [r for r in rows if value(r) is None]
-    known.sort(key=lambda r: (value(r), r.host), reverse=reverse)  # type: ignore[arg-type,return-value]
+    known.sort(key=lambda r: (value(r), r.host), reverse=reverse)
     return known + sorted(unknown, key=lambda r: r.host)
 
 

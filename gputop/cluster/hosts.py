@@ -72,9 +72,9 @@ def load_hosts_file(path: str | Path) -> list[HostSpec]:
         where = f"{p}: host #{i}"
         if not isinstance(table, dict):
             raise UsageError(f"{where}: not a table")
-        unknown = set(table) - {"name", "remote_command", "ssh_args"}
-        if unknown:
-            raise UsageError(f"{where}: unknown key(s) {', '.join(shown(k) for k in sorted(unknown))}")
+        extra = set(table) - {"name", "remote_command", "ssh_args"}
+        if extra:
+            raise UsageError(f"{where}: unknown key(s) {', '.join(shown(k) for k in sorted(extra))}")
         name = validate_host(table.get("name"), where)
         command = table.get("remote_command")
         if command is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from gputop.cluster import remote, states
@@ -172,6 +172,7 @@ class Node:
         decoder = self._decoder
         if decoder is None:
             return False
+        events: Sequence[Hello | Checked | Snapshot | Problem | None]
         if isinstance(decoder, AgentDecoder):
             events = [decoder.feed(line)]
         else:

@@ -216,7 +216,7 @@ class _Deadlined:
         if left <= 0:
             raise TimeoutError("timed out")
         self.timeout = left
-        super().connect()
+        super().connect()  # type: ignore[misc]  # a mixin: the HTTPConnection after it has it
         self.sock = _Socket(self.sock, self.deadline)
 
 
@@ -328,6 +328,7 @@ def parse_vector(body: bytes, promql: str, server: str = "Prometheus",
     document deeper than that is malformed, and one too deep to parse is caught as it parses
     (``userfile.shallow`` would walk every answer again, at twice the parse's own cost)."""
     sent = f" ({userfile.one_line(content_type, 60)})" if content_type else ""
+    problem: str | None
     try:
         doc = untrusted.loads(userfile.decode(body))
     except RecursionError:

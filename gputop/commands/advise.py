@@ -333,9 +333,9 @@ class _Advise:
         if not plan.candidates:
             return self.passive([f"GPU {','.join(map(str, plan.devices))} already at the lowest"
                                  " allowed limit: nothing to sweep"])
-        why = missing_privilege(self.backend)
-        if why is not None:
-            return self._denied(why, plan, None)
+        lacking = missing_privilege(self.backend)
+        if lacking is not None:
+            return self._denied(lacking, plan, None)
         return self._guarded(plan, mode)
 
     def _denied(self, why: str, plan: Any, samples: list[Any] | None) -> int:

@@ -85,9 +85,9 @@ def parse_interval(args: argparse.Namespace) -> float | None:
 def help_text(which: str) -> str:
     from importlib.resources import files
 
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
+    else:  # pragma: no cover - Python 3.10
         import tomli as tomllib
 
     data = tomllib.loads(files("gputop").joinpath("data/nvidia-smi-help.toml").read_text("utf-8"))

@@ -9,7 +9,7 @@ A value a device does not report is ``None`` (JSON ``null``), never a made-up 0.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, cast
 
 SCHEMA = "gputop/1"
 
@@ -406,7 +406,7 @@ def process_from_json(data: Any) -> Process:
         fields_ = _strings(job, _JOB_FIELDS, "job")
         _check(isinstance(fields_.get("scheduler"), str) and isinstance(fields_.get("id"), str),
                "job without a scheduler and an id")
-        kwargs["job"] = Job(**fields_)
+        kwargs["job"] = Job(**cast("dict[str, Any]", fields_))  # _check: both are str
     return Process(**kwargs)
 
 

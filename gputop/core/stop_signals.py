@@ -11,11 +11,12 @@ from __future__ import annotations
 import signal
 import threading
 from collections.abc import Callable, Iterable
+from types import FrameType
 
 STOP_SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in ("SIGINT", "SIGTERM", "SIGHUP"))
                      if s is not None)
 
-Handler = Callable[[int, object], object]
+Handler = Callable[[int, FrameType | None], object]
 
 
 def catch(handler: Handler, signals: Iterable[int] = STOP_SIGNALS) -> dict[int, object]:

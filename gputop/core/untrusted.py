@@ -156,7 +156,7 @@ def _kinds(cls: type) -> dict[str, _Spec]:
         text = str(f.type)
         nullable = text.endswith(" | None")
         kind = _KINDS[text.removesuffix(" | None")]
-        types = set(_TYPES[kind])
+        types: set[type] = set(_TYPES[kind])
         if nullable:
             types.add(type(None))
         out[f.name] = (frozenset(types), kind)

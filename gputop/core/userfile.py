@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, BinaryIO
 
 from gputop.core.visible import visible
@@ -117,6 +117,7 @@ def depth(doc: Any) -> int:
     stack: list[tuple[Any, int]] = [(doc, 0)]
     while stack:
         node, level = stack.pop()
+        children: Iterable[Any]
         if isinstance(node, dict):
             children = node.values()
         elif isinstance(node, (list, tuple)):

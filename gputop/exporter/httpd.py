@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from typing import Any
+from typing import Any, cast
 
 Log = Callable[[str], None]
 
@@ -237,7 +237,9 @@ class BoundedHandler(BaseHTTPRequestHandler):
         super().setup()
         self.rfile.close()  # replaced by one that keeps the deadline and the budget
         self._raw = _DeadlineReader(self.connection)
-        self.rfile = _HeadBudget(io.BufferedReader(self._raw), self.server.limits.header_bytes)
+        # http.server reads rfile through readline/read only, which _HeadBudget has
+        self.rfile = cast(io.BufferedIOBase,
+                          _HeadBudget(io.BufferedReader(self._raw), self.server.limits.header_bytes))
 
     def handle_one_request(self) -> None:
         limits = self.server.limits
@@ -249,7 +251,7 @@ class BoundedHandler(BaseHTTPRequestHandler):
         else:
             self._raw.expect(limits.header_timeout, None)
         self._requests += 1
-        self.rfile.reset()
+        cast(_HeadBudget, self.rfile).reset()
         try:
             super().handle_one_request()
         except HeadTooLarge as exc:  # in the request line: http.server only checks headers
@@ -327,7 +329,8 @@ class BoundedServer(HTTPServer):
     def _connection(self, request: socket.socket, client_address: Any, place: Place) -> None:
         try:
             if self._handshake(request, client_address):
-                self.RequestHandlerClass(request, client_address, self, place)
+                handler = cast(type[BoundedHandler], self.RequestHandlerClass)
+                handler(request, client_address, self, place)
         except Exception:
             self.handle_error(request, client_address)
         finally:

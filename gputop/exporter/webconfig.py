@@ -234,9 +234,9 @@ def _tls(section: object, file: Path) -> ssl.SSLContext | None:
             raise UsageError(f"{where}: {key} is required")
     base = file.parent
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    cert, key = _pem(base, section, "cert_file", where), _pem(base, section, "key_file", where)
+    cert, private = _pem(base, section, "cert_file", where), _pem(base, section, "key_file", where)
     try:
-        context.load_cert_chain(cert, key)
+        context.load_cert_chain(cert, private)
     except (OSError, ssl.SSLError) as exc:
         raise UsageError(f"{where}: cannot load cert_file/key_file: "
                          f"{userfile.one_line(str(exc))}") from None

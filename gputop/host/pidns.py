@@ -74,7 +74,7 @@ def device_minor(pci_bus_id: str | None,
 def holders(path: str, proc: str = "/proc", skip: Iterable[int] = ()) -> set[int]:
     """PIDs (as this /proc numbers them) of the visible processes holding ``path`` open."""
     skipped = set(skip)
-    out = set()
+    out: set[int] = set()
     try:
         entries = os.listdir(proc)
     except OSError:

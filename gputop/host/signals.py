@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import signal
 from dataclasses import dataclass
+from typing import Literal
 
 SIGNALS: dict[str, int] = {
     "SIGTERM": signal.SIGTERM,
@@ -28,7 +29,7 @@ START_TOLERANCE_S = 2.0
 class Outcome:
     ok: bool
     message: str
-    severity: str = "information"  # Textual notify severity
+    severity: Literal["information", "warning", "error"] = "information"  # Textual notify's
 
 
 def local_pid(process) -> int | None:

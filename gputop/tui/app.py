@@ -15,6 +15,7 @@ import socket
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
@@ -39,6 +40,10 @@ from gputop.tui.widgets.dashboard import DashboardView
 from gputop.tui.widgets.header import Header
 from gputop.tui.widgets.hostline import HostLine
 from gputop.tui.widgets.processes import COLUMN_BY_KEY, COLUMNS, ProcessTable, ProcRow
+
+if TYPE_CHECKING:  # imported when first used, for the start-up time
+    from gputop.query.recorder import Recorder
+    from gputop.tui.widgets.hintbar import HintBar
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
 SIGNAL_KEYS = {"k": "SIGTERM", "K": "SIGKILL", "i": "SIGINT"}
@@ -83,12 +88,15 @@ def next_interval(current: float, step: int) -> float:
     return smaller[-1] if smaller else current
 
 
-SORT_BINDINGS = [Binding(c.sort_key, f"sort('{c.key}')", f"sort by {c.title}", show=False)
-                 for c in COLUMNS]
+SORT_BINDINGS = [Binding(cast(str, c.sort_key), f"sort('{c.key}')", f"sort by {c.title}",
+                         show=False)
+                 for c in COLUMNS]  # every process column has a sort key
 
 
 class GputopApp(TerminalApp):
     TITLE = "gputop"
+    app_themes: list[str]  # set by install_themes
+    theme_warnings: list[str]
     CSS = """
     Screen { background: $background; layers: base overlay; }
     #filter { display: none; height: 3; border: round $primary; background: $surface; }
@@ -152,7 +160,7 @@ class GputopApp(TerminalApp):
         KeyHelp("/", "filter", "filter by user, command or PID (esc clears)", "Processes"),
         KeyHelp("esc", "clear_filter", "clear the filter", "Processes"),
         KeyHelp("b", "group", "group by job, by user, or none (cycles)", "Processes"),
-        *(KeyHelp(c.sort_key, "sort", f"sort by {c.title} (again: reverse)", "Processes")
+        *(KeyHelp(cast(str, c.sort_key), "sort", f"sort by {c.title} (again: reverse)", "Processes")
           for c in COLUMNS),
         KeyHelp("k", "signal", "send SIGTERM to the selected process (asks first)", "Processes"),
         KeyHelp("K", "signal", "send SIGKILL to the selected process (asks first)", "Processes"),
@@ -202,7 +210,7 @@ class GputopApp(TerminalApp):
         self.sampler.want("dashboard", DASHBOARD_WANTS)
         self.snapshot: Snapshot | None = None
         self._first = first  # taken before Textual started, shown at mount
-        self.recorder = None
+        self.recorder: Recorder | None = None
         self.record_fields = record_fields  # None: the recorder's default set
         self.record_dir = record_dir
         # the process table's columns and order, from the settings file (gputop.config.settings)
@@ -330,7 +338,7 @@ class GputopApp(TerminalApp):
         self.snapshot = snap
         self.last_sample_mono = time.monotonic()
         self.dashboard.update(snap, now=snap.time)
-        self.query_one("#hints").show(snap.hints)
+        cast("HintBar", self.query_one("#hints")).show(snap.hints)
         if self.recorder is not None and budget.covers(wants, self.recorder.wants):
             try:
                 # nvidia-smi's `count` is the node's GPUs, also when -i picked fewer
@@ -638,7 +646,7 @@ class GputopApp(TerminalApp):
         if isinstance(self.screen, SaturationScreen):
             self.pop_screen()
             return
-        hinted = self.query_one("#hints").device
+        hinted = cast("HintBar", self.query_one("#hints")).device
         if hinted is not None:  # the panel opens at the GPU the hint bar names
             self.dashboard.select_gpu(hinted)
         screen = SaturationScreen()

@@ -13,6 +13,7 @@ import argparse
 import os
 import time
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -39,6 +40,9 @@ from gputop.core.visible import visible
 from gputop.tui.terminal import TerminalApp
 from gputop.tui.widgets.keyed_table import Column, KeyedTable, Row
 from gputop.tui.widgets.processes import COLUMNS as PROCESS_COLUMNS
+
+if TYPE_CHECKING:
+    from gputop.tui.widgets.header import Header
 
 NODE_COLUMNS = (
     Column("host", "HOST", 16, sort_key="N"),
@@ -141,7 +145,8 @@ class NodeScreen(Screen):
     BINDINGS = [
         Binding("escape,backspace", "back", "nodes"),
         # The dashboard's process sort keys; here they win over the nodes table's letters.
-        *(Binding(c.sort_key, f"sort_processes('{c.key}')", f"sort by {c.title}", show=False)
+        *(Binding(cast(str, c.sort_key), f"sort_processes('{c.key}')", f"sort by {c.title}",
+                  show=False)
           for c in PROCESS_COLUMNS),
         Binding("less_than_sign", "select_gpu(-1)", "previous GPU", show=False),
         Binding("greater_than_sign", "select_gpu(1)", "next GPU", show=False),
@@ -167,8 +172,9 @@ class NodeScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.dashboard.set_interval(self.app.interval)
-        self.refresh_from(self.app.cluster.status(self.host), time.monotonic())
+        app = cast(ClusterApp, self.app)
+        self.dashboard.set_interval(app.interval)
+        self.refresh_from(app.cluster.status(self.host), time.monotonic())
 
     @property
     def dashboard(self):
@@ -177,17 +183,18 @@ class NodeScreen(Screen):
     def refresh_from(self, status: NodeStatus, now: float) -> None:
         try:
             bar = self.query_one("#node-status", Static)
-            header = self.query_one("#node-header")
+            header = cast("Header", self.query_one("#node-header"))
             dashboard = self.dashboard
         except NoMatches:
             return  # its widgets are gone: the app is quitting with the node open
+        app = cast(ClusterApp, self.app)
         age = status.age(now)
         line = Text()
         line.append(f" {visible(status.host)} ", "bold")
-        line.append(status.state, self.app.state_style(status.state))
+        line.append(status.state, app.state_style(status.state))
         line.append(f"  via {status.mode}")
         if age is not None:
-            line.append(f"  data {fmt_age(age, self.app.interval)}")
+            line.append(f"  data {fmt_age(age, app.interval)}")
         if status.reason:
             line.append(f"  {visible(status.reason)}")
         bar.update(line)
@@ -196,7 +203,7 @@ class NodeScreen(Screen):
         self.seq = status.seq
         snap = status.snapshot
         header.set(host=status.host, backend=snap.backend, driver=snap.driver_version,
-                   cuda=snap.cuda_version, gpus=len(snap.devices), interval=self.app.interval,
+                   cuda=snap.cuda_version, gpus=len(snap.devices), interval=app.interval,
                    clock=snap.time)
         dashboard.update(snap, now=snap.time)
 
@@ -218,6 +225,8 @@ class NodeScreen(Screen):
 
 class ClusterApp(TerminalApp):
     TITLE = "gputop cluster"
+    app_themes: list[str]  # set by install_themes
+    theme_warnings: list[str]
     CSS = """
     Screen { background: $background; }
     #summary { height: 1; background: $panel; color: $foreground; }

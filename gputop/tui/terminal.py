@@ -17,7 +17,7 @@ instead of raising in the writer thread, and turns a failed read into a hang-up.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from textual.app import App
 from textual.binding import Binding
@@ -147,7 +147,8 @@ class TerminalDriver(LinuxDriver):
     def __init__(self, app: App, **kwargs: Any) -> None:
         super().__init__(app, **kwargs)
         self._lifeline = app.lifeline if isinstance(app, TerminalApp) else None
-        self._file = _DroppingWhenGone(self._file, self._hung_up)
+        # stands in for Textual's file object: it has what the driver calls on it
+        self._file = cast(Any, _DroppingWhenGone(cast(TextIO, self._file), self._hung_up))
 
     def _hung_up(self) -> None:
         if self._lifeline is not None:

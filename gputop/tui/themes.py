@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
@@ -92,7 +93,8 @@ def parse_theme(data: dict, origin: str, fallback_name: str) -> Theme:
                          f"{userfile.one_line(', '.join(unknown))}")
     if "primary" not in colors:
         raise UsageError(f"theme {origin}: [colors] needs at least 'primary'")
-    kwargs = {k: _check_color(v, f"theme {origin}: colors.{k}") for k, v in colors.items()}
+    kwargs: dict[str, Any] = {k: _check_color(v, f"theme {origin}: colors.{k}")
+                              for k, v in colors.items()}
     merged = dict(APP_VARIABLES)
     for key, value in variables.items():
         merged[str(key)] = _check_color(value, f"theme {origin}: variables."

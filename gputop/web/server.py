@@ -275,7 +275,7 @@ class GputopServer(Server):
             return web.Response(status=refused.status, text=refused.message + "\n")
         if proof == "query" and request.path == "/":
             # Keep the token in a cookie and out of the address bar (and of screenshots of it).
-            rest = request.query.copy()
+            rest = request.query.copy()  # type: ignore[attr-defined]  # a MultiDict at run time
             rest.popall("token")
             location = str(request.rel_url.with_query(rest))
             response = web.Response(status=303, headers={"Location": location})

@@ -10,8 +10,8 @@ import pytest
 
 from gputop.backends import open_backend
 from gputop.backends.base import BackendOptions
+from gputop.backends.controls import ReplayControls
 from gputop.backends.replay.backend import Player, ReplayBackend, ReplayClock
-from gputop.backends.replay.controls import ReplayControls
 from gputop.commands.main import main
 from gputop.core.errors import GputopError
 from gputop.sampler import Sampler

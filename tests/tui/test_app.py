@@ -489,7 +489,7 @@ async def test_the_recorded_fields_and_folder_are_the_users(tmp_path):
 
 
 async def test_replay_keys_drive_the_player_and_show_the_position() -> None:
-    class Player:  # implements gputop.backends.replay.controls.ReplayControls
+    class Player:  # implements gputop.backends.controls.ReplayControls
         def __init__(self) -> None:
             self.position, self.duration, self._speed, self.playing = 0.0, 600.0, 1.0, True
             self.times: tuple[float, ...] = ()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import cast
 
 from gputop.backends.npu_smi.parse import (
     Board,
@@ -23,7 +24,7 @@ from gputop.backends.npu_smi.parse import (
     Usages,
 )
 from gputop.core.model import Device, Hint, Process
-from gputop.host.attribution import NO_OWNER
+from gputop.host.attribution import NO_OWNER, Owner
 
 ChipKey = tuple[int, int]  # (NPU id, chip id); the 950 layout's single chip is chip 0
 VENDOR = "huawei"
@@ -125,7 +126,7 @@ def table_processes(table: NpuTable) -> dict[ChipKey, list[tuple[int, str | None
 def make_process(pid: int, name: str | None, memory_mb: int | None,
                  host_facts: HostFacts | None) -> Process:
     facts = dict(host_facts(pid, name) or {}) if host_facts is not None else {}
-    owner = facts.get("owner") or NO_OWNER
+    owner = cast(Owner, facts.get("owner") or NO_OWNER)
     return Process(
         pid=pid,
         name=name if name is not None else facts.get("name"),  # type: ignore[arg-type]
@@ -136,9 +137,9 @@ def make_process(pid: int, name: str | None, memory_mb: int | None,
         host_memory_mib=facts.get("host_memory_mib"),  # type: ignore[arg-type]
         started=facts.get("started"),  # type: ignore[arg-type]
         type="C",  # npu-smi lists compute processes only
-        container=owner.container,  # type: ignore[union-attr]
-        job=owner.job,  # type: ignore[union-attr]
-        namespace_pid=owner.namespace_pid,  # type: ignore[union-attr]
+        container=owner.container,
+        job=owner.job,
+        namespace_pid=owner.namespace_pid,
     )
 
 

@@ -399,7 +399,7 @@ class NvmlBackend(Backend):
         values = gpu.values
         for read in reads.fresh(due, gpu.read_at, now):
             self._read_now(gpu, read, now)
-        shown = {attr: values.get(attr)
+        shown: dict[str, Any] = {attr: values.get(attr)
                  for read in due if read in reads.READS for attr in reads.READS[read][0]}
         info = gpu.info
         saturation: Saturation = NO_SATURATION

@@ -39,7 +39,8 @@ def direct(nv: Any) -> bool:
             and hasattr(nv, "c_nvmlProcessUtilizationSample_t"))
 
 
-def _call_sized(nv: Any, name: str, struct: type, buffers: ProcessBuffers, call) -> tuple:
+def _call_sized(nv: Any, name: str, struct: type[ctypes.Structure], buffers: ProcessBuffers,
+                call) -> tuple:
     """``call(fn, array, count)`` with the kept buffer; once more, larger, if it was too small.
     Returns (array, count) after a success; raises NVMLError otherwise."""
     fn = nv._nvmlGetFunctionPointer(name)

@@ -11,6 +11,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
+from typing import cast
 
 from gputop.backends.base import (
     CAP_ENERGY,
@@ -100,7 +101,7 @@ class SimBackend(Backend):
         self.options = options
         self.scenario: Scenario = load(options.scenario)
         self.seed = options.seed
-        self.clock = SimClock(options.sim_speed)
+        self.clock: SimClock = SimClock(options.sim_speed)
         self.state_path = options.sim_state
         self._state_mtime: float | None = None
         self._lock = threading.Lock()
@@ -175,7 +176,9 @@ class SimBackend(Backend):
             )
         if not 0 <= device < len(info.devices):
             raise InvalidArgument(f"no GPU {device}")
-        lo, hi = info.devices[device].power_limit_min_w, info.devices[device].power_limit_max_w
+        # every simulated GPU has its limits
+        lo = cast(float, info.devices[device].power_limit_min_w)
+        hi = cast(float, info.devices[device].power_limit_max_w)
         if not lo <= watts <= hi:
             raise InvalidArgument(
                 f"power limit {watts:g} W for GPU {device} is outside its range {lo:g}-{hi:g} W"
@@ -211,7 +214,7 @@ class SimBackend(Backend):
         """The state file's JSON document ({} where there is none yet), read within the bounds
         of every file a user names; one BackendError line naming the file otherwise."""
         try:
-            data = userfile.load_json(userfile.read_text(self.state_path))
+            data = userfile.load_json(userfile.read_text(cast(str, self.state_path)))
         except FileNotFoundError:
             return {}
         except userfile.FileProblem as exc:
@@ -489,7 +492,8 @@ class SimBackend(Backend):
             remapped_rows_failed=False if nvidia else None,
             saturation=sat,
             processes=self._processes(i, self._jobs_on[i], busy, t) if whole else (),
-            sim={"work_rate": round(work_rate, 5) if work_rate is not None else None},
+            # None where the rate is unknown, which the model's dict[str, float] does not say
+            sim={"work_rate": round(work_rate, 5) if work_rate is not None else None},  # type: ignore[dict-item]
         )
         if mig:
             dev = self._as_mig(dev, t, detail)
@@ -503,13 +507,14 @@ class SimBackend(Backend):
         reports no utilization (``[N/A]`` in nvidia-smi)."""
         i = dev.index
         instances = tuple(self._instance(i, d, t, detail) for d in self._mig[i])
-        used = sum(inst.memory_used_mib for inst in instances)
+        used = sum(cast(float, inst.memory_used_mib) for inst in instances)  # each one reports it
         rates = [job.step_s / self._step(job)[0] for d in self._mig[i]
                  if (job := d.primary) is not None]
         sat = Saturation()
         if detail:
-            parts = [({k: getattr(inst.saturation, k) for k in _SAT_VALUES}, inst.sm_count)
-                     for inst in instances]
+            parts: list[tuple[dict[str, float | None], float]] = [
+                ({k: getattr(inst.saturation, k) for k in _SAT_VALUES}, cast(int, inst.sm_count))
+                for inst in instances]
             sat = Saturation(source="sim", **{k: None if v is None else round(v, 1)
                                               for k, v in combine(parts).items()})
         return replace(
@@ -525,12 +530,12 @@ class SimBackend(Backend):
             remapped_rows_uncorrectable=None,
             remapped_rows_failed=None,
             memory_used_mib=used,
-            memory_free_mib=dev.memory_total_mib - used - RESERVED_MIB,
+            memory_free_mib=cast(float, dev.memory_total_mib) - used - RESERVED_MIB,
             saturation=sat,
             processes=tuple(p for inst in instances for p in inst.processes),
             mig_instances=instances,
             # the instances' jobs' mean throughput: what a power limit on the parent costs them
-            sim={"work_rate": round(sum(rates) / len(rates), 5) if rates else None},
+            sim={"work_rate": round(sum(rates) / len(rates), 5) if rates else None},  # type: ignore[dict-item]
         )
 
     def _instance(self, i: int, d: _MigDevice, t: float, detail: bool) -> MigInstance:

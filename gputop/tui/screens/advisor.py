@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -182,7 +182,8 @@ class AdvisorScreen(Screen):
             Text("\n".join(render.passive_lines(gpus, note))))
 
     def _during_sweep(self, t: float) -> bool:
-        return any(start <= t and (end is None or t <= end) for start, end in self._sweeps)
+        return any(cast(float, start) <= t and (end is None or t <= end)  # a start is a time
+                   for start, end in self._sweeps)
 
     def _status(self, text: str, error: bool = False) -> None:
         self.query_one("#adv-status", Static).update(Text(text, style="bold red" if error else ""))
@@ -259,7 +260,8 @@ class AdvisorScreen(Screen):
     def action_close(self) -> None:
         if self.running:
             self.action_cancel()
-            self.run_worker(self._close_when_done, group="advisor-close")
+            # Textual's WorkType infers Never from a coroutine function that returns None
+            self.run_worker(self._close_when_done, group="advisor-close")  # type: ignore[arg-type]
             return
         self.app.pop_screen()
 
@@ -278,6 +280,7 @@ class AdvisorScreen(Screen):
         result = None
         error = None
         denied = None
+        restored: list[tuple[int, float | None, float]] | None
         # The limits go back even if the app is being ended by force (its terminal gone): the
         # deadline cancels the sweep and waits for this restore.
         with critical(wrap_up=self.cancel_event.set):

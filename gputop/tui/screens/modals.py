@@ -45,7 +45,7 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll():
             yield Static(text, id="help-text")
 
-    def action_dismiss(self) -> None:
+    def action_dismiss(self) -> None:  # type: ignore[override]  # Screen's takes a result (#25 tui)
         self.dismiss(None)
 
 
@@ -157,7 +157,7 @@ class SaturationScreen(Screen[None]):
             history = sampler.history.snapshots() if sampler is not None else None
             panel.update_snapshot(snapshot, history)
         else:
-            panel.update(snapshot)
+            panel.update(snapshot)  # type: ignore[attr-defined]  # a probe's fallback (#25 protocols)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -290,7 +290,7 @@ class ProcessView(Screen[None]):
 
     def action_signal(self, name: str) -> None:
         gpu, process = self.found[0]
-        self.app.signal_row(make_row(gpu, process, self.now), name)
+        self.app.signal_row(make_row(gpu, process, self.now), name)  # type: ignore[attr-defined]  # the app's interface (#25 protocols)
 
     def action_close(self) -> None:
         self.dismiss(None)

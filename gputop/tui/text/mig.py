@@ -45,8 +45,8 @@ def summary_text(instances: Sequence[MigInstance], width: int) -> str:
     top, full = busiest(instances), fullest(instances)
     hot = f"SM {sm_active(top):.0f}% {top.profile or '?'}" if top is not None else None
     mem = f"mem {full.memory_pct:.0f}% {full.profile or '?'}" if full is not None else None
-    hot_id = f"{hot} GI {top.gpu_instance_id}" if hot else None
-    mem_id = f"{mem} GI {full.gpu_instance_id}" if mem else None
+    hot_id = f"{hot} GI {top.gpu_instance_id}" if top is not None else None
+    mem_id = f"{mem} GI {full.gpu_instance_id}" if full is not None else None
     candidates = ([count, hot_id, mem_id], [count, hot, mem], [count, hot], [count, mem],
                   [count])
     for words in candidates:

@@ -161,7 +161,7 @@ class DashboardView(Widget):
         if self.plot.has_class("-shown") and self.selected_gpu in self.cards:
             self.plot.show(self.cards[self.selected_gpu], new_sample=True)
 
-    def set_interval(self, interval: float) -> None:
+    def set_interval(self, interval: float) -> None:  # type: ignore[override]  # shadows Textual's timer (#25 tui)
         self.interval = interval
         self.plot.interval = interval
         self.panel.set_stale_after(max(3.0, 3 * interval))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from itertools import islice
+from typing import cast
 
 from rich.segment import Segment
 from rich.style import Style
@@ -229,7 +230,7 @@ class GpuCard:
         count = self.instance_count()
         if not count or self.mig_style == "inline":
             return []
-        instances = self.device.mig_instances
+        instances = cast(Device, self.device).mig_instances  # a count means a device
         if self.mig_style == "chips":
             return [_join([("  ", ""), (chips_text(instances, width - 2), "gpu--muted")], width)]
         return [self._instance_line(inst, width, n == count - 1)

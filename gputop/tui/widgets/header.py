@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 
+from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
@@ -80,7 +81,7 @@ class Header(Widget):
         s = self.state
         st = self._component_style
         # (text, style, priority): lower priority parts go first when the line is too narrow.
-        parts: list[tuple[str, object, int]] = [("gputop ", st("header--title"), 0),
+        parts: list[tuple[str, Style | str, int]] = [("gputop ", st("header--title"), 0),
                                                 (s.host, "", 0)]
         if s.backend == "sim":
             parts.append((" ", "", 0))

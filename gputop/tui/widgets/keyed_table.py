@@ -149,8 +149,8 @@ class KeyedTable(StripCache, ScrollView, can_focus=True):
         self._header = None
         self.refresh()
 
-    @property
-    def visible(self) -> tuple[tuple[int, Column], ...]:
+    @property  # type: ignore[misc]  # shadows Textual's DOMNode.visible: rename (#25 tui)
+    def visible(self) -> tuple[tuple[int, Column], ...]:  # type: ignore[override]
         """The columns drawn, each with its cell's place in a row; never none at all."""
         if self._visible is None:
             every = tuple(enumerate(self._columns))

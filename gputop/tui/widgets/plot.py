@@ -86,14 +86,15 @@ def render_plot(series: Sequence[tuple[str, Sequence[float | None], tuple[int, i
     for r in range(rows):
         label = labels.get(r)
         text.append(f"{label:>{label_w}}┤" if label else " " * label_w + "│", axis)
-        run, run_rgb = [], None
+        run: list[str] = []
+        run_rgb: tuple[int, int, int] | None = None
         for c in range(plot_w):
-            bits, rgb = dots[r][c], colours[r][c]
-            if rgb != run_rgb and run:
+            bits, cell_rgb = dots[r][c], colours[r][c]
+            if cell_rgb != run_rgb and run:
                 _append_run(text, run, run_rgb, styles)
                 run = []
             run.append(chr(0x2800 + bits) if bits else " ")
-            run_rgb = rgb
+            run_rgb = cell_rgb
         _append_run(text, run, run_rgb, styles)
         text.append("│\n", axis)
     ticks: list[tuple[int, str]] = []

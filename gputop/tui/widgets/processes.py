@@ -7,6 +7,7 @@ cells repainted); the cursor follows its process and the scroll offset stays put
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from textual.binding import Binding
@@ -67,7 +68,7 @@ def with_mig(cells: tuple[str, ...], proc: Process) -> tuple[str, ...]:
 
 def make_row(gpu: int, proc: Process, now: float, mig: bool = False) -> ProcRow:
     running = now - proc.started if proc.started is not None else None
-    cells = (
+    cells: tuple[str, ...] = (
         str(gpu),
         str(proc.pid),
         proc.user or fmt.NA,
@@ -125,8 +126,8 @@ def outside_row(gpu: int, procs: list[Process], mig: bool = False) -> ProcRow:
                       outside_pid_namespace=True,
                       command=f"{n} {where} outside this container: " + (
                           f"{memory / 1024:.1f} GiB" if memory is not None else fmt.NA))
-    cells = (str(gpu), "-", fmt.NA, "-", fmt.mib(memory), fmt.NA, fmt.NA, fmt.NA, fmt.NA,
-             summary.command or "")
+    cells: tuple[str, ...] = (str(gpu), "-", fmt.NA, "-", fmt.mib(memory), fmt.NA, fmt.NA, fmt.NA,
+                              fmt.NA, summary.command or "")
     if mig:
         cells = with_mig(cells, summary)
     return ProcRow(f"{gpu}:outside", gpu, summary, cells)
@@ -188,11 +189,12 @@ class ProcessTable(KeyedTable):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(COLUMNS, id=id, empty_text="no GPU processes")
-        self.sort_column = "gpu"
+        self.sort_column: str = "gpu"
         self.needle = ""
         self.only_gpu: int | None = None
         self.grouping = "process"  # or "job", "user": see gputop.analysis.groups.MODES
-        self.history = None  # a callable giving the sampler's snapshots (per-job energy)
+        # the sampler's snapshots (per-job energy)
+        self.history: Callable[[], Sequence[Snapshot]] | None = None
         self.hidden_by_settings: frozenset[str] = frozenset()  # see show_only
         self._snapshot: Snapshot | None = None
 
@@ -218,7 +220,7 @@ class ProcessTable(KeyedTable):
     def _group_rows(self, snapshot: Snapshot) -> list:
         from gputop.tui.widgets.grouped import build_group_rows
 
-        energy = ()
+        energy: Sequence[dict] = ()
         if self.grouping == "job" and self.history is not None:
             from gputop.analysis.jobs import job_energy
 

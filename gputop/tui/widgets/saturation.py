@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
+from typing import cast
 
 from rich.style import Style
 from rich.text import Text
@@ -278,7 +279,7 @@ class GpuSaturation(Widget):
                          "tensor")
         if est.dram_gbps_estimate is not None:
             parts.append(f"~{est.dram_gbps_estimate / 1000:.2f}/"
-                         f"{est.dram_peak_gbps / 1000:.2f} TB/s DRAM")
+                         f"{cast(float, est.dram_peak_gbps) / 1000:.2f} TB/s DRAM")
         if not parts:
             why = "part not in the peak table" if est.spec is None else "no checked peak figure"
             return Text(f"est. TFLOPS/bandwidth: N/A ({why})", style="dim")

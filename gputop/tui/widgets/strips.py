@@ -6,12 +6,21 @@ its rendered lines in ``_strips``; a theme change invalidates both.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
+if TYPE_CHECKING:  # a mixin for widgets: what it calls comes from the Widget after it
+    from textual.widget import Widget
 
-class StripCache:
+    _Mixin = Widget
+else:
+    _Mixin = object
+
+
+class StripCache(_Mixin):
     """Mixin (before the Widget class) for widgets with ``_styles`` and ``_strips`` dicts."""
 
     _styles: dict
