@@ -138,9 +138,7 @@ def test_job_gpus_asks_scontrol_and_sinfo_once_each(monkeypatch):
 
 def test_a_job_slurm_no_longer_describes_falls_back_to_its_processes(monkeypatch):
     """A job that ended between squeue and scontrol: no grant, not an error for the others."""
-    import argparse
-
-    from gputop.commands.cluster import slurm_gres
+    from gputop.commands.cluster import SlurmJobs
 
     def job_gpus(job):
         if job == "1":
@@ -148,8 +146,8 @@ def test_a_job_slurm_no_longer_describes_falls_back_to_its_processes(monkeypatch
         return {"n1": grant(0)}
 
     monkeypatch.setattr(slurm, "job_gpus", job_gpus)
-    args = argparse.Namespace(_slurm_jobs={"1": ["n1"], "2": ["n1"]})
-    assert slurm_gres(args) == {"n1": {"2": grant(0)}}
+    jobs = SlurmJobs(jobs={"1": ["n1"], "2": ["n1"]})
+    assert jobs.gres() == {"n1": {"2": grant(0)}}
 
 
 @pytest.mark.parametrize("job", ["1;reboot", "-d"])
