@@ -150,6 +150,28 @@ def test_a_job_slurm_no_longer_describes_falls_back_to_its_processes(monkeypatch
     assert jobs.gres() == {"n1": {"2": grant(0)}}
 
 
+def test_slurm_is_asked_once_for_the_jobs_nodes_and_gpus(monkeypatch):
+    """`gputop cluster --slurm J --slurm-me`: the host list, the screen and --once all read the
+    same answers; squeue and scontrol run once each, however often they are read."""
+    from gputop.commands.cluster import SlurmJobs
+
+    calls = []
+
+    def answer(name, value):
+        return lambda *args: calls.append((name, *args)) or value
+
+    monkeypatch.setattr(slurm, "job_nodes", answer("job_nodes", ["n1", "n2"]))
+    monkeypatch.setattr(slurm, "my_jobs", answer("my_jobs", {"8": ["n2", "n3"]}))
+    monkeypatch.setattr(slurm, "job_gpus", answer("job_gpus", {"n2": grant(0)}))
+    jobs = SlurmJobs("7", mine=True)
+    for _ in range(2):
+        assert jobs.jobs() == {"7": ["n1", "n2"], "8": ["n2", "n3"]}
+        assert jobs.nodes() == ["n1", "n2", "n3"]
+        assert jobs.gres() == {"n2": {"7": grant(0), "8": grant(0)}}
+    assert calls == [("job_nodes", "7"), ("my_jobs",), ("job_gpus", "7"), ("job_gpus", "8")]
+    assert SlurmJobs().jobs() == {} and SlurmJobs().nodes() == []  # neither option: no Slurm
+
+
 @pytest.mark.parametrize("job", ["1;reboot", "-d"])
 def test_job_gpus_refuses_what_is_not_a_job_id(job):
     with pytest.raises(slurm.SlurmError, match="not a Slurm job id"):
