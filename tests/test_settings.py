@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from gputop.commands.main import build_parser
-from gputop.config.settings import PROCESS_COLUMNS, Settings, load, with_settings
+from gputop.commands.dashboard import configure
+from gputop.commands.main import build_parser, run_command
+from gputop.config.settings import PROCESS_COLUMNS, Settings, load
 from gputop.core.errors import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,10 +32,10 @@ def config_home(tmp_path, monkeypatch) -> Path:
 
 
 def dashboard_args(*argv: str):
-    """What `gputop ARGV` hands the dashboard (or another command), settings applied."""
+    """What `gputop ARGV` hands the dashboard: its config, settings applied."""
     parser = build_parser()
     args = parser.parse_args(list(argv))
-    return with_settings(parser, list(argv), args)
+    return configure(parser, list(argv), args)
 
 
 def readme_example() -> str:
@@ -126,21 +127,21 @@ def test_a_fifo_or_a_huge_file_is_refused_at_once(config_home):
 
 def test_no_file_at_the_default_place_is_no_settings(config_home):
     args = dashboard_args()
-    assert args.settings == Settings() and args.interval == 1.0 and args.theme is None
+    assert args.settings == Settings() and args.source.interval == 1.0 and args.theme is None
 
 
 def test_the_file_gives_the_defaults_and_options_win(config_home):
     write(config_home, 'theme = "light"\ninterval = 2\nreadonly = true\n'
                        'record_fields = ["index", "power.draw"]\n')
     args = dashboard_args()
-    assert (args.theme, args.interval, args.readonly) == ("light", 2.0, True)
+    assert (args.theme, args.source.interval, args.readonly) == ("light", 2.0, True)
     assert args.record_fields == "index,power.draw" and args.theme_from_settings
     args = dashboard_args("--theme", "dark", "--interval", "0.5", "--no-readonly",
                           "--record-fields", "index")
-    assert (args.theme, args.interval, args.readonly) == ("dark", 0.5, False)
+    assert (args.theme, args.source.interval, args.readonly) == ("dark", 0.5, False)
     assert args.record_fields == "index" and not args.theme_from_settings
     args = dashboard_args("replay", "--interval", "3", "log.csv")  # the dashboard on a log
-    assert (args.theme, args.interval) == ("light", 3.0)
+    assert (args.theme, args.source.interval) == ("light", 3.0)
 
 
 def test_gputop_config_and_the_config_option_pick_another_file(config_home, monkeypatch, tmp_path):
@@ -148,13 +149,13 @@ def test_gputop_config_and_the_config_option_pick_another_file(config_home, monk
     other = tmp_path / "other.toml"
     other.write_text("interval = 5\n")
     monkeypatch.setenv("GPUTOP_CONFIG", str(other))
-    assert dashboard_args().interval == 5.0
+    assert dashboard_args().source.interval == 5.0
     third = tmp_path / "third.toml"
     third.write_text("interval = 7\n")
-    assert dashboard_args("--config", str(third)).interval == 7.0
-    assert dashboard_args("--no-config").interval == 1.0
+    assert dashboard_args("--config", str(third)).source.interval == 7.0
+    assert dashboard_args("--no-config").source.interval == 1.0
     monkeypatch.setenv("GPUTOP_CONFIG", "")  # empty: no file at all
-    assert dashboard_args().interval == 1.0
+    assert dashboard_args().source.interval == 1.0
 
 
 def test_a_file_named_but_missing_is_an_error(config_home, tmp_path, monkeypatch):
@@ -165,13 +166,26 @@ def test_a_file_named_but_missing_is_an_error(config_home, tmp_path, monkeypatch
         dashboard_args()
 
 
-def test_commands_for_scripts_never_read_it(config_home):
+def test_commands_for_scripts_never_read_it(config_home, monkeypatch):
+    from gputop.commands import advise, agent, cluster, exporter, snapshot
+    from gputop.commands.cluster import ClusterConfig
+
     write(config_home, 'interval = "fast"\n')  # would stop the dashboard
+    seen = []
+    for module in (advise, agent, cluster, exporter, snapshot):
+        monkeypatch.setattr(module, "run", lambda config: seen.append(config) or 0)
+
+    def command_config(*argv: str):
+        parser = build_parser()
+        assert run_command(parser, list(argv), parser.parse_args(list(argv))) == 0
+        return seen.pop()
+
     for argv in (["snapshot"], ["agent"], ["advise"], ["exporter"], ["cluster", "h"]):
-        args = dashboard_args(*argv)
-        assert not hasattr(args, "settings") and args.interval == 1.0
+        config = command_config(*argv)
+        interval = config.interval if isinstance(config, ClusterConfig) else config.source.interval
+        assert not hasattr(config, "settings") and interval == 1.0
     with pytest.raises(UsageError, match="only the dashboard reads a settings file"):
-        dashboard_args("--config", "x.toml", "snapshot")
+        command_config("--config", "x.toml", "snapshot")
 
 
 # ------------------------------------------------------------------ as a user meets it

@@ -10,9 +10,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
+from gputop.commands.common import bounded, source_config
+from gputop.config.options import SourceConfig
 from gputop.core import bounds
+
+if TYPE_CHECKING:
+    from gputop.advisor.benchmark import Benchmark
+    from gputop.advisor.sweep import Sweep
 
 DEFAULT_WINDOW_S = 30.0
 DEFAULT_SETTLE_S = 10.0
@@ -47,28 +54,28 @@ _ACTS_IN = {
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("advisor")
-    g.add_argument("--window", type=bounds.ADVISE_WINDOW.arg_type, metavar="SEC",
+    g.add_argument("--window", type=bounded(bounds.ADVISE_WINDOW), metavar="SEC",
                    help=f"passive view: seconds of power readings (default {DEFAULT_WINDOW_S:g})")
     g.add_argument("--sweep", action="store_true",
                    help="measure the curve: step the power limit down and back (changes limits)")
     g.add_argument("--run", metavar="CMD", default=None,
                    help="benchmark mode: run CMD (no shell) once per limit; slowdown from wall time")
-    g.add_argument("--step", type=bounds.ADVISE_STEP.arg_type, default=None, metavar="W",
+    g.add_argument("--step", type=bounded(bounds.ADVISE_STEP), default=None, metavar="W",
                    help="watts between candidate limits (default: 25 W or 5%% of the default"
                         " limit, whichever is larger)")
-    g.add_argument("--settle", type=bounds.ADVISE_SETTLE.arg_type, metavar="SEC",
+    g.add_argument("--settle", type=bounded(bounds.ADVISE_SETTLE), metavar="SEC",
                    help=f"seconds to wait after each change (default {DEFAULT_SETTLE_S:g})")
-    g.add_argument("--measure", type=bounds.ADVISE_MEASURE.arg_type, metavar="SEC",
+    g.add_argument("--measure", type=bounded(bounds.ADVISE_MEASURE), metavar="SEC",
                    help=f"--sweep: seconds measured at each limit (default {DEFAULT_MEASURE_S:g})")
-    g.add_argument("--max-slowdown", type=bounds.ADVISE_MAX_SLOWDOWN.arg_type, metavar="PCT",
+    g.add_argument("--max-slowdown", type=bounded(bounds.ADVISE_MAX_SLOWDOWN), metavar="PCT",
                    help="stop going lower once the slowdown passes PCT %% (default "
                         f"{_DEFAULTS['max_slowdown']:g})")
-    g.add_argument("--eta", type=bounds.ADVISE_ETA.arg_type, metavar="ETA",
+    g.add_argument("--eta", type=bounded(bounds.ADVISE_ETA), metavar="ETA",
                    help="weight of energy against time in the Zeus cost (0..1, default "
                         f"{_DEFAULTS['eta']:g})")
-    g.add_argument("--lowest", type=bounds.ADVISE_LOWEST.arg_type, default=None, metavar="W",
+    g.add_argument("--lowest", type=bounded(bounds.ADVISE_LOWEST), default=None, metavar="W",
                    help="never set a limit below W (default: the device's minimum)")
-    g.add_argument("--repeat", type=bounds.ADVISE_REPEAT.arg_type, metavar="N",
+    g.add_argument("--repeat", type=bounded(bounds.ADVISE_REPEAT), metavar="N",
                    help=f"--run: runs of the command per limit (default {_DEFAULTS['repeat']})")
     g.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
     g.add_argument("--restore", action="store_true",
@@ -122,6 +129,52 @@ class _ProgressPrinter:
                 pass
 
 
+@dataclass(frozen=True)
+class AdviseConfig:
+    """What `gputop advise` was asked for, checked, with the defaults of what was left out."""
+
+    source: SourceConfig
+    mode: str = "passive"  # passive, sweep, benchmark (--run) or restore
+    run: str | None = None  # --run CMD, split without a shell
+    dry_run: bool = False
+    json: bool = False
+    no_plot: bool = False
+    window: float = DEFAULT_WINDOW_S
+    step: float | None = None  # None: 25 W or 5 % of the default limit
+    settle: float = DEFAULT_SETTLE_S
+    measure: float = DEFAULT_MEASURE_S
+    max_slowdown: float = 5.0
+    eta: float = 0.5
+    lowest: float | None = None  # None: the device's minimum
+    repeat: int = 1
+
+    @property
+    def restore(self) -> bool:
+        return self.mode == "restore"
+
+    @property
+    def sweep(self) -> bool:
+        return self.mode == "sweep"
+
+
+def configure(args: argparse.Namespace) -> AdviseConfig:
+    """The advisor's config, checked (see ``_validate``), with the defaults of ``_DEFAULTS``."""
+    mode = _validate(args)
+
+    def given_or_default(value, dest: str):
+        return _DEFAULTS[dest] if value is None else value
+
+    return AdviseConfig(
+        source=source_config(args), mode=mode, run=args.run, dry_run=args.dry_run,
+        json=args.json, no_plot=args.no_plot,
+        window=given_or_default(args.window, "window"), step=args.step,
+        settle=given_or_default(args.settle, "settle"),
+        measure=given_or_default(args.measure, "measure"),
+        max_slowdown=given_or_default(args.max_slowdown, "max_slowdown"),
+        eta=given_or_default(args.eta, "eta"), lowest=args.lowest,
+        repeat=given_or_default(args.repeat, "repeat"))
+
+
 def _mode(args: argparse.Namespace) -> str:
     if args.restore:
         return "restore"
@@ -130,10 +183,11 @@ def _mode(args: argparse.Namespace) -> str:
     return "sweep" if args.sweep else "passive"
 
 
-def _validate(args: argparse.Namespace) -> None:
+def _validate(args: argparse.Namespace) -> str:
     """Refuse, before any device is opened, settings that contradict each other: two modes at
     once, or an option given where the chosen mode does nothing with it (``--dry-run`` without a
-    sweep would measure for 30 s; ``--repeat`` with --sweep would repeat nothing)."""
+    sweep would measure for 30 s; ``--repeat`` with --sweep would repeat nothing). Returns the
+    mode."""
     from gputop.core.errors import UsageError
 
     if args.restore and (args.sweep or args.run or args.dry_run):
@@ -144,49 +198,48 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError("--sweep and --run are two ways to measure the curve (--sweep reads the"
                          " running job's work rate, --run times CMD at each limit): give one")
     mode = _mode(args)
+    given = {"window": args.window, "step": args.step, "settle": args.settle,
+             "max_slowdown": args.max_slowdown, "eta": args.eta, "lowest": args.lowest,
+             "dry_run": args.dry_run, "measure": args.measure, "repeat": args.repeat,
+             "ids": args.ids}  # by dest, as _ACTS_IN names them: None or False is left out
     for dest, (flag, modes) in _ACTS_IN.items():
-        given = getattr(args, dest)
-        if mode not in modes and given is not None and given is not False:  # 0 is given
+        if mode not in modes and given[dest] is not None and given[dest] is not False:  # 0 is given
             users = [_ASKED_BY[m] for m in modes]
             raise UsageError(f"{flag} does nothing {_WHERE[mode]}: it is for "
                              f"{', '.join(users[:-1])}{' and ' if users[1:] else ''}{users[-1]}")
-    for dest, default in _DEFAULTS.items():
-        if getattr(args, dest) is None:
-            setattr(args, dest, default)
+    return mode
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: AdviseConfig) -> int:
     from gputop.backends import open_backend
-    from gputop.config.options import backend_options
 
-    _validate(args)
     argv = None
-    if args.run is not None:
+    if config.run is not None:
         import shlex
 
         from gputop.core.errors import UsageError
 
         try:
-            argv = shlex.split(args.run)
+            argv = shlex.split(config.run)
         except ValueError as exc:
             raise UsageError(f"--run: cannot split the command: {exc}") from None
-    backend = open_backend(args.backend, backend_options(args))
+    backend = open_backend(config.source.backend, config.source.options)
     try:
-        return _Advise(args, backend, argv).main()
+        return _Advise(config, backend, argv).main()
     finally:
         backend.close()
 
 
 class _Advise:
-    def __init__(self, args: argparse.Namespace, backend: Any, argv: list[str] | None) -> None:
+    def __init__(self, config: AdviseConfig, backend: Any, argv: list[str] | None) -> None:
         from gputop.core.selection import select_devices
 
-        self.args = args
+        self.config = config
         self.backend = backend
         self.argv = argv
         info = backend.info()
         self.info = info
-        self.devices = select_devices(args.ids, info.devices) or [d.index for d in info.devices]
+        self.devices = select_devices(config.source.ids, info.devices) or [d.index for d in info.devices]
         self.doc: dict[str, Any] = {
             "schema": "gputop-advise/1", "host": info.host, "backend": backend.name,
             "devices": self.devices, "mode": None, "passive": None, "sweep": None,
@@ -198,7 +251,7 @@ class _Advise:
         from gputop.core import jsonout
         from gputop.core.output import write_stdout
 
-        if self.args.json:
+        if self.config.json:
             write_stdout(jsonout.dumps(self.doc, separators=(",", ":")) + "\n")
         else:
             write_stdout("\n".join(text_lines) + "\n")
@@ -217,12 +270,12 @@ class _Advise:
     def main(self) -> int:
         from gputop.advisor import journal
 
-        if self.args.restore:
+        if self.config.restore:
             return self.restore()
         errors: list[str] = []
         left = journal.leftovers(self.backend, errors=errors)
-        measuring = self.args.sweep or self.argv is not None
-        if measuring and not self.args.dry_run:
+        measuring = self.config.sweep or self.argv is not None
+        if measuring and not self.config.dry_run:
             self._refuse_stale(left, errors)
         for error in errors:
             self._warn(error)
@@ -261,8 +314,8 @@ class _Advise:
         self.doc["mode"] = "passive"
         progress = _ProgressPrinter()
         if progress.tty:
-            _say(f"measuring power for {self.args.window:g} s (passive: nothing is changed)…")
-        samples = measure(self.backend, self.devices, self.args.window, self.args.interval,
+            _say(f"measuring power for {self.config.window:g} s (passive: nothing is changed)…")
+        samples = measure(self.backend, self.devices, self.config.window, self.config.source.interval,
                           threading.Event())
         lines = [self._header(), *(note or []), *self._passive_from(samples)]
         self._emit(lines)
@@ -294,9 +347,9 @@ class _Advise:
     def _config(self) -> Any:
         from gputop.advisor.recommend import SweepConfig
 
-        a = self.args
+        a = self.config
         return SweepConfig(step_w=a.step, settle_s=a.settle, measure_s=a.measure,
-                           interval_s=a.interval, max_slowdown_pct=a.max_slowdown, eta=a.eta,
+                           interval_s=a.source.interval, max_slowdown_pct=a.max_slowdown, eta=a.eta,
                            lowest_w=a.lowest, repeat=a.repeat)
 
     def sweep(self) -> int:
@@ -314,7 +367,7 @@ class _Advise:
             _say(f"gputop: cannot sweep: {why}. Showing the passive view instead.")
             return self.passive([f"Sweep skipped: {why}."])
         plan = make_plan(list(snap.devices), self._config())
-        if self.args.dry_run:
+        if self.config.dry_run:
             self.doc["mode"] = "dry-run"
             self.doc["plan"] = {
                 "mode": mode, "command": self.argv,
@@ -366,7 +419,7 @@ class _Advise:
 
         progress = _ProgressPrinter()
         guard = LimitGuard(self.backend, plan.devices)
-        engine: Any
+        engine: Benchmark | Sweep
         if mode == "benchmark":
             engine = Benchmark(self.backend, plan, guard, self.argv or [], progress=progress,
                                output=sys.stderr)
@@ -413,8 +466,7 @@ class _Advise:
                  " restored to the originals")
             return 128 + sig.received
         if denied is not None:
-            baseline = getattr(engine, "baseline_samples", None)
-            return self._denied(str(denied), plan, baseline)
+            return self._denied(str(denied), plan, engine.baseline_samples)
         assert result is not None
         self.doc["mode"] = mode
         self.doc["sweep"] = render.result_json(result)
@@ -428,7 +480,7 @@ class _Advise:
         else:
             lines.append(f"Benchmark: {' '.join(result.command or [])!r}, slowdown from wall time")
         lines += render.table_lines(result.rows, mode, plan.config.max_slowdown_pct)
-        if not self.args.no_plot and len(result.rows) > 1:
+        if not self.config.no_plot and len(result.rows) > 1:
             lines += ["", render.plot(result.rows, max_slowdown_pct=plan.config.max_slowdown_pct)]
         lines += render.recommendation_lines(result)
         lines += render.restored_lines(restored, plan.originals)
@@ -436,6 +488,6 @@ class _Advise:
         return 0
 
 
-def _first_write_failed(exc: BaseException, engine: Any) -> bool:
+def _first_write_failed(exc: BaseException, engine: Benchmark | Sweep) -> bool:
     """NoPermission on the very first change: nothing was changed, fall back to passive."""
-    return not getattr(engine, "rows", None) or len(engine.rows) <= 1
+    return len(engine.rows) <= 1

@@ -18,8 +18,11 @@ import argparse
 import os
 import sys
 import threading
+from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from gputop.commands.common import bounded, source_config
+from gputop.config.options import SourceConfig
 from gputop.core import jsonout
 
 HELLO = "gputop"
@@ -33,8 +36,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="keep streaming when stdin reaches EOF (default: EOF on stdin stops the agent)")
     from gputop.core.bounds import AGENT_COUNT
 
-    parser.add_argument("--count", type=AGENT_COUNT.arg_type, default=0, metavar="N",
+    parser.add_argument("--count", type=bounded(AGENT_COUNT), default=0, metavar="N",
                         help="stop after N snapshots (default: 0 = until stdin or stdout closes)")
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    source: SourceConfig
+    ignore_stdin: bool = False  # keep streaming when stdin reaches EOF
+    count: int = 0  # stop after this many snapshots; 0: until stdin or stdout closes
+
+
+def configure(args: argparse.Namespace) -> AgentConfig:
+    return AgentConfig(source=source_config(args), ignore_stdin=args.ignore_stdin,
+                       count=args.count)
 
 
 def hello_document(backend: str, host: str) -> dict[str, Any]:
@@ -106,7 +121,7 @@ def _keep_alive(writer: _Writer, started: threading.Event) -> None:
             return
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: AgentConfig) -> int:
     from gputop.backends.base import hostname
     from gputop.core import stop_signals
     done = threading.Event()
@@ -124,16 +139,16 @@ def run(args: argparse.Namespace) -> int:
 
     previous = stop_signals.catch(on_signal)
     try:
-        if not writer.write(encode_line(hello_document(args.backend, hostname()))):
+        if not writer.write(encode_line(hello_document(config.source.backend, hostname()))):
             return _exit(writer)
-        if not args.ignore_stdin:
+        if not config.ignore_stdin:
             threading.Thread(target=_watch_stdin, args=(sys.stdin.fileno(), done),
                              name="gputop-agent-stdin", daemon=True).start()
         started = threading.Event()
         threading.Thread(target=_keep_alive, args=(writer, started), name="gputop-agent-alive",
                          daemon=True).start()
         try:
-            _stream(args, writer, done, opening, started)
+            _stream(config, writer, done, opening, started)
         except _Stopped:
             pass
     finally:
@@ -144,23 +159,23 @@ def run(args: argparse.Namespace) -> int:
     return _exit(writer)
 
 
-def _stream(args: argparse.Namespace, writer: _Writer, done: threading.Event,
+def _stream(config: AgentConfig, writer: _Writer, done: threading.Event,
             opening: threading.Event, started: threading.Event) -> None:
     from gputop.analysis.pipeline import default_analyzer
     from gputop.backends import open_backend
-    from gputop.config.options import backend_options
     from gputop.core.model import snapshot_to_json
     from gputop.core.selection import select_devices
     from gputop.sampler import Sampler
 
-    backend = open_backend(args.backend, backend_options(args))
+    source = config.source
+    backend = open_backend(source.backend, source.options)
     try:
         info = backend.info()
-        devices = select_devices(args.ids, info.devices)
+        devices = select_devices(source.ids, info.devices)
         if not opening.is_set():
             return  # a signal came as the backend finished opening
         opening.clear()
-        sampler = Sampler(backend, interval=args.interval, devices=devices,
+        sampler = Sampler(backend, interval=source.interval, devices=devices,
                           analyze=default_analyzer())
 
         def emit(snap) -> None:
@@ -170,7 +185,7 @@ def _stream(args: argparse.Namespace, writer: _Writer, done: threading.Event,
                 print(f"gputop agent: snapshot not sent: {exc}", file=sys.stderr, flush=True)
                 return
             started.set()
-            if writer.write(line) and args.count and writer.count > args.count:
+            if writer.write(line) and config.count and writer.count > config.count:
                 done.set()
 
         def failed(exc: BaseException) -> None:

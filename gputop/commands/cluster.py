@@ -7,7 +7,10 @@ waits until each has data or has failed, prints one aggregate (``--json``: one d
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
+from gputop.commands.common import bounded
+from gputop.config.cluster import ClusterViewConfig
 from gputop.core import bounds
 
 
@@ -21,10 +24,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--remote-command", metavar="CMD",
                         help="what to run on each node (default: 'gputop agent --interval SEC');"
                              " a host's own remote_command wins")
-    parser.add_argument("--connect-timeout", type=bounds.CONNECT_TIMEOUT.arg_type, default=10.0,
+    parser.add_argument("--connect-timeout", type=bounded(bounds.CONNECT_TIMEOUT), default=10.0,
                         metavar="SEC", help="ssh ConnectTimeout (default: 10;"
                                             f" {bounds.CONNECT_TIMEOUT.describe()})")
-    parser.add_argument("--max-opening", type=bounds.MAX_OPENING.arg_type, default=8, metavar="N",
+    parser.add_argument("--max-opening", type=bounded(bounds.MAX_OPENING), default=8, metavar="N",
                         help="connections being opened at once, at most (default: 8;"
                              f" {bounds.MAX_OPENING.describe()})")
     parser.add_argument("--no-fallback", action="store_true",
@@ -33,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="print every node once and exit (exit status 1 if any is not ok)")
     parser.add_argument("--json", action="store_true",
                         help="with --once: one JSON document {\"nodes\": [...]}")
-    parser.add_argument("--timeout", type=bounds.ONCE_TIMEOUT.arg_type, default=None, metavar="SEC",
+    parser.add_argument("--timeout", type=bounded(bounds.ONCE_TIMEOUT), default=None, metavar="SEC",
                         help="with --once: give up waiting after SEC (default: connect timeout"
                              " + 20)")
     parser.add_argument("--prometheus", metavar="URL",
@@ -49,7 +52,92 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--theme", default=argparse.SUPPRESS, help="dashboard theme")
 
 
-def load_specs(args: argparse.Namespace):
+@dataclass(frozen=True)
+class ClusterConfig:
+    """What `gputop cluster` was asked for, checked by its parser."""
+
+    hosts: tuple[str, ...] = ()
+    hosts_file: str | None = None
+    ssh_config: str | None = None
+    remote_command: str | None = None
+    connect_timeout: float = 10.0
+    max_opening: int = 8
+    fallback: bool = True  # fall back to nvidia-smi / npu-smi where gputop is missing
+    once: bool = False
+    json: bool = False
+    timeout: float | None = None  # --once: None is the connect timeout + 20 s
+    prometheus: str | None = None
+    selector: str | None = None
+    slurm: str | None = None  # a Slurm job id
+    slurm_me: bool = False
+    view: ClusterViewConfig = ClusterViewConfig()
+
+    @property
+    def interval(self) -> float:
+        return self.view.interval
+
+
+def configure(args: argparse.Namespace) -> ClusterConfig:
+    return ClusterConfig(
+        hosts=tuple(args.hosts), hosts_file=args.hosts_file, ssh_config=args.ssh_config,
+        remote_command=args.remote_command, connect_timeout=args.connect_timeout,
+        max_opening=args.max_opening, fallback=not args.no_fallback, once=args.once,
+        json=args.json, timeout=args.timeout, prometheus=args.prometheus,
+        selector=args.selector, slurm=args.slurm, slurm_me=args.slurm_me,
+        view=ClusterViewConfig(interval=args.interval, theme=args.theme))
+
+
+class SlurmJobs:
+    """The jobs ``--slurm JOBID`` and ``--slurm-me`` name, with their nodes and the GPUs Slurm
+    gave them there: Slurm is asked once, when first needed, and the answers kept here."""
+
+    def __init__(self, job: str | None = None, mine: bool = False,
+                 jobs: dict[str, list[str]] | None = None) -> None:
+        """``jobs``: job id -> nodes, already known (Slurm is then not asked for them)."""
+        self.job = job
+        self.mine = mine
+        self._jobs = jobs
+        self._gres: dict[str, dict] | None = None
+
+    def jobs(self) -> dict[str, list[str]]:
+        """Job id -> nodes, for --slurm / --slurm-me (none without them)."""
+        from gputop.cluster import slurm
+
+        if self._jobs is None:
+            jobs: dict[str, list[str]] = {}
+            if self.job:
+                jobs[self.job] = slurm.job_nodes(self.job)
+            if self.mine:
+                jobs.update(slurm.my_jobs())
+            self._jobs = jobs
+        return self._jobs
+
+    def nodes(self) -> list[str]:
+        nodes: list[str] = []
+        for hosts in self.jobs().values():
+            nodes += [h for h in hosts if h not in nodes]
+        return nodes
+
+    def gres(self) -> dict[str, dict]:
+        """Node -> job id -> the GPUs Slurm gave the job there (``slurm.GpuGrant``). A job Slurm
+        cannot describe any more (it ended since squeue listed it) has none: its GPUs are then
+        those running its processes."""
+        from gputop.cluster import slurm
+
+        if self._gres is None:
+            by_node: dict[str, dict] = {}
+            for job in self.jobs():
+                try:
+                    grants = slurm.job_gpus(job)
+                except slurm.SlurmError:
+                    continue
+                for node, grant in grants.items():
+                    by_node.setdefault(node, {})[job] = grant
+            self._gres = by_node
+        return self._gres
+
+
+def load_specs(config: ClusterConfig, slurm_jobs: SlurmJobs):
     from gputop.cluster.hosts import (
         dedupe,
         hosts_from_names,
@@ -58,54 +146,14 @@ def load_specs(args: argparse.Namespace):
     )
     from gputop.core.errors import UsageError
 
-    specs = hosts_from_names(args.hosts + slurm_nodes(args))
-    if args.hosts_file:
-        specs += load_hosts_file(args.hosts_file)
+    specs = hosts_from_names(list(config.hosts) + slurm_jobs.nodes())
+    if config.hosts_file:
+        specs += load_hosts_file(config.hosts_file)
     if not specs:
         raise UsageError("no hosts: name some (gputop cluster node1 node2) or use --hosts FILE")
-    if args.remote_command is not None:
-        validate_remote_command(args.remote_command, "--remote-command")
+    if config.remote_command is not None:
+        validate_remote_command(config.remote_command, "--remote-command")
     return dedupe(specs)
-
-
-def slurm_jobs(args: argparse.Namespace) -> dict[str, list[str]]:
-    """Job id -> nodes, for --slurm / --slurm-me (memoised on ``args``: Slurm is asked once)."""
-    from gputop.cluster import slurm
-
-    if getattr(args, "_slurm_jobs", None) is None:
-        jobs: dict[str, list[str]] = {}
-        if getattr(args, "slurm", None):
-            jobs[args.slurm] = slurm.job_nodes(args.slurm)
-        if getattr(args, "slurm_me", False):
-            jobs.update(slurm.my_jobs())
-        args._slurm_jobs = jobs
-    return args._slurm_jobs
-
-
-def slurm_nodes(args: argparse.Namespace) -> list[str]:
-    nodes: list[str] = []
-    for hosts in slurm_jobs(args).values():
-        nodes += [h for h in hosts if h not in nodes]
-    return nodes
-
-
-def slurm_gres(args: argparse.Namespace) -> dict[str, dict]:
-    """Node -> job id -> the GPUs Slurm gave the job there (``slurm.GpuGrant``; memoised on
-    ``args``, as the jobs are). A job Slurm cannot describe any more (it ended since squeue
-    listed it) has none: its GPUs are then those running its processes."""
-    from gputop.cluster import slurm
-
-    if getattr(args, "_slurm_gres", None) is None:
-        by_node: dict[str, dict] = {}
-        for job in slurm_jobs(args):
-            try:
-                grants = slurm.job_gpus(job)
-            except slurm.SlurmError:
-                continue
-            for node, grant in grants.items():
-                by_node.setdefault(node, {})[job] = grant
-        args._slurm_gres = by_node
-    return args._slurm_gres
 
 
 def job_devices(snapshot, job_id: str, grant=None) -> frozenset[int]:
@@ -143,8 +191,26 @@ class JobView:
         self._gres = gres or {}
         self._cache: dict[str, tuple[int, object]] = {}
 
-    def __getattr__(self, name):
-        return getattr(self._cluster, name)
+    # What the screen and --once read of a cluster besides its statuses: the cluster's own.
+    @property
+    def version(self) -> int:
+        return self._cluster.version
+
+    @property
+    def problem(self) -> str | None:
+        return self._cluster.problem
+
+    def start(self) -> None:
+        self._cluster.start()
+
+    def stop(self) -> None:
+        self._cluster.stop()
+
+    def wait(self, predicate, timeout: float) -> bool:
+        return self._cluster.wait(predicate, timeout)
+
+    def settled(self, statuses) -> bool:
+        return self._cluster.settled(statuses)
 
     def _only(self, status):
         from dataclasses import replace
@@ -165,50 +231,51 @@ class JobView:
         return self._only(self._cluster.status(host))
 
 
-def make_cluster(args: argparse.Namespace, specs, *, once: bool):
+def make_cluster(config: ClusterConfig, specs, slurm_jobs: SlurmJobs, *, once: bool):
     from gputop.cluster.node import Policy
     from gputop.cluster.transport import Cluster
     from gputop.core.errors import UsageError
 
-    if args.ssh_config is not None:
+    if config.ssh_config is not None:
         from pathlib import Path
 
-        if not Path(args.ssh_config).is_file():
-            raise UsageError(f"ssh config not found: {args.ssh_config}")
-    policy = Policy(interval=args.interval, connect_timeout=args.connect_timeout,
-                    reconnect=not once, fallback=not args.no_fallback,
-                    override_command=args.remote_command)
-    cluster = Cluster(specs, policy, ssh_config=args.ssh_config, max_opening=args.max_opening)
-    jobs = slurm_jobs(args)
-    return JobView(cluster, jobs, slurm_gres(args)) if jobs else cluster
+        if not Path(config.ssh_config).is_file():
+            raise UsageError(f"ssh config not found: {config.ssh_config}")
+    policy = Policy(interval=config.interval, connect_timeout=config.connect_timeout,
+                    reconnect=not once, fallback=config.fallback,
+                    override_command=config.remote_command)
+    cluster = Cluster(specs, policy, ssh_config=config.ssh_config, max_opening=config.max_opening)
+    jobs = slurm_jobs.jobs()
+    return JobView(cluster, jobs, slurm_jobs.gres()) if jobs else cluster
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: ClusterConfig) -> int:
     from gputop.core.errors import UsageError
 
-    if args.json and not args.once:
+    if config.json and not config.once:
         raise UsageError("--json needs --once (the live view is the terminal UI)")
-    if args.prometheus is not None or args.selector is not None:
-        if args.slurm is not None or args.slurm_me:
+    if config.prometheus is not None or config.selector is not None:
+        if config.slurm is not None or config.slurm_me:
             # a job's GPUs come from its nodes' own snapshots (GRES minor numbers, processes'
             # jobs), which the Prometheus view does not have
             raise UsageError("--slurm and --slurm-me watch a job's nodes over SSH; "
                              "they do not go with --prometheus")
-        return run_prometheus(args)
-    specs = load_specs(args)
-    if args.once:
-        return run_once(args, specs)
+        return run_prometheus(config)
+    slurm_jobs = SlurmJobs(config.slurm, config.slurm_me)
+    specs = load_specs(config, slurm_jobs)
+    if config.once:
+        return run_once(config, specs, slurm_jobs)
     from gputop.tui.cluster import run_cluster
 
-    return run_cluster(args, make_cluster(args, specs, once=False))
+    return run_cluster(config.view, make_cluster(config, specs, slurm_jobs, once=False))
 
 
-def run_once(args: argparse.Namespace, specs) -> int:
-    timeout = args.timeout if args.timeout is not None else args.connect_timeout + 20.0
-    return _print_once(args, make_cluster(args, specs, once=True), timeout)
+def run_once(config: ClusterConfig, specs, slurm_jobs: SlurmJobs) -> int:
+    timeout = config.timeout if config.timeout is not None else config.connect_timeout + 20.0
+    return _print_once(config, make_cluster(config, specs, slurm_jobs, once=True), timeout)
 
 
-def make_prometheus_cluster(args: argparse.Namespace, *, once: bool):
+def make_prometheus_cluster(config: ClusterConfig, *, once: bool):
     """The Prometheus transport; with ``once``, ``--timeout`` bounds every request and all of
     them together (``--once --timeout N`` ends within N s, whatever the server does)."""
     from gputop.cluster.prometheus import (
@@ -219,32 +286,32 @@ def make_prometheus_cluster(args: argparse.Namespace, *, once: bool):
     )
     from gputop.core.errors import UsageError
 
-    if args.prometheus is None:
+    if config.prometheus is None:
         raise UsageError("--selector needs --prometheus URL")
-    if args.hosts or args.hosts_file:
+    if config.hosts or config.hosts_file:
         raise UsageError("--prometheus reads the nodes from Prometheus: name no hosts")
-    url, selector = check_url(args.prometheus), check_selector(args.selector)
+    url, selector = check_url(config.prometheus), check_selector(config.selector)
     if not once:
-        return PrometheusCluster(url, selector, interval=args.interval)
-    timeout = args.timeout if args.timeout is not None else DEFAULT_REFRESH_TIMEOUT_S
-    return PrometheusCluster(url, selector, interval=args.interval, once=True,
+        return PrometheusCluster(url, selector, interval=config.interval)
+    timeout = config.timeout if config.timeout is not None else DEFAULT_REFRESH_TIMEOUT_S
+    return PrometheusCluster(url, selector, interval=config.interval, once=True,
                              timeout=timeout, refresh_timeout=timeout)
 
 
-def run_prometheus(args: argparse.Namespace) -> int:
+def run_prometheus(config: ClusterConfig) -> int:
     from gputop.cluster.prometheus import PARSE_GRACE_S
 
-    if not args.once:
+    if not config.once:
         from gputop.tui.cluster import run_cluster
 
-        return run_cluster(args, make_prometheus_cluster(args, once=False))
-    cluster = make_prometheus_cluster(args, once=True)
+        return run_cluster(config.view, make_prometheus_cluster(config, once=False))
+    cluster = make_prometheus_cluster(config, once=True)
     # The transport ends itself by its deadline, with the reason as its problem; the wait's own
     # time-out is only a backstop, past the grace a refresh gives an answer still parsing.
-    return _print_once(args, cluster, cluster.refresh_timeout + 2 * PARSE_GRACE_S)
+    return _print_once(config, cluster, cluster.refresh_timeout + 2 * PARSE_GRACE_S)
 
 
-def _print_once(args: argparse.Namespace, cluster, timeout: float) -> int:
+def _print_once(config: ClusterConfig, cluster, timeout: float) -> int:
     import sys
     import time
 
@@ -274,7 +341,7 @@ def _print_once(args: argparse.Namespace, cluster, timeout: float) -> int:
     statuses = cluster.statuses()
     if cluster.problem:
         print(f"gputop cluster: {visible(cluster.problem)}", file=sys.stderr)
-    if args.json:
+    if config.json:
         write_stdout(jsonout.dumps(once_document(statuses, now), separators=(",", ":")) + "\n")
     else:
         write_stdout(render_table(statuses, now))

@@ -11,6 +11,9 @@ import argparse
 import os
 import sys
 
+from gputop.commands.common import source_config
+from gputop.config.dashboard import DashboardConfig
+from gputop.config.options import SourceConfig
 from gputop.core.errors import UsageError
 from gputop.core.lifeline import Lifeline, Stopped, Terminal, quit_code
 from gputop.core.selection import select_devices
@@ -101,23 +104,51 @@ def import_asyncio_without_tls() -> None:
         del sys.modules["ssl"]
 
 
-def run_dashboard(args: argparse.Namespace) -> int:
+# The dashboard's options the settings file gives defaults for, each named as the option's
+# argparse dest and as the `gputop.config.settings.Settings` field that holds the file's value.
+SETTINGS_DEFAULTS = ("theme", "interval", "readonly", "record_fields")
+
+
+def configure(parser: argparse.ArgumentParser, argv: list[str],
+              args: argparse.Namespace) -> DashboardConfig:
+    """The dashboard's config (``gputop``, ``gputop replay``): the command line parsed again with
+    the settings file's values as the options' defaults, so that what the command line gives
+    wins. Every value in the file is checked here, before any device is opened."""
+    from gputop.config.settings import load, settings_path
+
+    path, named = settings_path(args.config, args.no_config)
+    found = load(path, named)
+    file_says = {"theme": found.theme, "interval": found.interval, "readonly": found.readonly,
+                 "record_fields": found.record_fields}
+    defaults = {dest: file_says[dest] for dest in SETTINGS_DEFAULTS if file_says[dest] is not None}
+    theme_given = args.theme is not None
+    if defaults:
+        parser.set_defaults(**defaults)
+        args = parser.parse_args(argv)
+    return DashboardConfig(source=source_config(args), theme=args.theme,
+                           theme_from_settings=found.theme is not None and not theme_given,
+                           readonly=bool(args.readonly), record_fields=args.record_fields,
+                           record_dir=args.record_dir, settings=found)
+
+
+def run_dashboard(config: DashboardConfig) -> int:
     """Open the backend, draw the text preview and run the dashboard, all under one lifeline:
     from before the first byte reaches the terminal, every way out gives it back."""
+    from dataclasses import replace
+
     from gputop.tui.text.wants import DASHBOARD
 
-    record_fields = checked_record_fields(args.record_fields)
-    if not os.path.isdir(args.record_dir):
-        raise UsageError(f"--record-dir {args.record_dir!r} is not a folder")
-    args.record_fields = record_fields
+    config = replace(config, record_fields=checked_record_fields(config.record_fields))
+    if not os.path.isdir(config.record_dir):
+        raise UsageError(f"--record-dir {config.record_dir!r} is not a folder")
     terminal = Terminal()
     with Lifeline(quit_code, terminal) as lifeline:
         backend = None
         try:
-            backend = open_backend_telling_why(lambda: _open(args))
-            devices = select_devices(args.ids, backend.info().devices)
+            backend = open_backend_telling_why(lambda: _open(config.source))
+            devices = select_devices(config.source.ids, backend.info().devices)
             first = None
-            if getattr(backend, "player", None) is None:  # a replay starts where its player is
+            if backend.name != "replay":  # a replay starts where its player is
                 try:
                     first = backend.sample(devices, wants=DASHBOARD)
                 except Exception:  # the sampler will say what went wrong, in the dashboard
@@ -127,7 +158,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
             import_asyncio_without_tls()
             from gputop.tui.app import run_app
 
-            return run_app(args, backend, devices, first, lifeline)
+            return run_app(config, backend, devices, first, lifeline)
         except Stopped as stop:
             return stop.code
         finally:
@@ -136,9 +167,8 @@ def run_dashboard(args: argparse.Namespace) -> int:
                 backend.close()
 
 
-def _open(args: argparse.Namespace):
+def _open(source: SourceConfig):
     from gputop.backends import open_backend
-    from gputop.config.options import backend_options
 
     # The dashboard alone may fall back to the simulator: it says so, loudly, on the screen.
-    return open_backend(args.backend, backend_options(args), simulate_if_absent=True)
+    return open_backend(source.backend, source.options, simulate_if_absent=True)

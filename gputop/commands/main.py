@@ -1,30 +1,42 @@
-"""Command line entry point: `gputop [options] [snapshot|agent|cluster|advise|replay]`.
+"""Command line entry point: `gputop [options] [snapshot|agent|cluster|advise|replay|exporter|web]`.
 
 With no subcommand it opens the dashboard. nvidia-smi's query flags (`--query-gpu=…`) switch to
 the nvidia-smi compatible query mode, which has its own parser because its flags are nvidia-smi's.
+Each command turns the parsed namespace into its frozen config object and runs on that.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 from collections.abc import Sequence
 
 from gputop import __version__
-from gputop.config.options import OneLineParser, add_common_arguments
-from gputop.core.errors import GputopError
+from gputop.commands import (
+    advise,
+    agent,
+    cluster,
+    dashboard,
+    exporter,
+    query,
+    replay,
+    snapshot,
+    web,
+)
+from gputop.commands.common import OneLineParser, add_common_arguments
+from gputop.core.errors import GputopError, UsageError
 
-# subcommand -> (module, one-line help). Modules are imported only when their command runs.
-SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "snapshot": ("gputop.commands.snapshot", "print the node once (text or --json) and exit"),
-    "agent": ("gputop.commands.agent", "stream snapshots as NDJSON (for the cluster view)"),
-    "cluster": ("gputop.commands.cluster", "watch many nodes over SSH"),
-    "advise": ("gputop.commands.advise", "power-limit advisor: slowdown versus watts saved"),
-    "replay": ("gputop.commands.replay", "open a CSV log in the dashboard"),
-    "exporter": ("gputop.commands.exporter", "serve metrics to Prometheus (dcgm-exporter names)"),
-    "web": ("gputop.commands.web", "serve the dashboard or the cluster view to browsers"),
+# subcommand -> (module, one-line help). Each module has ``add_arguments(parser)``; the command
+# modules import only the standard library and light gputop modules until their command runs.
+SUBCOMMANDS = {
+    "snapshot": (snapshot, "print the node once (text or --json) and exit"),
+    "agent": (agent, "stream snapshots as NDJSON (for the cluster view)"),
+    "cluster": (cluster, "watch many nodes over SSH"),
+    "advise": (advise, "power-limit advisor: slowdown versus watts saved"),
+    "replay": (replay, "open a CSV log in the dashboard"),
+    "exporter": (exporter, "serve metrics to Prometheus (dcgm-exporter names)"),
+    "web": (web, "serve the dashboard or the cluster view to browsers"),
 }
 
 QUERY_FLAGS = (
@@ -59,20 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
                              " $XDG_CONFIG_HOME/gputop/config.toml)")
     parser.add_argument("--no-config", action="store_true",
                         help="dashboard: ignore the settings file")
-    # `gputop web` checks the command line it will serve with this same parser.
-    parser.set_defaults(_build_parser=build_parser)
     subs = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
-    for name, (module_name, help_text) in SUBCOMMANDS.items():
+    for name, (module, help_text) in SUBCOMMANDS.items():
         sub = subs.add_parser(name, help=help_text, description=help_text)
         add_common_arguments(sub, suppress=True)
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            continue  # a command not built yet: hidden rather than broken
         module.add_arguments(sub)
-        sub.set_defaults(_run=module.run)
     return parser
 
 
@@ -80,24 +83,41 @@ def _is_query_mode(argv: Sequence[str]) -> bool:
     return any(a == f or a.startswith(f + "=") for a in argv for f in QUERY_FLAGS)
 
 
+def run_command(parser: argparse.ArgumentParser, argv: list[str],
+                args: argparse.Namespace) -> int:
+    """Turn the parsed command line into the chosen command's config and run the command.
+
+    Only the dashboard (``gputop``, ``gputop replay``) reads the settings file; the other
+    commands feed scripts, and a ``--config`` given to one of them is refused."""
+    if args.command in (None, "replay"):
+        config = dashboard.configure(parser, argv, args)  # the settings file under the options
+        if args.command == "replay":
+            return replay.run(replay.configure(args, config))
+        return dashboard.run_dashboard(config)
+    if args.config is not None:  # asked for, and it would do nothing: say so
+        raise UsageError(f"--config: only the dashboard reads a settings file, not "
+                         f"`gputop {args.command}`")
+    if args.command == "snapshot":
+        return snapshot.run(snapshot.configure(args))
+    if args.command == "agent":
+        return agent.run(agent.configure(args))
+    if args.command == "cluster":
+        return cluster.run(cluster.configure(args))
+    if args.command == "advise":
+        return advise.run(advise.configure(args))
+    if args.command == "exporter":
+        return exporter.run(exporter.configure(args))
+    # `gputop web` checks the command line it will serve with this same parser.
+    return web.run(web.configure(args, build_parser))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if _is_query_mode(argv):
-            from gputop.commands.query import main as query_main
-
-            return query_main(argv)
+            return query.main(argv)
         parser = build_parser()
-        args = parser.parse_args(argv)
-        run = getattr(args, "_run", None)
-        from gputop.config.settings import with_settings  # the dashboard's defaults, from a file
-
-        args = with_settings(parser, argv, args)
-        if run is None:
-            from gputop.commands.dashboard import run_dashboard
-
-            return run_dashboard(args)
-        return run(args)
+        return run_command(parser, argv, parser.parse_args(argv))
     except GputopError as exc:
         print(f"gputop: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -112,4 +132,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "run_command"]

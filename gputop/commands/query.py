@@ -20,9 +20,16 @@ import os
 import sys
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from gputop.commands.common import add_common_arguments, bounded, source_config
+from gputop.config.options import SourceConfig
 from gputop.core import bounds
 from gputop.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from gputop.formats.query_fields import Field
 
 FORMAT_HELP = "csv[,noheader][,nounits]"
 DEFAULT_LOOP_S = 5.0  # nvidia-smi's interval for a bare -l
@@ -33,9 +40,20 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from gputop.config.options import add_common_arguments
+@dataclass(frozen=True)
+class QueryConfig:
+    """One query, checked: what to read, how to write it, how often, and where."""
 
+    source: SourceConfig
+    query: str  # gpu, compute-apps or accounted-apps
+    fields: tuple[Field, ...]  # in the order asked for, repeats kept
+    header: bool = True
+    units: bool = True
+    interval: float | None = None  # seconds between rows; None: one query
+    filename: str | None = None  # -f FILE; None: stdout
+
+
+def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="gputop", allow_abbrev=False,
                 description="nvidia-smi compatible query mode: CSV rows of GPU fields.")
     add_common_arguments(p)
@@ -51,10 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", metavar="OPTS", help=f"output format: {FORMAT_HELP} (mandatory)")
     loop = p.add_mutually_exclusive_group()
     loop.add_argument("-l", "--loop", nargs="?", const=str(DEFAULT_LOOP_S), metavar="SEC",
-                      type=bounds.LOOP_S.arg_type,
+                      type=bounded(bounds.LOOP_S),
                       help=f"probe until Ctrl+C every SEC seconds (bare -l: 5;"
                            f" {bounds.LOOP_S.describe()})")
-    loop.add_argument("-lms", "--loop-ms", metavar="MS", type=bounds.LOOP_MS.arg_type,
+    loop.add_argument("-lms", "--loop-ms", metavar="MS", type=bounded(bounds.LOOP_MS),
                       help=f"probe until Ctrl+C every MS milliseconds ({bounds.LOOP_MS.describe()})")
     p.add_argument("-f", "--filename", metavar="FILE", help="write to FILE (truncated) instead of stdout")
     return p
@@ -124,32 +142,34 @@ def main(argv: Sequence[str]) -> int:
         return 2
     header, units = parse_format(args.format, flag)
     interval = parse_interval(args)
-    return run_query(args, query, fields, header, units, interval)
+    return run_query(QueryConfig(source=source_config(args), query=query, fields=tuple(fields),
+                                 header=header, units=units, interval=interval,
+                                 filename=args.filename))
 
 
-def run_query(args: argparse.Namespace, query: str, fields, header: bool, units: bool,
-              interval: float | None) -> int:
+def run_query(config: QueryConfig) -> int:
     from gputop.backends import open_backend
-    from gputop.config.options import backend_options
     from gputop.core.selection import select_devices
     from gputop.formats.query_csv import header_line
     from gputop.query.sink import FileSink, StreamSink
 
-    backend = open_backend(args.backend, backend_options(args))
+    source = config.source
+    backend = open_backend(source.backend, source.options)
     try:
         info = backend.info()
-        devices = select_devices(args.ids, info.devices)
-        sink = FileSink(args.filename) if args.filename else StreamSink(sys.stdout)
+        devices = select_devices(source.ids, info.devices)
+        sink = FileSink(config.filename) if config.filename else StreamSink(sys.stdout)
         try:
-            if header:
-                sink.write_header(header_line(fields))
-            logger = QueryLogger(backend, query, fields, units, devices, len(info.devices), sink)
-            if getattr(backend, "player", None) is not None:
-                logger.replay(interval)
-            elif interval is None:
+            if config.header:
+                sink.write_header(header_line(config.fields))
+            logger = QueryLogger(backend, config.query, config.fields, config.units, devices,
+                                 len(info.devices), sink)
+            if backend.name == "replay":  # a log: its samples, not the clock, set the rows
+                logger.replay(config.interval)
+            elif config.interval is None:
                 logger.once()
             else:
-                logger.loop(interval)
+                logger.loop(config.interval)
         finally:
             sink.close()
     finally:

@@ -4,18 +4,34 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 
+from gputop.commands.common import bounded, source_config
+from gputop.config.options import SourceConfig
 from gputop.core import bounds, jsonout
 from gputop.core.model import Snapshot, snapshot_to_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one gputop/1 JSON document")
-    parser.add_argument("--window", type=bounds.SNAPSHOT_WINDOW.arg_type, default=0.0, metavar="SEC",
+    parser.add_argument("--window", type=bounded(bounds.SNAPSHOT_WINDOW), default=0.0, metavar="SEC",
                         help="sample for SEC seconds first, so that history-based hints are present"
                              f" ({bounds.SNAPSHOT_WINDOW.describe()})")
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                         help="colour the text view (default: auto; NO_COLOR is honoured)")
+
+
+@dataclass(frozen=True)
+class SnapshotConfig:
+    source: SourceConfig
+    json: bool = False
+    window: float = 0.0  # seconds sampled first; 0: one sample
+    color: str = "auto"  # auto, always or never
+
+
+def configure(args: argparse.Namespace) -> SnapshotConfig:
+    return SnapshotConfig(source=source_config(args), json=args.json, window=args.window,
+                          color=args.color)
 
 
 def check_window(window: float, interval: float) -> None:
@@ -35,23 +51,23 @@ def check_window(window: float, interval: float) -> None:
                          f" {interval:g} s for SEC seconds")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: SnapshotConfig) -> int:
     from gputop.core.output import write_stdout
 
-    check_window(args.window, args.interval)
-    snap, jobs = take_snapshot(args, window=args.window)
-    if args.json:
+    check_window(config.window, config.source.interval)
+    snap, jobs = take_snapshot(config.source, window=config.window)
+    if config.json:
         doc = snapshot_to_json(snap)
         doc["jobs"] = jobs
         write_stdout(jsonout.dumps(doc, separators=(",", ":")) + "\n")
     else:
         from gputop.tui.text.compact import render_text, use_color
 
-        write_stdout(render_text(snap, color=use_color(args.color, sys.stdout)))
+        write_stdout(render_text(snap, color=use_color(config.color, sys.stdout)))
     return 0
 
 
-def take_snapshot(args: argparse.Namespace,
+def take_snapshot(source: SourceConfig,
                   window: float = 0.0) -> tuple[Snapshot, list[dict]]:
     """Open the chosen backend, sample (over ``window`` seconds of its clock) and close it.
 
@@ -59,14 +75,13 @@ def take_snapshot(args: argparse.Namespace,
     from gputop.analysis.jobs import job_energy
     from gputop.analysis.pipeline import default_analyzer
     from gputop.backends import open_backend
-    from gputop.config.options import backend_options
     from gputop.core.selection import select_devices
     from gputop.sampler import Sampler
 
-    backend = open_backend(args.backend, backend_options(args))
+    backend = open_backend(source.backend, source.options)
     try:
-        devices = select_devices(args.ids, backend.info().devices)
-        sampler = Sampler(backend, interval=args.interval, devices=devices, analyze=default_analyzer())
+        devices = select_devices(source.ids, backend.info().devices)
+        sampler = Sampler(backend, interval=source.interval, devices=devices, analyze=default_analyzer())
         snap = sampler.run_for(window) if window > 0 else sampler.tick()
         if snap is None:
             raise sampler.last_error or RuntimeError("no sample")

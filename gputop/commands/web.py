@@ -14,7 +14,10 @@ import os
 import shlex
 import socket
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 
+from gputop.commands.common import bounded
 from gputop.core import bounds
 from gputop.core.errors import GputopError, UsageError
 
@@ -37,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-signals", action="store_true",
                         help="let viewers signal processes from the process table: only the "
                              "serving user's own, never by root's privilege; off by default")
-    parser.add_argument("--max-viewers", type=bounds.WEB_MAX_VIEWERS.arg_type,
+    parser.add_argument("--max-viewers", type=bounded(bounds.WEB_MAX_VIEWERS),
                         default=DEFAULT_MAX_VIEWERS, metavar="N",
                         help="browser tabs open at once, each one an app process of about "
                              f"{bounds.WEB_VIEWER_MB} MB (default: {DEFAULT_MAX_VIEWERS}; "
@@ -80,19 +83,46 @@ def read_token(path: str) -> str:
     return token
 
 
-def common_argv(args: argparse.Namespace) -> list[str]:
+ParserFactory = Callable[[], argparse.ArgumentParser]
+
+
+@dataclass(frozen=True)
+class WebConfig:
+    """What `gputop web` serves, and how: checked, before any port is opened."""
+
+    host: str  # "" is every address
+    port: int
+    listen: str  # as given, for messages
+    argv: tuple[str, ...]  # the gputop arguments each viewer's app process runs with
+    token_file: str | None = None  # None: a token is generated
+    max_viewers: int = DEFAULT_MAX_VIEWERS
+
+
+def configure(args: argparse.Namespace, build_parser: ParserFactory) -> WebConfig:
+    """The web command's config; ``build_parser`` is gputop's own parser, which checks the
+    command line served."""
+    from gputop.config.options import parse_listen
+
+    host, port = parse_listen(args.listen)
+    argv = served_argv(args, build_parser)
+    return WebConfig(host=host, port=port, listen=args.listen, argv=tuple(argv),
+                     token_file=args.token_file, max_viewers=args.max_viewers)
+
+
+def common_argv(args: argparse.Namespace, build_parser: ParserFactory) -> list[str]:
     """The options given to `gputop web` itself (`gputop web --backend sim`), for the served
     command line, where arguments after ``--`` come later and so win. Only those that differ
     from their defaults: a default passed on would override the serving user's settings file
     (its interval, say), which the served dashboard reads as the terminal's does."""
-    defaults = args._build_parser().parse_args([])
-    argv = [part for option, dest, text in (("--backend", "backend", str),
-                                            ("--scenario", "scenario", str),
-                                            ("--seed", "seed", str),
-                                            ("--sim-speed", "sim_speed", repr),
-                                            ("--interval", "interval", repr))
-            if getattr(args, dest) != getattr(defaults, dest)
-            for part in (option, text(getattr(args, dest)))]
+    defaults = build_parser().parse_args([])
+    argv = [part for option, value, default, text in (
+                ("--backend", args.backend, defaults.backend, str),
+                ("--scenario", args.scenario, defaults.scenario, str),
+                ("--seed", args.seed, defaults.seed, str),
+                ("--sim-speed", args.sim_speed, defaults.sim_speed, repr),
+                ("--interval", args.interval, defaults.interval, repr))
+            if value != default
+            for part in (option, text(value))]
     optional = (("--sim-state", args.sim_state), ("--npu-smi", args.npu_smi),
                 ("--replay", args.replay), ("--id", args.ids), ("--theme", args.theme),
                 ("--record-fields", args.record_fields))
@@ -102,14 +132,15 @@ def common_argv(args: argparse.Namespace) -> list[str]:
     return argv
 
 
-def served_argv(args: argparse.Namespace) -> list[str]:
+def served_argv(args: argparse.Namespace, build_parser: ParserFactory) -> list[str]:
     """The gputop arguments each viewer's app process runs with, checked by gputop's own
     parser. Signals are off (``--readonly``) unless ``--allow-signals``."""
     extra = list(args.app_args)
     if extra[:1] == ["--"]:
         extra = extra[1:]
-    argv = (["--readonly"] if not args.allow_signals else []) + common_argv(args) + extra
-    served = args._build_parser().parse_args(argv)  # a bad one: its one line, exit 2
+    argv = ((["--readonly"] if not args.allow_signals else []) + common_argv(args, build_parser)
+            + extra)
+    served = build_parser().parse_args(argv)  # a bad one: its one line, exit 2
     if not args.allow_signals and not served.readonly:  # `-- --no-readonly` came after ours
         raise UsageError("web: --no-readonly would let every viewer signal processes and write "
                          "files: say --allow-signals to mean that")
@@ -132,21 +163,18 @@ def page_url(host: str, port: int, token: str | None) -> str:
     return f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: WebConfig) -> int:
     import secrets
 
-    from gputop.config.options import parse_listen
-
-    host, port = parse_listen(args.listen)
-    argv = served_argv(args)
+    host, argv = config.host, list(config.argv)
     # On every interface, loopback too: every user of a shared node can reach 127.0.0.1.
-    token = read_token(args.token_file) if args.token_file else secrets.token_urlsafe(24)
+    token = read_token(config.token_file) if config.token_file else secrets.token_urlsafe(24)
 
     def announce(bound_port: int) -> None:
         # A token of the user's own file is not copied into logs: the URL says where it is.
-        url = page_url(host, bound_port, None if args.token_file else token)
-        given = f"token: the first line of {args.token_file}; " if args.token_file else ""
-        lines = [f"gputop web: {url} ({given}at most {args.max_viewers} viewers, about "
+        url = page_url(host, bound_port, None if config.token_file else token)
+        given = f"token: the first line of {config.token_file}; " if config.token_file else ""
+        lines = [f"gputop web: {url} ({given}at most {config.max_viewers} viewers, about "
                  f"{bounds.WEB_VIEWER_MB} MB each; serving: gputop {shlex.join(argv)})"]
         if is_loopback(host):
             lines.append(f"gputop web: from another machine: ssh -L {bound_port}:127.0.0.1:"
@@ -155,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
 
     from gputop.web.server import Config, serve
 
-    return serve(Config(host=host, port=port, listen=args.listen,
+    return serve(Config(host=host, port=config.port, listen=config.listen,
                         argv=(sys.executable, "-m", "gputop", *argv), token=token,
-                        max_viewers=args.max_viewers, title=f"gputop · {socket.gethostname()}"),
+                        max_viewers=config.max_viewers, title=f"gputop · {socket.gethostname()}"),
                  announce)

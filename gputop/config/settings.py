@@ -4,7 +4,8 @@
 Only the dashboard reads it (``gputop`` and ``gputop replay``): query mode, ``snapshot``,
 ``agent``, ``exporter``, ``advise`` and ``cluster`` feed scripts and other programs, whose output
 must not change with one user's dashboard preferences. ``--config PATH`` or ``$GPUTOP_CONFIG``
-names another file; ``--no-config`` or an empty ``$GPUTOP_CONFIG`` ignores it.
+names another file; ``--no-config`` or an empty ``$GPUTOP_CONFIG`` ignores it. The command line
+is laid over it, and both handed to the dashboard as one config, by `gputop.commands.dashboard`.
 
 Every value is checked as the file is read, before any device is opened: a bad one is one line
 naming the file and the key, and exit 2. Numbers pass `gputop.core.bounds`, as on the command line.
@@ -193,30 +194,3 @@ def written(value: object, limit: int = 40) -> str:
     else:  # dates and times
         text = str(value)
     return text if len(text) <= limit else text[:limit] + "…"
-
-
-# The dashboard's options the file gives defaults for: each Settings field is named as the
-# option's argparse dest.
-OPTION_DEFAULTS = ("theme", "interval", "readonly", "record_fields")
-
-
-def with_settings(parser, argv, args):
-    """For the dashboard (``gputop``, ``gputop replay``): ``args`` parsed again with the settings
-    file's values as the options' defaults, so what the command line gives wins; adds
-    ``args.settings`` and ``args.theme_from_settings``. Other commands get ``args`` unchanged."""
-    if args.command not in (None, "replay"):
-        if args.config is not None:  # asked for, and it would do nothing: say so
-            raise UsageError(f"--config: only the dashboard reads a settings file, not "
-                             f"`gputop {args.command}`")
-        return args
-    path, named = settings_path(args.config, args.no_config)
-    found = load(path, named)
-    defaults = {dest: getattr(found, dest) for dest in OPTION_DEFAULTS
-                if getattr(found, dest) is not None}
-    theme_given = args.theme is not None
-    if defaults:
-        parser.set_defaults(**defaults)
-        args = parser.parse_args(argv)
-    args.settings = found
-    args.theme_from_settings = found.theme is not None and not theme_given
-    return args

@@ -9,7 +9,6 @@ the two in step).
 
 from __future__ import annotations
 
-import argparse
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -60,18 +59,12 @@ class Bound:
         return value
 
     def parse(self, text: str) -> float | int:
-        """For values outside argparse (environment variables): a UsageError naming the bound."""
+        """For values outside the command line (environment variables): a UsageError naming the
+        bound. The command line's own check is `gputop.commands.common.bounded`."""
         try:
             return self.convert(text)
         except ValueError as exc:
             raise UsageError(f"{self.name}: {exc}") from None
-
-    def arg_type(self, text: str) -> float | int:
-        """argparse ``type=``: argparse prefixes the option's name to the message."""
-        try:
-            return self.convert(text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
 
     def from_env(self, environ: Mapping[str, str], default: float) -> float | int:
         raw = environ.get(self.name)

@@ -7,7 +7,6 @@ are late. Widgets repaint only what changed (see gpu.py and processes.py).
 
 from __future__ import annotations
 
-import argparse
 import gc
 import math
 import os
@@ -27,6 +26,7 @@ from textual.theme import Theme
 from textual.widgets import Footer, Input
 
 from gputop.backends.base import Backend
+from gputop.config.dashboard import DashboardConfig
 from gputop.core import budget
 from gputop.core.lifeline import Lifeline
 from gputop.core.model import Snapshot
@@ -885,26 +885,24 @@ def _mmss(seconds: float | None, digits: int = 0) -> str:
     return f"{m}:{whole:02d}" + (f".{part:0{digits}d}" if digits else "")
 
 
-def run_app(args: argparse.Namespace, backend: Backend, devices, first: Snapshot | None,
+def run_app(config: DashboardConfig, backend: Backend, devices, first: Snapshot | None,
             lifeline: Lifeline | None = None) -> int:
     """The dashboard on an open backend (gputop.commands.dashboard opened it and drew the first frame);
     ``lifeline`` delivers the stop requests that reach the process while it runs."""
-    from gputop.config.settings import Settings
-
     themes, warnings = all_themes()
     names = [t.name for t in themes]
-    settings = getattr(args, "settings", None) or Settings()
-    if args.theme is not None and args.theme not in names:
+    settings = config.settings
+    if config.theme is not None and config.theme not in names:
         from gputop.core.errors import UsageError
         from gputop.tui.themes import unknown_theme
 
-        error = unknown_theme(args.theme, names)
-        if getattr(args, "theme_from_settings", False):
+        error = unknown_theme(config.theme, names)
+        if config.theme_from_settings:
             raise UsageError(f"{settings.path}: theme: {error}")
         raise error
-    app = GputopApp(backend, interval=args.interval, devices=devices, theme=args.theme,
-                    readonly=bool(args.readonly), themes=themes, theme_warnings=warnings,
-                    record_fields=args.record_fields, record_dir=args.record_dir, first=first,
+    app = GputopApp(backend, interval=config.source.interval, devices=devices, theme=config.theme,
+                    readonly=config.readonly, themes=themes, theme_warnings=warnings,
+                    record_fields=config.record_fields, record_dir=config.record_dir, first=first,
                     columns=settings.columns, sort=settings.sort,
                     sort_descending=settings.sort_descending)
     return app.run_until_stopped(lifeline)

@@ -9,7 +9,6 @@ markup strings.
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 from collections.abc import Iterable
@@ -34,6 +33,7 @@ from gputop.cluster.aggregate import (
 )
 from gputop.cluster.node import NodeStatus
 from gputop.cluster.transport import Cluster
+from gputop.config.cluster import ClusterViewConfig
 from gputop.core.errors import UsageError
 from gputop.core.lifeline import Lifeline, Stopped, Terminal, quit_code
 from gputop.core.visible import visible
@@ -444,15 +444,15 @@ class ClusterApp(TerminalApp):
         self.push_screen(HelpScreen([("", "Cluster"), *self.KEYS_HELP]))
 
 
-def run_cluster(args: argparse.Namespace, cluster: Cluster) -> int:
+def run_cluster(config: ClusterViewConfig, cluster: Cluster) -> int:
     from gputop.tui.themes import all_themes
 
     themes, warnings = all_themes()
-    theme = getattr(args, "theme", None)
+    theme = config.theme
     names = [t.name for t in themes]
     if theme is not None and theme not in names:
         raise UsageError(f"unknown theme {theme!r} (available: {', '.join(names)})")
-    app = ClusterApp(cluster, interval=args.interval, theme=theme, themes=themes,
+    app = ClusterApp(cluster, interval=config.interval, theme=theme, themes=themes,
                      theme_warnings=warnings)
     with Lifeline(quit_code, Terminal()) as lifeline:
         try:

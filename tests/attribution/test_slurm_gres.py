@@ -138,9 +138,7 @@ def test_job_gpus_asks_scontrol_and_sinfo_once_each(monkeypatch):
 
 def test_a_job_slurm_no_longer_describes_falls_back_to_its_processes(monkeypatch):
     """A job that ended between squeue and scontrol: no grant, not an error for the others."""
-    import argparse
-
-    from gputop.commands.cluster import slurm_gres
+    from gputop.commands.cluster import SlurmJobs
 
     def job_gpus(job):
         if job == "1":
@@ -148,8 +146,30 @@ def test_a_job_slurm_no_longer_describes_falls_back_to_its_processes(monkeypatch
         return {"n1": grant(0)}
 
     monkeypatch.setattr(slurm, "job_gpus", job_gpus)
-    args = argparse.Namespace(_slurm_jobs={"1": ["n1"], "2": ["n1"]})
-    assert slurm_gres(args) == {"n1": {"2": grant(0)}}
+    jobs = SlurmJobs(jobs={"1": ["n1"], "2": ["n1"]})
+    assert jobs.gres() == {"n1": {"2": grant(0)}}
+
+
+def test_slurm_is_asked_once_for_the_jobs_nodes_and_gpus(monkeypatch):
+    """`gputop cluster --slurm J --slurm-me`: the host list, the screen and --once all read the
+    same answers; squeue and scontrol run once each, however often they are read."""
+    from gputop.commands.cluster import SlurmJobs
+
+    calls = []
+
+    def answer(name, value):
+        return lambda *args: calls.append((name, *args)) or value
+
+    monkeypatch.setattr(slurm, "job_nodes", answer("job_nodes", ["n1", "n2"]))
+    monkeypatch.setattr(slurm, "my_jobs", answer("my_jobs", {"8": ["n2", "n3"]}))
+    monkeypatch.setattr(slurm, "job_gpus", answer("job_gpus", {"n2": grant(0)}))
+    jobs = SlurmJobs("7", mine=True)
+    for _ in range(2):
+        assert jobs.jobs() == {"7": ["n1", "n2"], "8": ["n2", "n3"]}
+        assert jobs.nodes() == ["n1", "n2", "n3"]
+        assert jobs.gres() == {"n2": {"7": grant(0), "8": grant(0)}}
+    assert calls == [("job_nodes", "7"), ("my_jobs",), ("job_gpus", "7"), ("job_gpus", "8")]
+    assert SlurmJobs().jobs() == {} and SlurmJobs().nodes() == []  # neither option: no Slurm
 
 
 @pytest.mark.parametrize("job", ["1;reboot", "-d"])

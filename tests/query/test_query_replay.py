@@ -218,9 +218,12 @@ def test_replay_command_hands_the_dashboard_a_replay_backend(monkeypatch):
     from gputop.commands import dashboard
 
     seen = {}
-    monkeypatch.setattr(dashboard, "run_dashboard", lambda args: seen.update(vars(args)) or 0)
+    monkeypatch.setattr(dashboard, "run_dashboard",
+                        lambda config: seen.update(source=config.source) or 0)
     assert main(["replay", str(V100), "--speed", "4"]) == 0
-    assert seen["backend"] == "replay" and seen["replay"] == str(V100) and seen["sim_speed"] == 4.0
+    source = seen["source"]
+    assert source.backend == "replay" and source.options.replay == str(V100)
+    assert source.options.sim_speed == 4.0
     backend = open_backend("replay", BackendOptions(replay=str(V100), sim_speed=4.0))
     assert backend.player.speed == 4.0 and backend.player.duration == 0.0
 

@@ -789,12 +789,13 @@ async def test_late_samples_are_flagged_in_the_header():
 
 
 def test_run_dashboard_refuses_an_unknown_theme_before_opening_anything():
+    from gputop.commands.dashboard import configure
     from gputop.commands.main import build_parser
     from gputop.core.errors import UsageError
 
-    args = build_parser().parse_args(["--backend", "sim", "--theme", "nope"])
+    parser, argv = build_parser(), ["--backend", "sim", "--theme", "nope", "--no-config"]
     with pytest.raises(UsageError, match="unknown theme 'nope'"):
-        run_dashboard(args)
+        run_dashboard(configure(parser, argv, parser.parse_args(argv)))
 
 
 @pytest.mark.parametrize(("argv", "message"), [

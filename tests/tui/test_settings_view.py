@@ -65,8 +65,8 @@ async def test_without_settings_every_column_shows_sorted_by_gpu():
 
 
 def test_run_app_hands_the_settings_to_the_dashboard(monkeypatch, tmp_path):
+    from gputop.commands.dashboard import configure
     from gputop.commands.main import build_parser
-    from gputop.config.settings import with_settings
     from gputop.tui import app as app_module
     from tests.support.demo import demo_backend
 
@@ -76,10 +76,10 @@ def test_run_app_hands_the_settings_to_the_dashboard(monkeypatch, tmp_path):
         'sort = "pid"\nsort_order = "descending"\nrecord_fields = ["index"]\n')
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     parser = build_parser()
-    args = with_settings(parser, [], parser.parse_args([]))
+    config = configure(parser, [], parser.parse_args([]))
     started = []
     monkeypatch.setattr(app_module.GputopApp, "run", lambda self: started.append(self))
-    app_module.run_app(args, demo_backend("training"), None, None)
+    app_module.run_app(config, demo_backend("training"), None, None)
     (app,) = started
     assert (app.theme, app.sampler.interval, app.readonly) == ("light", 2.0, True)
     assert app.table_layout == (("pid", "command"), "pid", True)

@@ -10,8 +10,9 @@ import os
 
 import pytest
 
+from gputop.commands import web
 from gputop.commands.main import build_parser, main
-from gputop.commands.web import is_loopback, read_token, served_argv
+from gputop.commands.web import is_loopback, read_token
 from gputop.config.options import parse_listen
 from gputop.core.errors import GputopError, UsageError
 from gputop.web.server import MAX_COLUMNS, MAX_ROWS, presented_token, refusal, terminal_size
@@ -21,6 +22,11 @@ TOKEN = "s3cret-token-of-24-chars"
 
 def web_args(*argv: str) -> argparse.Namespace:
     return build_parser().parse_args(["web", *argv])
+
+
+def served_argv(args: argparse.Namespace) -> list[str]:
+    """The command line `gputop web` would serve, checked by gputop's own parser."""
+    return web.served_argv(args, build_parser)
 
 
 def run_inline(argv: list[str]) -> tuple[int, str]:
@@ -174,16 +180,16 @@ def test_the_served_dashboard_reads_the_settings_file_as_the_terminals_does(tmp_
                                                                            monkeypatch):
     # `gputop web` passes on only what it was given: a default passed on (--interval 1.0)
     # would beat the settings file, so the browser would differ from the terminal
-    from gputop.config.settings import with_settings
+    from gputop.commands.dashboard import configure
 
     (tmp_path / "config.toml").write_text("interval = 3\n")
     monkeypatch.setenv("GPUTOP_CONFIG", str(tmp_path / "config.toml"))
     parser = build_parser()
     argv = served_argv(web_args("--backend", "sim"))
     assert "--interval" not in argv and argv.count("--backend") == 1
-    assert with_settings(parser, argv, parser.parse_args(argv)).interval == 3
+    assert configure(parser, argv, parser.parse_args(argv)).source.interval == 3
     given = served_argv(web_args("--interval", "0.5"))
-    assert with_settings(parser, given, parser.parse_args(given)).interval == 0.5
+    assert configure(parser, given, parser.parse_args(given)).source.interval == 0.5
 
 
 def test_a_viewers_terminal_is_whole_cells_within_a_screen():
