@@ -148,7 +148,7 @@ def run_dashboard(config: DashboardConfig) -> int:
             backend = open_backend_telling_why(lambda: _open(config.source))
             devices = select_devices(config.source.ids, backend.info().devices)
             first = None
-            if backend.name != "replay":  # a replay starts where its player is
+            if backend.player is None:  # a replay starts where its player is
                 try:
                     first = backend.sample(devices, wants=DASHBOARD)
                 except Exception:  # the sampler will say what went wrong, in the dashboard

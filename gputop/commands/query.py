@@ -164,7 +164,7 @@ def run_query(config: QueryConfig) -> int:
                 sink.write_header(header_line(config.fields))
             logger = QueryLogger(backend, config.query, config.fields, config.units, devices,
                                  len(info.devices), sink)
-            if backend.name == "replay":  # a log: its samples, not the clock, set the rows
+            if backend.player is not None:  # a log: its samples, not the clock, set the rows
                 logger.replay(config.interval)
             elif config.interval is None:
                 logger.once()
