@@ -14,12 +14,9 @@ import os
 import socket
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from textual.app import ComposeResult, SystemCommand
-from textual.binding import Binding
 from textual.css.query import NoMatches
-from textual.markup import escape
 from textual.message import Message
 from textual.screen import Screen
 from textual.theme import Theme
@@ -32,25 +29,24 @@ from gputop.core.model import Snapshot
 from gputop.core.visible import visible
 from gputop.host.load import HostFacts, HostReader
 from gputop.sampler import Sampler
-from gputop.tui.terminal import TerminalApp
-from gputop.tui.themes import APP_VARIABLES, all_themes, install_themes
+from gputop.tui import actions
+from gputop.tui.actions import Action
+from gputop.tui.shell import ShellApp
+from gputop.tui.themes import all_themes
 from gputop.tui.widgets.dashboard import WANTS as DASHBOARD_WANTS
 from gputop.tui.widgets.dashboard import DashboardView
 from gputop.tui.widgets.header import Header
 from gputop.tui.widgets.hostline import HostLine
-from gputop.tui.widgets.processes import COLUMN_BY_KEY, COLUMNS, ProcessTable, ProcRow
+from gputop.tui.widgets.processes import COLUMN_BY_KEY, ProcessTable, ProcRow
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
-SIGNAL_KEYS = {"k": "SIGTERM", "K": "SIGKILL", "i": "SIGINT"}
-REPLAY_ACTIONS = {"replay_toggle", "replay_step", "replay_speed", "replay_seek",
-                  "replay_seek_prompt"}
+REPLAY_ACTIONS = actions.names(actions.DASHBOARD, group=actions.REPLAY)
 # What --readonly takes away: everything that changes something, a process (signals) or a
-# file (a recording, a screenshot). A read-only dashboard, a web viewer's above all, writes
-# nothing.
-CHANGING_ACTIONS = {"signal", "record", "screenshot"}
+# file (a recording, the palette's screenshot). A read-only dashboard, a web viewer's above
+# all, writes nothing.
+CHANGING_ACTIONS = actions.names(actions.DASHBOARD, changes=True) | {"screenshot"}
 # What acts on the dashboard's GPUs and process table, out of place on a screen over it.
-DASHBOARD_ACTIONS = {"filter", "clear_filter", "only_gpu", "select_gpu", "toggle_plot", "details",
-                     "group", "sort"}
+DASHBOARD_ACTIONS = actions.names(actions.DASHBOARD, on_table=True)
 
 
 class SampleReady(Message):
@@ -67,14 +63,6 @@ class SampleFailed(Message):
         self.error = error
 
 
-@dataclass(frozen=True)
-class KeyHelp:
-    keys: str
-    action: str
-    description: str
-    group: str
-
-
 def next_interval(current: float, step: int) -> float:
     if step > 0:
         bigger = [i for i in INTERVALS if i > current + 1e-9]
@@ -83,11 +71,7 @@ def next_interval(current: float, step: int) -> float:
     return smaller[-1] if smaller else current
 
 
-SORT_BINDINGS = [Binding(c.sort_key, f"sort('{c.key}')", f"sort by {c.title}", show=False)
-                 for c in COLUMNS]
-
-
-class GputopApp(TerminalApp):
+class GputopApp(ShellApp):
     TITLE = "gputop"
     CSS = """
     Screen { background: $background; layers: base overlay; }
@@ -99,70 +83,8 @@ class GputopApp(TerminalApp):
     ENABLE_COMMAND_PALETTE = True
     COMMAND_PALETTE_BINDING = "ctrl+p"
 
-    BINDINGS = [
-        Binding("q", "quit", "quit"),
-        Binding("question_mark", "help", "help"),
-        Binding("p", "pause", "pause"),
-        Binding("plus,equals_sign", "interval(1)", "slower", show=False),
-        Binding("minus", "interval(-1)", "faster", show=False),
-        Binding("t", "cycle_theme", "theme"),
-        Binding("slash", "filter", "filter"),
-        Binding("escape", "clear_filter", "clear filter", show=False),
-        Binding("o", "only_gpu", "only this GPU", show=False),
-        Binding("less_than_sign", "select_gpu(-1)", "previous GPU", show=False),
-        Binding("greater_than_sign", "select_gpu(1)", "next GPU", show=False),
-        Binding("h", "toggle_plot", "history plot", show=False),
-        Binding("b", "group", "group", show=False),
-        Binding("k", "signal('SIGTERM')", "SIGTERM"),
-        Binding("K", "signal('SIGKILL')", "SIGKILL", show=False),
-        Binding("i", "signal('SIGINT')", "SIGINT", show=False),
-        Binding("s", "saturation", "saturation"),
-        # last: at 80 columns the footer has no room left for it (from 92 columns it shows)
-        Binding("d", "details", "details"),
-        Binding("a", "advisor", "advisor", show=False),
-        Binding("r", "record", "record", show=False),
-        Binding("space", "replay_toggle", "play/pause", show=False),
-        Binding("comma", "replay_step(-1)", "step back", show=False),
-        Binding("full_stop", "replay_step(1)", "step forward", show=False),
-        Binding("left_square_bracket", "replay_speed(0.5)", "slower replay", show=False),
-        Binding("right_square_bracket", "replay_speed(2.0)", "faster replay", show=False),
-        Binding("left", "replay_seek(-10)", "back 10 s", show=False),
-        Binding("right", "replay_seek(10)", "forward 10 s", show=False),
-        Binding("g", "replay_seek_prompt", "go to second", show=False),
-        *SORT_BINDINGS,
-    ]
-
-    # Everything `?` lists and the command palette offers, one source for both.
-    KEY_HELP: tuple[KeyHelp, ...] = (
-        KeyHelp("q / ctrl+c", "quit", "quit (exit status 0)", "General"),
-        KeyHelp("?", "help", "this help", "General"),
-        KeyHelp("ctrl+p", "", "command palette (the same actions by name)", "General"),
-        KeyHelp("p", "pause", "pause / resume sampling", "General"),
-        KeyHelp("+ / -", "interval", "sample less / more often", "General"),
-        KeyHelp("t", "cycle_theme", "next theme", "General"),
-        KeyHelp("s", "saturation", "saturation panel (SM activity vs GPU-Util)", "General"),
-        KeyHelp("a", "advisor", "power-limit advisor", "General"),
-        KeyHelp("r", "record", "start / stop recording to CSV", "General"),
-        KeyHelp("< / >", "select_gpu", "select the previous / next GPU", "GPUs"),
-        KeyHelp("h", "toggle_plot", "history plot of the selected GPU", "GPUs"),
-        KeyHelp("o", "only_gpu", "only the selected GPU's processes", "GPUs"),
-        KeyHelp("up/down pgup/pgdn home/end", "", "move in the process table", "Processes"),
-        KeyHelp("enter / d", "details", "the selected process: live plots, facts, signal keys",
-                "Processes"),
-        KeyHelp("/", "filter", "filter by user, command or PID (esc clears)", "Processes"),
-        KeyHelp("esc", "clear_filter", "clear the filter", "Processes"),
-        KeyHelp("b", "group", "group by job, by user, or none (cycles)", "Processes"),
-        *(KeyHelp(c.sort_key, "sort", f"sort by {c.title} (again: reverse)", "Processes")
-          for c in COLUMNS),
-        KeyHelp("k", "signal", "send SIGTERM to the selected process (asks first)", "Processes"),
-        KeyHelp("K", "signal", "send SIGKILL to the selected process (asks first)", "Processes"),
-        KeyHelp("i", "signal", "send SIGINT to the selected process (asks first)", "Processes"),
-        KeyHelp("space", "replay_toggle", "play / pause the replay", "Replay"),
-        KeyHelp(", / .", "replay_step", "step one sample back / forward", "Replay"),
-        KeyHelp("[ / ]", "replay_speed", "replay slower / faster", "Replay"),
-        KeyHelp("left / right", "replay_seek", "seek 10 s back / forward", "Replay"),
-        KeyHelp("g", "replay_seek_prompt", "go to a second of the recording", "Replay"),
-    )
+    KEY_HELP = actions.DASHBOARD
+    BINDINGS = actions.bindings(KEY_HELP)
 
     def __init__(
         self,
@@ -184,12 +106,7 @@ class GputopApp(TerminalApp):
         sort: str | None = None,
         sort_descending: bool | None = None,
     ) -> None:
-        no_color = os.environ.get("NO_COLOR") is not None  # Textual removes it from the env
-        # NO_COLOR: Textual picks its filter in __init__, before our themes exist; with ansi_color
-        # it drops colours (NoColor) instead of turning them into shades of grey, which drew the
-        # 16-colour theme's terminal-default colours as black on black.
-        super().__init__(ansi_color=True if no_color else None)
-        install_themes(self, themes, theme_warnings, theme, no_color)
+        super().__init__(theme=theme, themes=themes, theme_warnings=theme_warnings)
         self.backend = backend
         self.readonly = readonly
         self.autostart = autostart
@@ -219,9 +136,6 @@ class GputopApp(TerminalApp):
         self.host_reader = None if self.player is not None else HostReader()
 
     # ------------------------------------------------------------------ setup
-    def get_theme_variable_defaults(self) -> dict[str, str]:
-        return dict(APP_VARIABLES)
-
     def compose(self) -> ComposeResult:
         from gputop.tui.widgets.hintbar import HintBar
 
@@ -260,8 +174,7 @@ class GputopApp(TerminalApp):
             table.sort_as(sort, descending)
         table.focus()
         self.screen.set_class(self.no_color, "-nocolor")  # emphasis without colour, see CSS
-        for warning in self.theme_warnings:
-            self.notify(warning, severity="warning", timeout=8)
+        self.warn_of_themes()
         if self.backend.fallback_reason:
             self.notify(f"No accelerator found ({self.backend.fallback_reason}): showing the "
                         "simulator.", title="SIMULATED", severity="warning", timeout=12)
@@ -399,31 +312,25 @@ class GputopApp(TerminalApp):
             return False
         return True
 
-    def action_help(self) -> None:
-        from gputop.tui.screens.modals import HelpScreen
-        from gputop.tui.widgets.grouped import GROUP_KEY_HELP, MODE_NOTE
+    def help_heading(self, group: str) -> str:
+        """Return ``group``'s heading; the process table's says how it groups, when it does."""
+        from gputop.tui.widgets.grouped import MODE_NOTE
 
         grouping = self.query_one(ProcessTable).grouping
-        grouped = grouping != "process"
-        rows: list[tuple[str, str]] = []
-        group = None
-        for k in self.KEY_HELP:
-            if not self._help_applies(k):
-                continue
-            if k.group != group:
-                group = k.group
-                grouped_here = grouped and group == "Processes"
-                rows.append(("", f"{group}, {MODE_NOTE[grouping]}" if grouped_here else group))
-            what = GROUP_KEY_HELP.get(k.keys, k.description) if grouped else k.description
-            rows.append((k.keys, what))
-        self.push_screen(HelpScreen(rows))
+        return f"{group}, {MODE_NOTE[grouping]}" if grouping != "process" and \
+            group == actions.PROCESSES else group
 
-    def _help_applies(self, k: KeyHelp) -> bool:
-        if k.action in CHANGING_ACTIONS and self.readonly:
-            return False
-        if k.action in REPLAY_ACTIONS and self.player is None:
-            return False
-        return True
+    def help_text(self, action: Action) -> str:
+        """Return what ``action``'s keys do, as they act on group rows when the table groups."""
+        from gputop.tui.widgets.grouped import GROUP_KEY_HELP
+
+        if self.query_one(ProcessTable).grouping != "process":
+            return GROUP_KEY_HELP.get(action.keys, action.description)
+        return action.description
+
+    def offers(self, action: Action) -> bool:
+        return super().offers(action) and not (action.name in REPLAY_ACTIONS and
+                                               self.player is None)
 
     def action_pause(self) -> None:
         paused = not self.sampler.paused
@@ -459,12 +366,6 @@ class GputopApp(TerminalApp):
         self._notices[key] = notice
         self.post_message(Notify(notice))
 
-    def action_cycle_theme(self) -> None:
-        names = self.app_themes
-        cur = names.index(self.theme) if self.theme in names else -1
-        self.theme = names[(cur + 1) % len(names)]
-        self.notify(f"theme: {self.theme}", timeout=2)
-
     def action_select_gpu(self, step: int) -> None:
         self.dashboard.select_gpu(step=step)
         self._view_note()
@@ -486,30 +387,15 @@ class GputopApp(TerminalApp):
                              timeout=3)
 
     # ------------------------------------------------------------------ filter
-    def action_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        box.add_class("-shown")
-        box.focus()
+    def filter_changed(self, text: str) -> None:
+        self.query_one(ProcessTable).set_filter(text.strip())
 
-    def on_input_changed(self, event: Input.Changed) -> None:
-        if event.input.id == "filter":
-            self.query_one(ProcessTable).set_filter(event.value.strip())
+    def filter_kept(self) -> None:
+        self.query_one(ProcessTable).focus()
+        self._view_note()
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id == "filter":
-            event.input.remove_class("-shown")
-            self.query_one(ProcessTable).focus()
-            self._view_note()
-
-    def action_clear_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        table = self.query_one(ProcessTable)
-        if box.has_class("-shown") or table.needle:
-            box.value = ""
-            box.remove_class("-shown")
-            table.set_filter("")
-            table.focus()
-            self._view_note()
+    def filter_to_clear(self) -> bool:
+        return self.filter_box.has_class("-shown") or bool(self.query_one(ProcessTable).needle)
 
     def _view_note(self) -> None:
         """What hides processes stays in the header for as long as it applies."""
@@ -777,13 +663,7 @@ class GputopApp(TerminalApp):
 
     # ------------------------------------------------------------------ palette
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        # Only our own actions: Textual's theme picker would offer themes that lack our variables.
-        for k in self.KEY_HELP:
-            if not k.action or not self._help_applies(k):
-                continue
-            for title, call in self._palette_entries(k):
-                # the title already says what it does: the help line only adds the key
-                yield SystemCommand(title, escape(f"key {k.keys}"), call)
+        yield from super().get_system_commands(screen)
         if not self.readonly:  # it writes a file
             yield SystemCommand("Screenshot", "save an SVG of the screen",
                                 self.save_screenshot_here)
@@ -801,34 +681,6 @@ class GputopApp(TerminalApp):
             return None
         self.notify(f"screenshot saved to {os.path.abspath(path)}", timeout=4)
         return path
-
-    def _palette_entries(self, k: KeyHelp):
-        run = self.run_action
-        a = k.action
-        if a == "sort":
-            col = next(c for c in COLUMNS if c.sort_key == k.keys)
-            yield f"Sort by {col.title}", lambda c=col.key: self.action_sort(c)
-        elif a == "signal":
-            name = SIGNAL_KEYS[k.keys]
-            yield f"Send {name} to the selected process", lambda n=name: self.action_signal(n)
-        elif a == "interval":
-            yield "Sample less often (+)", lambda: self.action_interval(1)
-            yield "Sample more often (-)", lambda: self.action_interval(-1)
-        elif a == "select_gpu":
-            yield "Select previous GPU", lambda: self.action_select_gpu(-1)
-            yield "Select next GPU", lambda: self.action_select_gpu(1)
-        elif a == "replay_step":
-            yield "Replay: step back", lambda: self.action_replay_step(-1)
-            yield "Replay: step forward", lambda: self.action_replay_step(1)
-        elif a == "replay_speed":
-            yield "Replay: slower", lambda: self.action_replay_speed(0.5)
-            yield "Replay: faster", lambda: self.action_replay_speed(2.0)
-        elif a == "replay_seek":
-            yield "Replay: back 10 s", lambda: self.action_replay_seek(-10)
-            yield "Replay: forward 10 s", lambda: self.action_replay_seek(10)
-        else:
-            title = k.description[0].upper() + k.description[1:]
-            yield title, lambda a=a: run(a)
 
 
 def _attr(obj, *names: str):

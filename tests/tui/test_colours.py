@@ -78,3 +78,53 @@ async def test_no_text_is_drawn_in_its_own_background(name, no_color, monkeypatc
                        for s in segments)
             assert any(s.style and s.style.reverse and " 1 H100" in s.text for s in segments)
             assert any(s.style and s.style.reverse and "carol" in s.text for s in segments)
+
+
+class StillCluster:
+    """A cluster transport double whose nodes never change (gputop.tui.cluster.ClusterSource)."""
+
+    version = 0
+    problem = None
+
+    def __init__(self, statuses) -> None:
+        self._statuses = list(statuses)
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+    def statuses(self):
+        return list(self._statuses)
+
+    def status(self, host: str):
+        return next(s for s in self._statuses if s.host == host)
+
+
+async def test_the_cluster_view_under_no_color_draws_no_colour_and_no_unseen_text(monkeypatch):
+    """NO_COLOR in the cluster view as in the dashboard: the ANSI theme with Textual's colour
+    filter dropping colours; the cluster view once turned them into greys instead, which drew
+    the ANSI theme's terminal-default colours as black on black."""
+    import time
+
+    from gputop.cluster.node import NodeStatus
+    from gputop.tui.cluster import ClusterApp
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    backend = demo_backend("training")
+    now = time.monotonic()
+    cluster = StillCluster([
+        NodeStatus("node-a", "ok", "agent", "", backend.sample(), now, seq=1),
+        NodeStatus("node-b", "unreachable", "agent", "Connection refused", seq=1),
+    ])
+    app = ClusterApp(cluster, interval=1.0, refresh_s=3600)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        assert app.theme == "ansi"
+        assert invisible_cells(app) == []
+        segments = [s for strip in app.screen._compositor.render_strips() for s in strip]
+        assert any("node-b" in s.text for s in segments)
+        assert all(s.style is None or s.style.color is None or s.style.color.is_default
+                   for s in segments)

@@ -27,6 +27,7 @@ from gputop.analysis.jobs import job_label
 from gputop.analysis.process_trace import ProcessTrace, combined, entries, key_of
 from gputop.core.model import Process, Snapshot
 from gputop.core.visible import visible
+from gputop.tui.actions import SIGNALS
 from gputop.tui.text import fmt
 from gputop.tui.widgets.plot import render_plot, style_rgb
 from gputop.tui.widgets.processes import ProcRow, make_row
@@ -191,9 +192,7 @@ class ProcessView(Screen[None]):
     BINDINGS = [
         Binding("escape,d,enter", "close", "back"),
         Binding("q", "app.quit", "quit"),
-        Binding("k", "signal('SIGTERM')", "SIGTERM"),
-        Binding("K", "signal('SIGKILL')", "SIGKILL"),
-        Binding("i", "signal('SIGINT')", "SIGINT"),
+        *(Binding(key, f"signal('{signal}')", signal) for key, signal, _ in SIGNALS),
     ]
     DEFAULT_CSS = """
     ProcessView { background: $background; }
