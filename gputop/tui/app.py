@@ -13,7 +13,8 @@ import math
 import os
 import socket
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult, SystemCommand
 from textual.css.query import NoMatches
@@ -31,6 +32,7 @@ from gputop.host.load import HostFacts, HostReader
 from gputop.sampler import Sampler
 from gputop.tui import actions
 from gputop.tui.actions import Action
+from gputop.tui.screens import HidesDashboardKeys, TakesSnapshots
 from gputop.tui.shell import ShellApp
 from gputop.tui.themes import all_themes
 from gputop.tui.widgets.dashboard import WANTS as DASHBOARD_WANTS
@@ -38,6 +40,9 @@ from gputop.tui.widgets.dashboard import DashboardView
 from gputop.tui.widgets.header import Header
 from gputop.tui.widgets.hostline import HostLine
 from gputop.tui.widgets.processes import COLUMN_BY_KEY, ProcessTable, ProcRow
+
+if TYPE_CHECKING:
+    from gputop.backends.replay.backend import Player
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
 REPLAY_ACTIONS = actions.names(actions.DASHBOARD, group=actions.REPLAY)
@@ -156,8 +161,14 @@ class GputopApp(ShellApp):
         return self.query_one("#header", Header)
 
     @property
-    def player(self):
-        return getattr(self.backend, "player", None)
+    def player(self) -> Player | None:
+        """Return the replayed log's player (play, pause, step, seek, speed); None for a live
+        backend, which does not load the replay module."""
+        if self.backend.name != "replay":
+            return None
+        from gputop.backends.replay.backend import ReplayBackend
+
+        return self.backend.player if isinstance(self.backend, ReplayBackend) else None
 
     def on_mount(self) -> None:
         info = self.backend.info()
@@ -258,7 +269,7 @@ class GputopApp(ShellApp):
         # every screen over the dashboard that shows samples, also under a dialog (a process
         # view under its signal confirmation keeps its trace whole)
         for screen in self.screen_stack[1:]:
-            if not hasattr(screen, "update"):
+            if not isinstance(screen, TakesSnapshots):
                 continue
             try:
                 screen.update(snap)
@@ -304,7 +315,7 @@ class GputopApp(ShellApp):
 
     # ------------------------------------------------------------------ general actions
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action in DASHBOARD_ACTIONS and getattr(self.screen, "HIDES_DASHBOARD_KEYS", False):
+        if action in DASHBOARD_ACTIONS and isinstance(self.screen, HidesDashboardKeys):
             return False  # the dashboard is not on screen: neither in the footer nor live
         if action in CHANGING_ACTIONS and self.readonly:
             return False  # --readonly: the action does not exist
@@ -334,9 +345,7 @@ class GputopApp(ShellApp):
 
     def action_pause(self) -> None:
         paused = not self.sampler.paused
-        self.sampler.pause(paused)
-        if self.player is not None and hasattr(self.player, "pause"):
-            pass  # the replay's own play/pause is `space`; `p` stops sampling alike
+        self.sampler.pause(paused)  # a replay's own play/pause is `space`
         self.header.set(paused=paused, stale_s=None)
 
     def action_interval(self, step: int) -> None:
@@ -445,7 +454,8 @@ class GputopApp(ShellApp):
             return
         local = self._processes_are_local()
         self.push_screen(ProcessView(row, self.snapshot, self.sampler.history.snapshots(), local,
-                                     local_pid(row.process) if local else None))
+                                     local_pid(row.process) if local else None,
+                                     readonly=self.readonly))
 
     def _processes_are_local(self) -> bool:
         from gputop.host.signals import NOT_LOCAL_BACKENDS
@@ -527,33 +537,23 @@ class GputopApp(ShellApp):
         hinted = self.query_one("#hints").device
         if hinted is not None:  # the panel opens at the GPU the hint bar names
             self.dashboard.select_gpu(hinted)
-        screen = SaturationScreen()
+        screen = SaturationScreen(self.sampler)
         self.push_screen(screen)
         if self.snapshot is not None:
             self.call_after_refresh(screen.update, self.snapshot)
 
     def action_advisor(self) -> None:
-        try:
-            from gputop.tui.screens.advisor import AdvisorScreen
-        except ImportError:
-            self.notify("the power-limit advisor is not available in this build",
-                        severity="warning")
-            return
-        try:
-            screen = AdvisorScreen(backend=self.backend, sampler=self.sampler)
-        except TypeError:
-            screen = AdvisorScreen()
-        self.push_screen(screen)
+        from gputop.tui.screens.advisor import AdvisorScreen
+
+        self.push_screen(AdvisorScreen(backend=self.backend, sampler=self.sampler,
+                                       readonly=self.readonly))
 
     def action_record(self) -> None:
         if self.recorder is not None:
             self._stop_recording()
             return
-        try:
-            from gputop.query.recorder import DEFAULT_FIELDS, Recorder
-        except ImportError:
-            self.notify("recording is not available in this build", severity="warning")
-            return
+        from gputop.query.recorder import DEFAULT_FIELDS, Recorder
+
         host = self.snapshot.host if self.snapshot else self.backend.info().host
         name = f"gputop-{host}-{time.strftime('%Y%m%d-%H%M%S')}.csv"
         path = os.path.normpath(os.path.join(self.record_dir, name))
@@ -592,56 +592,39 @@ class GputopApp(ShellApp):
         p = self.player
         if p is None:
             return None
-        pos = _attr(p, "position", "position_s")
-        dur = _attr(p, "duration", "duration_s")
-        speed = getattr(p, "speed", None)
-        playing = getattr(p, "playing", True)
-        digits = _position_digits(getattr(p, "times", None) or (), dur)
-        text = f"{'▶' if playing else '⏸'} {_mmss(pos, digits)} / {_mmss(dur, digits)}"
-        if speed:
-            text += f" x{speed:g}"
+        digits = _position_digits(p.times, p.duration)
+        text = (f"{'▶' if p.playing else '⏸'} {_mmss(p.position, digits)} / "
+                f"{_mmss(p.duration, digits)}")
+        if p.speed:
+            text += f" x{p.speed:g}"
         return text
 
-    def _player_call(self, name: str, *args) -> None:
+    def _move(self, move: Callable[[Player], None]) -> None:
+        """Move the replay's player (a refusal, such as a bad speed, is a notice), then show
+        where it is in the header."""
         p = self.player
-        fn = getattr(p, name, None) if p is not None else None
-        if fn is None:
-            self.notify(f"this replay cannot {name.replace('_', ' ')}", severity="warning")
+        if p is None:
             return
         try:
-            fn(*args)
+            move(p)
         except ValueError as exc:
             self.notify(str(exc), severity="error")
         self.header.set(replay=self._replay_text())
 
     def action_replay_toggle(self) -> None:
-        self._player_call("toggle")
+        self._move(lambda p: p.toggle())
 
     def action_replay_step(self, n: int) -> None:
-        self._player_call("step", n)
+        self._move(lambda p: p.step(n))
 
     def action_replay_speed(self, factor: float) -> None:
-        p = self.player
-        if p is None:
-            return
         from gputop.core.bounds import REPLAY_SPEED
 
-        speed = (getattr(p, "speed", 1.0) or 1.0) * factor
-        speed = max(REPLAY_SPEED.low, min(REPLAY_SPEED.high, speed))
-        if hasattr(p, "set_speed"):
-            self._player_call("set_speed", speed)
-        else:
-            p.speed = speed
-            self.header.set(replay=self._replay_text())
+        self._move(lambda p: p.set_speed(
+            max(REPLAY_SPEED.low, min(REPLAY_SPEED.high, p.speed * factor))))
 
     def action_replay_seek(self, delta: float) -> None:
-        p = self.player
-        if p is None:
-            return
-        if hasattr(p, "skip"):
-            self._player_call("skip", delta)
-        else:
-            self._player_call("seek", (_attr(p, "position", "position_s") or 0.0) + delta)
+        self._move(lambda p: p.skip(delta))
 
     def action_replay_seek_prompt(self) -> None:
         from gputop.tui.screens.modals import Prompt
@@ -654,10 +637,11 @@ class GputopApp(ShellApp):
             seconds = position_seconds(value)
             problem = (f"not a position: {value!r} (seconds, m:ss or h:mm:ss)" if seconds is None
                        else REPLAY_SEEK.problem(repr(seconds)))
-            if problem is not None:
+            if seconds is None or problem is not None:
                 self.notify(f"go to: {problem}", severity="error")
                 return
-            self._player_call("seek", seconds)
+            at = seconds
+            self._move(lambda p: p.seek(at))
 
         self.push_screen(Prompt("Go to (seconds or m:ss):"), go)
 
@@ -681,14 +665,6 @@ class GputopApp(ShellApp):
             return None
         self.notify(f"screenshot saved to {os.path.abspath(path)}", timeout=4)
         return path
-
-
-def _attr(obj, *names: str):
-    for name in names:
-        value = getattr(obj, name, None)
-        if value is not None:
-            return value
-    return None
 
 
 def position_seconds(text: str) -> float | None:

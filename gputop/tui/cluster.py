@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
+from typing import Protocol, runtime_checkable
 
 from rich.text import Text
 from textual.app import App, ComposeResult, SystemCommand
@@ -31,7 +32,6 @@ from gputop.cluster.aggregate import (
     users_view,
 )
 from gputop.cluster.node import NodeStatus
-from gputop.cluster.transport import Cluster
 from gputop.core.lifeline import Lifeline, Stopped, Terminal, quit_code
 from gputop.core.visible import visible
 from gputop.tui import actions
@@ -60,6 +60,33 @@ STATE_CLASS = {
 }
 STATE_VARIABLE = {"ok": "gauge-low", "stale": "stale", "muted": "muted", "bad": "error",
                   "warn": "warning"}
+
+
+class ClusterSource(Protocol):
+    """Declare what the cluster view reads of a cluster transport (the SSH one,
+    gputop.cluster.transport.Cluster, and Prometheus's): it runs on its own thread between
+    ``start`` and ``stop``; ``version`` moves on each change; ``problem`` is the transport's own
+    trouble as one line, or None."""
+
+    version: int
+    problem: str | None
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def statuses(self) -> list[NodeStatus]: ...
+
+    def status(self, host: str) -> NodeStatus: ...
+
+
+@runtime_checkable
+class SendsSummaries(Protocol):
+    """Declare a transport that sends each node's summary (Prometheus) and fetches whole only
+    the nodes a view shows; over SSH every node comes whole."""
+
+    def detail(self, hosts: Collection[str] = (), every: bool = False) -> None:
+        """Fetch whole ``hosts`` (an opened node), or every node (the users view)."""
 
 
 def _n(v: float | None, spec: str = ".0f", unit: str = "") -> str:
@@ -217,7 +244,7 @@ class ClusterApp(ShellApp):
     KEY_HELP = actions.CLUSTER_VIEW
     BINDINGS = actions.bindings(KEY_HELP)
 
-    def __init__(self, cluster: Cluster, *, interval: float = 1.0,
+    def __init__(self, cluster: ClusterSource, *, interval: float = 1.0,
                  theme: str | None = None, themes=None, theme_warnings: Iterable[str] = (),
                  refresh_s: float | None = None) -> None:
         super().__init__(theme=theme, themes=themes, theme_warnings=theme_warnings)
@@ -323,15 +350,14 @@ class ClusterApp(ShellApp):
         """Tell a transport that sends summaries (Prometheus) which nodes a view shows whole:
         the opened node, or every node while the users view is shown. Over SSH every node
         comes whole, and the transport has no ``detail``."""
-        detail = getattr(self.cluster, "detail", None)
-        if detail is None:
+        if not isinstance(self.cluster, SendsSummaries):
             return
         screen = self.screen
         opened = opening or (screen.host if isinstance(screen, NodeScreen) else None)
         want = (frozenset({opened} if opened else ()), self.view_switcher.current == "users")
         if want != self._detail_asked:
             self._detail_asked = want
-            detail(want[0], every=want[1])
+            self.cluster.detail(want[0], every=want[1])
 
     def action_toggle_users(self) -> None:
         switcher = self.view_switcher
@@ -370,7 +396,7 @@ class ClusterApp(ShellApp):
         return App.get_system_commands(self, screen)
 
 
-def run_cluster(args: argparse.Namespace, cluster: Cluster) -> int:
+def run_cluster(args: argparse.Namespace, cluster: ClusterSource) -> int:
     from gputop.tui.themes import all_themes
 
     themes, warnings = all_themes()

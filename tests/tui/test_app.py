@@ -432,20 +432,6 @@ async def test_s_shows_saturation_and_back():
         assert not app.screen.query(SaturationPanel)
 
 
-async def test_advisor_and_recording_say_so_when_their_modules_are_missing(monkeypatch):
-    monkeypatch.setitem(sys.modules, "gputop.tui.screens.advisor", None)
-    monkeypatch.setitem(sys.modules, "gputop.query.recorder", None)
-    app = make_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("a")
-        await pilot.press("r")
-        await settle(pilot)
-        messages = [n.message for n in app._notifications]
-        assert any("advisor is not available" in m for m in messages)
-        assert any("recording is not available" in m for m in messages)
-        assert app.recorder is None
-
-
 async def test_r_records_every_sample_and_shows_it_in_the_header(monkeypatch, tmp_path):
     from gputop.formats.query_csv import header_line
     from gputop.formats.query_fields import parse_field_list
@@ -487,10 +473,26 @@ async def test_the_recorded_fields_and_folder_are_the_users(tmp_path):
     assert all(r[2] == "8" and r[3].endswith(" W") for r in rows)  # count: the node's GPUs
 
 
-async def test_replay_keys_drive_the_player_and_show_the_position():
-    class Player:  # the replay backend's Player interface
+def replay_backend(folder, samples: int = 3):
+    """The replay backend, open on a log of ``samples`` simulated seconds written in ``folder``."""
+    from gputop.backends import open_backend
+    from gputop.backends.base import BackendOptions
+    from gputop.query.recorder import Recorder
+
+    log = folder / "run.csv"
+    sim = demo_backend("training")
+    with Recorder(str(log)) as rec:
+        for _ in range(samples):
+            rec.write(sim.sample())
+            sim.clock.sleep(1.0)
+    return open_backend("replay", BackendOptions(replay=str(log)))
+
+
+async def test_replay_keys_drive_the_player_and_show_the_position(tmp_path):
+    class Player:  # a double of the replay backend's Player (gputop.backends.replay.backend)
         def __init__(self):
             self.position, self.duration, self._speed, self.playing = 0.0, 600.0, 1.0, True
+            self.times: list[float] = []  # no samples: whole seconds
             self.steps = []
 
         @property
@@ -512,7 +514,7 @@ async def test_replay_keys_drive_the_player_and_show_the_position():
         def skip(self, seconds):
             self.seek(self.position + seconds)
 
-    backend = demo_backend("training")
+    backend = replay_backend(tmp_path)
     backend.player = Player()
     app = GputopApp(backend, autostart=False)
     async with app.run_test(size=(120, 40)) as pilot:

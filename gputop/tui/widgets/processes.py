@@ -8,6 +8,7 @@ cells repainted); the cursor follows its process and the scroll offset stays put
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from textual.binding import Binding
 from textual.message import Message
@@ -47,6 +48,7 @@ class ProcRow:
     gpu: int
     process: Process
     cells: tuple[str, ...]
+    styles: ClassVar[tuple[str | None, ...]] = ()  # no cell styled: the table's own colours
 
 
 def row_key(gpu: int, pid: int) -> str:
