@@ -128,3 +128,34 @@ async def test_the_cluster_view_under_no_color_draws_no_colour_and_no_unseen_tex
         assert any("node-b" in s.text for s in segments)
         assert all(s.style is None or s.style.color is None or s.style.color.is_default
                    for s in segments)
+
+
+def test_no_color_is_set_and_not_empty():
+    from gputop.tui.text.no_color import no_color
+
+    assert no_color({"NO_COLOR": "1"}) and no_color({"NO_COLOR": "0"})
+    assert not no_color({"NO_COLOR": ""}) and not no_color({})
+
+
+async def test_an_empty_no_color_leaves_the_dashboard_in_colour(monkeypatch):
+    """no-color.org: an empty NO_COLOR refuses nothing, though Textual would count it."""
+    monkeypatch.setenv("NO_COLOR", "")
+    app = GputopApp(demo_backend("training"), autostart=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.theme == "dark" and not app.no_color
+
+
+def test_the_cluster_view_says_why_a_users_theme_of_that_name_failed(tmp_path):
+    """`gputop cluster --theme NAME` as the dashboard: a user's theme file of that name that
+    cannot be used is named with why, not called unknown."""
+    import subprocess
+
+    folder = tmp_path / "cfg" / "gputop" / "themes"
+    folder.mkdir(parents=True)
+    (folder / "bad.toml").write_text('name = "bad"\n[colors\nprimary = "#ffffff"\n')
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-m", "gputop", "cluster", "--theme", "bad",
+                          "node-a"], capture_output=True, text=True, timeout=60, env=env)
+    assert out.returncode == 2
+    assert "bad.toml: not valid TOML" in out.stderr and "unknown theme" not in out.stderr
