@@ -52,6 +52,7 @@ class ShellApp(TerminalApp):
 
     @property
     def filter_box(self) -> Input:
+        """Return the app's filter box (the ``Input`` with id ``filter`` it composes)."""
         return self.query_one("#filter", Input)
 
     # ------------------------------------------------------------------ themes
