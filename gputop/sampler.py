@@ -10,7 +10,6 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Protocol, runtime_checkable
 
 from gputop.backends.base import Backend
 from gputop.core import budget
@@ -21,19 +20,6 @@ Listener = Callable[[Snapshot], None]
 ErrorListener = Callable[[BaseException], None]
 
 DEFAULT_HISTORY = 600
-
-
-@runtime_checkable
-class SnapshotView(Protocol):
-    """Declare a view that shows each sample as it comes: the consumer side of the sampler.
-
-    A screen that follows the samples (a process's trace, the saturation panel) implements
-    ``update``; its app hands it each snapshot on the app's thread. Runtime-checkable because
-    Textual's screens cannot name a Protocol as a base (their metaclass is not ABCMeta): the app
-    picks the views out of its screen stack with ``isinstance(screen, SnapshotView)``."""
-
-    def update(self, snapshot: Snapshot) -> None:
-        """Show ``snapshot``, the latest sample; called once per tick, never concurrently."""
 
 
 def next_tick(start: float, interval: float, now: float, k: int) -> tuple[int, float]:

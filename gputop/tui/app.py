@@ -12,14 +12,11 @@ import math
 import os
 import socket
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, cast
 
 from textual.app import ComposeResult, SystemCommand
-from textual.binding import Binding
 from textual.css.query import NoMatches
-from textual.markup import escape
 from textual.message import Message
 from textual.screen import Screen
 from textual.theme import Theme
@@ -33,29 +30,32 @@ from gputop.core.model import Snapshot
 from gputop.core.visible import visible
 from gputop.host.load import HostFacts, HostReader
 from gputop.sampler import Sampler
-from gputop.tui.terminal import TerminalApp
-from gputop.tui.themes import APP_VARIABLES, all_themes, install_themes
+from gputop.tui import actions
+from gputop.tui.actions import Action
+from gputop.tui.screens import HidesDashboardKeys, TakesSnapshots
+from gputop.tui.shell import ShellApp
+from gputop.tui.themes import all_themes
 from gputop.tui.widgets.dashboard import WANTS as DASHBOARD_WANTS
 from gputop.tui.widgets.dashboard import DashboardView
 from gputop.tui.widgets.header import Header
 from gputop.tui.widgets.hostline import HostLine
-from gputop.tui.widgets.processes import COLUMN_BY_KEY, COLUMNS, ProcessTable, ProcRow
+from gputop.tui.widgets.processes import COLUMN_BY_KEY, ProcessTable, ProcRow
+
+if TYPE_CHECKING:
+    from gputop.backends.controls import ReplayControls
 
 if TYPE_CHECKING:  # imported when first used, for the start-up time
     from gputop.query.recorder import Recorder
     from gputop.tui.widgets.hintbar import HintBar
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
-SIGNAL_KEYS = {"k": "SIGTERM", "K": "SIGKILL", "i": "SIGINT"}
-REPLAY_ACTIONS = {"replay_toggle", "replay_step", "replay_speed", "replay_seek",
-                  "replay_seek_prompt"}
+REPLAY_ACTIONS = actions.names(actions.DASHBOARD, group=actions.REPLAY)
 # What --readonly takes away: everything that changes something, a process (signals) or a
-# file (a recording, a screenshot). A read-only dashboard, a web viewer's above all, writes
-# nothing.
-CHANGING_ACTIONS = {"signal", "record", "screenshot"}
+# file (a recording, the palette's screenshot). A read-only dashboard, a web viewer's above
+# all, writes nothing.
+CHANGING_ACTIONS = actions.names(actions.DASHBOARD, changes=True) | {"screenshot"}
 # What acts on the dashboard's GPUs and process table, out of place on a screen over it.
-DASHBOARD_ACTIONS = {"filter", "clear_filter", "only_gpu", "select_gpu", "toggle_plot", "details",
-                     "group", "sort"}
+DASHBOARD_ACTIONS = actions.names(actions.DASHBOARD, on_table=True)
 
 
 class SampleReady(Message):
@@ -72,14 +72,6 @@ class SampleFailed(Message):
         self.error = error
 
 
-@dataclass(frozen=True)
-class KeyHelp:
-    keys: str
-    action: str
-    description: str
-    group: str
-
-
 def next_interval(current: float, step: int) -> float:
     if step > 0:
         bigger = [i for i in INTERVALS if i > current + 1e-9]
@@ -88,12 +80,7 @@ def next_interval(current: float, step: int) -> float:
     return smaller[-1] if smaller else current
 
 
-SORT_BINDINGS = [Binding(cast(str, c.sort_key), f"sort('{c.key}')", f"sort by {c.title}",
-                         show=False)
-                 for c in COLUMNS]  # every process column has a sort key
-
-
-class GputopApp(TerminalApp):
+class GputopApp(ShellApp):
     TITLE = "gputop"
     app_themes: list[str]  # set by install_themes
     theme_warnings: list[str]
@@ -107,70 +94,8 @@ class GputopApp(TerminalApp):
     ENABLE_COMMAND_PALETTE = True
     COMMAND_PALETTE_BINDING = "ctrl+p"
 
-    BINDINGS = [
-        Binding("q", "quit", "quit"),
-        Binding("question_mark", "help", "help"),
-        Binding("p", "pause", "pause"),
-        Binding("plus,equals_sign", "interval(1)", "slower", show=False),
-        Binding("minus", "interval(-1)", "faster", show=False),
-        Binding("t", "cycle_theme", "theme"),
-        Binding("slash", "filter", "filter"),
-        Binding("escape", "clear_filter", "clear filter", show=False),
-        Binding("o", "only_gpu", "only this GPU", show=False),
-        Binding("less_than_sign", "select_gpu(-1)", "previous GPU", show=False),
-        Binding("greater_than_sign", "select_gpu(1)", "next GPU", show=False),
-        Binding("h", "toggle_plot", "history plot", show=False),
-        Binding("b", "group", "group", show=False),
-        Binding("k", "signal('SIGTERM')", "SIGTERM"),
-        Binding("K", "signal('SIGKILL')", "SIGKILL", show=False),
-        Binding("i", "signal('SIGINT')", "SIGINT", show=False),
-        Binding("s", "saturation", "saturation"),
-        # last: at 80 columns the footer has no room left for it (from 92 columns it shows)
-        Binding("d", "details", "details"),
-        Binding("a", "advisor", "advisor", show=False),
-        Binding("r", "record", "record", show=False),
-        Binding("space", "replay_toggle", "play/pause", show=False),
-        Binding("comma", "replay_step(-1)", "step back", show=False),
-        Binding("full_stop", "replay_step(1)", "step forward", show=False),
-        Binding("left_square_bracket", "replay_speed(0.5)", "slower replay", show=False),
-        Binding("right_square_bracket", "replay_speed(2.0)", "faster replay", show=False),
-        Binding("left", "replay_seek(-10)", "back 10 s", show=False),
-        Binding("right", "replay_seek(10)", "forward 10 s", show=False),
-        Binding("g", "replay_seek_prompt", "go to second", show=False),
-        *SORT_BINDINGS,
-    ]
-
-    # Everything `?` lists and the command palette offers, one source for both.
-    KEY_HELP: tuple[KeyHelp, ...] = (
-        KeyHelp("q / ctrl+c", "quit", "quit (exit status 0)", "General"),
-        KeyHelp("?", "help", "this help", "General"),
-        KeyHelp("ctrl+p", "", "command palette (the same actions by name)", "General"),
-        KeyHelp("p", "pause", "pause / resume sampling", "General"),
-        KeyHelp("+ / -", "interval", "sample less / more often", "General"),
-        KeyHelp("t", "cycle_theme", "next theme", "General"),
-        KeyHelp("s", "saturation", "saturation panel (SM activity vs GPU-Util)", "General"),
-        KeyHelp("a", "advisor", "power-limit advisor", "General"),
-        KeyHelp("r", "record", "start / stop recording to CSV", "General"),
-        KeyHelp("< / >", "select_gpu", "select the previous / next GPU", "GPUs"),
-        KeyHelp("h", "toggle_plot", "history plot of the selected GPU", "GPUs"),
-        KeyHelp("o", "only_gpu", "only the selected GPU's processes", "GPUs"),
-        KeyHelp("up/down pgup/pgdn home/end", "", "move in the process table", "Processes"),
-        KeyHelp("enter / d", "details", "the selected process: live plots, facts, signal keys",
-                "Processes"),
-        KeyHelp("/", "filter", "filter by user, command or PID (esc clears)", "Processes"),
-        KeyHelp("esc", "clear_filter", "clear the filter", "Processes"),
-        KeyHelp("b", "group", "group by job, by user, or none (cycles)", "Processes"),
-        *(KeyHelp(cast(str, c.sort_key), "sort", f"sort by {c.title} (again: reverse)", "Processes")
-          for c in COLUMNS),
-        KeyHelp("k", "signal", "send SIGTERM to the selected process (asks first)", "Processes"),
-        KeyHelp("K", "signal", "send SIGKILL to the selected process (asks first)", "Processes"),
-        KeyHelp("i", "signal", "send SIGINT to the selected process (asks first)", "Processes"),
-        KeyHelp("space", "replay_toggle", "play / pause the replay", "Replay"),
-        KeyHelp(", / .", "replay_step", "step one sample back / forward", "Replay"),
-        KeyHelp("[ / ]", "replay_speed", "replay slower / faster", "Replay"),
-        KeyHelp("left / right", "replay_seek", "seek 10 s back / forward", "Replay"),
-        KeyHelp("g", "replay_seek_prompt", "go to a second of the recording", "Replay"),
-    )
+    KEY_HELP = actions.DASHBOARD
+    BINDINGS = actions.bindings(KEY_HELP)
 
     def __init__(
         self,
@@ -192,12 +117,7 @@ class GputopApp(TerminalApp):
         sort: str | None = None,
         sort_descending: bool | None = None,
     ) -> None:
-        no_color = os.environ.get("NO_COLOR") is not None  # Textual removes it from the env
-        # NO_COLOR: Textual picks its filter in __init__, before our themes exist; with ansi_color
-        # it drops colours (NoColor) instead of turning them into shades of grey, which drew the
-        # 16-colour theme's terminal-default colours as black on black.
-        super().__init__(ansi_color=True if no_color else None)
-        install_themes(self, themes, theme_warnings, theme, no_color)
+        super().__init__(theme=theme, themes=themes, theme_warnings=theme_warnings)
         self.backend = backend
         self.readonly = readonly
         self.autostart = autostart
@@ -227,9 +147,6 @@ class GputopApp(TerminalApp):
         self.host_reader = None if self.player is not None else HostReader()
 
     # ------------------------------------------------------------------ setup
-    def get_theme_variable_defaults(self) -> dict[str, str]:
-        return dict(APP_VARIABLES)
-
     def compose(self) -> ComposeResult:
         from gputop.tui.widgets.hintbar import HintBar
 
@@ -250,8 +167,10 @@ class GputopApp(TerminalApp):
         return self.query_one("#header", Header)
 
     @property
-    def player(self):
-        return getattr(self.backend, "player", None)
+    def player(self) -> ReplayControls | None:
+        """Return the replayed log's controls (play, pause, step, seek, speed); None for a live
+        backend."""
+        return self.backend.player
 
     def on_mount(self) -> None:
         info = self.backend.info()
@@ -268,8 +187,7 @@ class GputopApp(TerminalApp):
             table.sort_as(sort, descending)
         table.focus()
         self.screen.set_class(self.no_color, "-nocolor")  # emphasis without colour, see CSS
-        for warning in self.theme_warnings:
-            self.notify(warning, severity="warning", timeout=8)
+        self.warn_of_themes()
         if self.backend.fallback_reason:
             self.notify(f"No accelerator found ({self.backend.fallback_reason}): showing the "
                         "simulator.", title="SIMULATED", severity="warning", timeout=12)
@@ -353,7 +271,7 @@ class GputopApp(TerminalApp):
         # every screen over the dashboard that shows samples, also under a dialog (a process
         # view under its signal confirmation keeps its trace whole)
         for screen in self.screen_stack[1:]:
-            if not hasattr(screen, "update"):
+            if not isinstance(screen, TakesSnapshots):
                 continue
             try:
                 screen.update(snap)
@@ -399,7 +317,7 @@ class GputopApp(TerminalApp):
 
     # ------------------------------------------------------------------ general actions
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action in DASHBOARD_ACTIONS and getattr(self.screen, "HIDES_DASHBOARD_KEYS", False):
+        if action in DASHBOARD_ACTIONS and isinstance(self.screen, HidesDashboardKeys):
             return False  # the dashboard is not on screen: neither in the footer nor live
         if action in CHANGING_ACTIONS and self.readonly:
             return False  # --readonly: the action does not exist
@@ -407,37 +325,29 @@ class GputopApp(TerminalApp):
             return False
         return True
 
-    def action_help(self) -> None:
-        from gputop.tui.screens.modals import HelpScreen
-        from gputop.tui.widgets.grouped import GROUP_KEY_HELP, MODE_NOTE
+    def help_heading(self, group: str) -> str:
+        """Return ``group``'s heading; the process table's says how it groups, when it does."""
+        from gputop.tui.widgets.grouped import MODE_NOTE
 
         grouping = self.query_one(ProcessTable).grouping
-        grouped = grouping != "process"
-        rows: list[tuple[str, str]] = []
-        group = None
-        for k in self.KEY_HELP:
-            if not self._help_applies(k):
-                continue
-            if k.group != group:
-                group = k.group
-                grouped_here = grouped and group == "Processes"
-                rows.append(("", f"{group}, {MODE_NOTE[grouping]}" if grouped_here else group))
-            what = GROUP_KEY_HELP.get(k.keys, k.description) if grouped else k.description
-            rows.append((k.keys, what))
-        self.push_screen(HelpScreen(rows))
+        return f"{group}, {MODE_NOTE[grouping]}" if grouping != "process" and \
+            group == actions.PROCESSES else group
 
-    def _help_applies(self, k: KeyHelp) -> bool:
-        if k.action in CHANGING_ACTIONS and self.readonly:
-            return False
-        if k.action in REPLAY_ACTIONS and self.player is None:
-            return False
-        return True
+    def help_text(self, action: Action) -> str:
+        """Return what ``action``'s keys do, as they act on group rows when the table groups."""
+        from gputop.tui.widgets.grouped import GROUP_KEY_HELP
+
+        if self.query_one(ProcessTable).grouping != "process":
+            return GROUP_KEY_HELP.get(action.keys, action.description)
+        return action.description
+
+    def offers(self, action: Action) -> bool:
+        return super().offers(action) and not (action.name in REPLAY_ACTIONS and
+                                               self.player is None)
 
     def action_pause(self) -> None:
         paused = not self.sampler.paused
-        self.sampler.pause(paused)
-        if self.player is not None and hasattr(self.player, "pause"):
-            pass  # the replay's own play/pause is `space`; `p` stops sampling alike
+        self.sampler.pause(paused)  # a replay's own play/pause is `space`
         self.header.set(paused=paused, stale_s=None)
 
     def action_interval(self, step: int) -> None:
@@ -467,12 +377,6 @@ class GputopApp(TerminalApp):
         self._notices[key] = notice
         self.post_message(Notify(notice))
 
-    def action_cycle_theme(self) -> None:
-        names = self.app_themes
-        cur = names.index(self.theme) if self.theme in names else -1
-        self.theme = names[(cur + 1) % len(names)]
-        self.notify(f"theme: {self.theme}", timeout=2)
-
     def action_select_gpu(self, step: int) -> None:
         self.dashboard.select_gpu(step=step)
         self._view_note()
@@ -494,30 +398,15 @@ class GputopApp(TerminalApp):
                              timeout=3)
 
     # ------------------------------------------------------------------ filter
-    def action_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        box.add_class("-shown")
-        box.focus()
+    def filter_changed(self, text: str) -> None:
+        self.query_one(ProcessTable).set_filter(text.strip())
 
-    def on_input_changed(self, event: Input.Changed) -> None:
-        if event.input.id == "filter":
-            self.query_one(ProcessTable).set_filter(event.value.strip())
+    def filter_kept(self) -> None:
+        self.query_one(ProcessTable).focus()
+        self._view_note()
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id == "filter":
-            event.input.remove_class("-shown")
-            self.query_one(ProcessTable).focus()
-            self._view_note()
-
-    def action_clear_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        table = self.query_one(ProcessTable)
-        if box.has_class("-shown") or table.needle:
-            box.value = ""
-            box.remove_class("-shown")
-            table.set_filter("")
-            table.focus()
-            self._view_note()
+    def filter_to_clear(self) -> bool:
+        return self.filter_box.has_class("-shown") or bool(self.query_one(ProcessTable).needle)
 
     def _view_note(self) -> None:
         """What hides processes stays in the header for as long as it applies."""
@@ -567,7 +456,8 @@ class GputopApp(TerminalApp):
             return
         local = self._processes_are_local()
         self.push_screen(ProcessView(row, self.snapshot, self.sampler.history.snapshots(), local,
-                                     local_pid(row.process) if local else None))
+                                     local_pid(row.process) if local else None,
+                                     readonly=self.readonly))
 
     def _processes_are_local(self) -> bool:
         from gputop.host.signals import NOT_LOCAL_BACKENDS
@@ -649,33 +539,23 @@ class GputopApp(TerminalApp):
         hinted = cast("HintBar", self.query_one("#hints")).device
         if hinted is not None:  # the panel opens at the GPU the hint bar names
             self.dashboard.select_gpu(hinted)
-        screen = SaturationScreen()
+        screen = SaturationScreen(self.sampler)
         self.push_screen(screen)
         if self.snapshot is not None:
             self.call_after_refresh(screen.update, self.snapshot)
 
     def action_advisor(self) -> None:
-        try:
-            from gputop.tui.screens.advisor import AdvisorScreen
-        except ImportError:
-            self.notify("the power-limit advisor is not available in this build",
-                        severity="warning")
-            return
-        try:
-            screen = AdvisorScreen(backend=self.backend, sampler=self.sampler)
-        except TypeError:
-            screen = AdvisorScreen()
-        self.push_screen(screen)
+        from gputop.tui.screens.advisor import AdvisorScreen
+
+        self.push_screen(AdvisorScreen(backend=self.backend, sampler=self.sampler,
+                                       readonly=self.readonly))
 
     def action_record(self) -> None:
         if self.recorder is not None:
             self._stop_recording()
             return
-        try:
-            from gputop.query.recorder import DEFAULT_FIELDS, Recorder
-        except ImportError:
-            self.notify("recording is not available in this build", severity="warning")
-            return
+        from gputop.query.recorder import DEFAULT_FIELDS, Recorder
+
         host = self.snapshot.host if self.snapshot else self.backend.info().host
         name = f"gputop-{host}-{time.strftime('%Y%m%d-%H%M%S')}.csv"
         path = os.path.normpath(os.path.join(self.record_dir, name))
@@ -714,56 +594,39 @@ class GputopApp(TerminalApp):
         p = self.player
         if p is None:
             return None
-        pos = _attr(p, "position", "position_s")
-        dur = _attr(p, "duration", "duration_s")
-        speed = getattr(p, "speed", None)
-        playing = getattr(p, "playing", True)
-        digits = _position_digits(getattr(p, "times", None) or (), dur)
-        text = f"{'▶' if playing else '⏸'} {_mmss(pos, digits)} / {_mmss(dur, digits)}"
-        if speed:
-            text += f" x{speed:g}"
+        digits = _position_digits(p.times, p.duration)
+        text = (f"{'▶' if p.playing else '⏸'} {_mmss(p.position, digits)} / "
+                f"{_mmss(p.duration, digits)}")
+        if p.speed:
+            text += f" x{p.speed:g}"
         return text
 
-    def _player_call(self, name: str, *args) -> None:
+    def _move(self, move: Callable[[ReplayControls], None]) -> None:
+        """Move the replay's player (a refusal, such as a bad speed, is a notice), then show
+        where it is in the header."""
         p = self.player
-        fn = getattr(p, name, None) if p is not None else None
-        if fn is None:
-            self.notify(f"this replay cannot {name.replace('_', ' ')}", severity="warning")
+        if p is None:
             return
         try:
-            fn(*args)
+            move(p)
         except ValueError as exc:
             self.notify(str(exc), severity="error")
         self.header.set(replay=self._replay_text())
 
     def action_replay_toggle(self) -> None:
-        self._player_call("toggle")
+        self._move(lambda p: p.toggle())
 
     def action_replay_step(self, n: int) -> None:
-        self._player_call("step", n)
+        self._move(lambda p: p.step(n))
 
     def action_replay_speed(self, factor: float) -> None:
-        p = self.player
-        if p is None:
-            return
         from gputop.core.bounds import REPLAY_SPEED
 
-        speed = (getattr(p, "speed", 1.0) or 1.0) * factor
-        speed = max(REPLAY_SPEED.low, min(REPLAY_SPEED.high, speed))
-        if hasattr(p, "set_speed"):
-            self._player_call("set_speed", speed)
-        else:
-            p.speed = speed
-            self.header.set(replay=self._replay_text())
+        self._move(lambda p: p.set_speed(
+            max(REPLAY_SPEED.low, min(REPLAY_SPEED.high, p.speed * factor))))
 
     def action_replay_seek(self, delta: float) -> None:
-        p = self.player
-        if p is None:
-            return
-        if hasattr(p, "skip"):
-            self._player_call("skip", delta)
-        else:
-            self._player_call("seek", (_attr(p, "position", "position_s") or 0.0) + delta)
+        self._move(lambda p: p.skip(delta))
 
     def action_replay_seek_prompt(self) -> None:
         from gputop.tui.screens.modals import Prompt
@@ -776,22 +639,17 @@ class GputopApp(TerminalApp):
             seconds = position_seconds(value)
             problem = (f"not a position: {value!r} (seconds, m:ss or h:mm:ss)" if seconds is None
                        else REPLAY_SEEK.problem(repr(seconds)))
-            if problem is not None:
+            if seconds is None or problem is not None:
                 self.notify(f"go to: {problem}", severity="error")
                 return
-            self._player_call("seek", seconds)
+            at = seconds
+            self._move(lambda p: p.seek(at))
 
         self.push_screen(Prompt("Go to (seconds or m:ss):"), go)
 
     # ------------------------------------------------------------------ palette
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        # Only our own actions: Textual's theme picker would offer themes that lack our variables.
-        for k in self.KEY_HELP:
-            if not k.action or not self._help_applies(k):
-                continue
-            for title, call in self._palette_entries(k):
-                # the title already says what it does: the help line only adds the key
-                yield SystemCommand(title, escape(f"key {k.keys}"), call)
+        yield from super().get_system_commands(screen)
         if not self.readonly:  # it writes a file
             yield SystemCommand("Screenshot", "save an SVG of the screen",
                                 self.save_screenshot_here)
@@ -809,42 +667,6 @@ class GputopApp(TerminalApp):
             return None
         self.notify(f"screenshot saved to {os.path.abspath(path)}", timeout=4)
         return path
-
-    def _palette_entries(self, k: KeyHelp):
-        run = self.run_action
-        a = k.action
-        if a == "sort":
-            col = next(c for c in COLUMNS if c.sort_key == k.keys)
-            yield f"Sort by {col.title}", lambda c=col.key: self.action_sort(c)
-        elif a == "signal":
-            name = SIGNAL_KEYS[k.keys]
-            yield f"Send {name} to the selected process", lambda n=name: self.action_signal(n)
-        elif a == "interval":
-            yield "Sample less often (+)", lambda: self.action_interval(1)
-            yield "Sample more often (-)", lambda: self.action_interval(-1)
-        elif a == "select_gpu":
-            yield "Select previous GPU", lambda: self.action_select_gpu(-1)
-            yield "Select next GPU", lambda: self.action_select_gpu(1)
-        elif a == "replay_step":
-            yield "Replay: step back", lambda: self.action_replay_step(-1)
-            yield "Replay: step forward", lambda: self.action_replay_step(1)
-        elif a == "replay_speed":
-            yield "Replay: slower", lambda: self.action_replay_speed(0.5)
-            yield "Replay: faster", lambda: self.action_replay_speed(2.0)
-        elif a == "replay_seek":
-            yield "Replay: back 10 s", lambda: self.action_replay_seek(-10)
-            yield "Replay: forward 10 s", lambda: self.action_replay_seek(10)
-        else:
-            title = k.description[0].upper() + k.description[1:]
-            yield title, lambda a=a: run(a)
-
-
-def _attr(obj, *names: str):
-    for name in names:
-        value = getattr(obj, name, None)
-        if value is not None:
-            return value
-    return None
 
 
 def position_seconds(text: str) -> float | None:

@@ -9,13 +9,12 @@ markup strings.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.screen import Screen
@@ -32,33 +31,19 @@ from gputop.cluster.aggregate import (
     users_view,
 )
 from gputop.cluster.node import NodeStatus
-from gputop.cluster.transport import Cluster
+from gputop.cluster.source import ClusterSource
 from gputop.config.cluster import ClusterViewConfig
-from gputop.core.errors import UsageError
 from gputop.core.lifeline import Lifeline, Stopped, Terminal, quit_code
 from gputop.core.visible import visible
-from gputop.tui.terminal import TerminalApp
+from gputop.tui import actions
+from gputop.tui.shell import ShellApp
 from gputop.tui.widgets.keyed_table import Column, KeyedTable, Row
+from gputop.tui.widgets.nodes import NODE_COLUMNS
 from gputop.tui.widgets.processes import COLUMNS as PROCESS_COLUMNS
 
 if TYPE_CHECKING:
     from gputop.tui.widgets.header import Header
 
-NODE_COLUMNS = (
-    Column("host", "HOST", 16, sort_key="N"),
-    Column("state", "STATE", 17, sort_key="A"),
-    Column("mode", "MODE", 10),
-    Column("gpus", "GPUS", 4, right=True, sort_key="G"),
-    Column("util", "UTIL", 5, right=True, sort_key="U"),
-    Column("memory", "MEMORY", 13, right=True, sort_key="M"),
-    Column("power", "POWER", 12, right=True, sort_key="W"),
-    Column("hints", "HINTS", 5, right=True, sort_key="H"),
-    Column("age", "AGE", 5, right=True, sort_key="E"),
-    Column("reason", "REASON", 0),
-)
-# sort key letter -> aggregate.SORT_KEYS field
-SORT_LETTERS = {"N": "host", "A": "state", "G": "gpus", "U": "util", "M": "memory", "W": "power",
-                "H": "hints", "E": "age"}
 COLUMN_OF_FIELD = {"host": "host", "state": "state", "gpus": "gpus", "util": "util",
                    "memory": "memory", "power": "power", "hints": "hints", "age": "age"}
 USER_COLUMNS = (
@@ -67,7 +52,8 @@ USER_COLUMNS = (
     Column("where", "WHERE (node[GPUs])", 0),
 )
 DESCENDING_FIRST = {"gpus", "util", "memory", "power", "hints", "age"}
-NODES_ONLY_ACTIONS = {"sort", "filter", "clear_filter", "toggle_users"}
+# The nodes table's actions, out of place over an opened node.
+NODES_ONLY_ACTIONS = actions.names(actions.CLUSTER_VIEW, on_table=True)
 
 # State -> the table's style class for it (colours come from the theme's variables).
 STATE_CLASS = {
@@ -223,7 +209,7 @@ class NodeScreen(Screen):
         self.dashboard.table.sort_by(column)
 
 
-class ClusterApp(TerminalApp):
+class ClusterApp(ShellApp):
     TITLE = "gputop cluster"
     app_themes: list[str]  # set by install_themes
     theme_warnings: list[str]
@@ -237,37 +223,13 @@ class ClusterApp(TerminalApp):
     #filter.-shown { display: block; }
     Footer { background: $panel; }
     """
-    BINDINGS = [
-        Binding("q", "quit", "quit"),
-        Binding("question_mark", "help", "help"),
-        Binding("u", "toggle_users", "users / nodes"),
-        Binding("p", "pause", "pause"),
-        Binding("t", "cycle_theme", "theme"),
-        Binding("slash", "filter", "filter"),
-        Binding("escape", "clear_filter", "clear filter", show=False),
-        *(Binding(c.sort_key, f"sort('{SORT_LETTERS[c.sort_key]}')", f"sort by {c.title}",
-                  show=False) for c in NODE_COLUMNS if c.sort_key),
-    ]
-    KEYS_HELP = (
-        ("q", "quit"), ("?", "this help"), ("enter", "open the node in the dashboard widgets"),
-        ("esc / backspace", "back from a node; clears the filter"),
-        ("u", "switch between the nodes table and the users view"),
-        ("/", "filter nodes: text in host, state, mode or reason; state:NAME for one state"),
-        *((c.sort_key, f"sort by {c.title.lower()} (again: reverse)")
-          for c in NODE_COLUMNS if c.sort_key),
-        ("p", "pause / resume the screen (connections keep running)"),
-        ("t", "next theme"),
-        ("< / >  h  o", "in a node: select GPU, history plot, only this GPU's processes"),
-    )
+    KEY_HELP = actions.CLUSTER_VIEW
+    BINDINGS = actions.bindings(KEY_HELP)
 
-    def __init__(self, cluster: Cluster, *, interval: float = 1.0, theme: str | None = None,
-                 themes=None, theme_warnings: Iterable[str] = (),
+    def __init__(self, cluster: ClusterSource, *, interval: float = 1.0,
+                 theme: str | None = None, themes=None, theme_warnings: Iterable[str] = (),
                  refresh_s: float | None = None) -> None:
-        from gputop.tui.themes import install_themes
-
-        no_color = os.environ.get("NO_COLOR") is not None
-        super().__init__()
-        install_themes(self, themes, theme_warnings, theme, no_color)
+        super().__init__(theme=theme, themes=themes, theme_warnings=theme_warnings)
         self.cluster = cluster
         self.interval = interval
         self.refresh_s = refresh_s or min(1.0, max(0.25, interval / 2))
@@ -282,11 +244,6 @@ class ClusterApp(TerminalApp):
         self._detail_asked: tuple[frozenset[str], bool] | None = None
         self._styles: dict[str, str] = {}
         self.refreshes = 0
-
-    def get_theme_variable_defaults(self) -> dict[str, str]:
-        from gputop.tui.themes import APP_VARIABLES
-
-        return dict(APP_VARIABLES)
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -305,9 +262,7 @@ class ClusterApp(TerminalApp):
         self.users_table = self.query_one("#users", KeyedTable)
         self.summary_bar = self.query_one("#summary", Static)
         self.view_switcher = self.query_one("#views", ContentSwitcher)
-        self.filter_box = self.query_one("#filter", Input)
-        for warning in self.theme_warnings:
-            self.notify(warning, severity="warning", timeout=8)
+        self.warn_of_themes()
         self.cluster.start()
         self.nodes_table.focus()
         self.nodes_table.set_sort(COLUMN_OF_FIELD[self.sort_field], self.sort_reverse)
@@ -376,16 +331,13 @@ class ClusterApp(TerminalApp):
     def ask_detail(self, opening: str | None = None) -> None:
         """Tell a transport that sends summaries (Prometheus) which nodes a view shows whole:
         the opened node, or every node while the users view is shown. Over SSH every node
-        comes whole, and the transport has no ``detail``."""
-        detail = getattr(self.cluster, "detail", None)
-        if detail is None:
-            return
+        comes whole, and its ``detail`` does nothing."""
         screen = self.screen
         opened = opening or (screen.host if isinstance(screen, NodeScreen) else None)
         want = (frozenset({opened} if opened else ()), self.view_switcher.current == "users")
         if want != self._detail_asked:
             self._detail_asked = want
-            detail(want[0], every=want[1])
+            self.cluster.detail(want[0], every=want[1])
 
     def action_toggle_users(self) -> None:
         switcher = self.view_switcher
@@ -407,52 +359,29 @@ class ClusterApp(TerminalApp):
         self.notify("paused (connections keep running)" if self.paused else "resumed",
                     timeout=2)
 
-    def action_cycle_theme(self) -> None:
-        names = self.app_themes
-        cur = names.index(self.theme) if self.theme in names else -1
-        self.theme = names[(cur + 1) % len(names)]
-        self._styles.clear()
+    def theme_cycled(self) -> None:
+        self._styles.clear()  # the states' colours are the new theme's
         self.refresh_view(force=True)
-        self.notify(f"theme: {self.theme}", timeout=2)
 
-    def action_filter(self) -> None:
-        box = self.filter_box
-        box.add_class("-shown")
-        box.focus()
-
-    def on_input_changed(self, event: Input.Changed) -> None:
-        if event.input.id == "filter":
-            self.needle = event.value
-            self.refresh_view(force=True)
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id == "filter":
-            event.input.remove_class("-shown")
-            self.nodes_table.focus()
-
-    def action_clear_filter(self) -> None:
-        box = self.filter_box
-        box.value = ""
-        box.remove_class("-shown")
-        self.needle = ""
+    def filter_changed(self, text: str) -> None:
+        self.needle = text
         self.refresh_view(force=True)
+
+    def filter_kept(self) -> None:
         self.nodes_table.focus()
 
-    def action_help(self) -> None:
-        from gputop.tui.screens.modals import HelpScreen
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """Offer Textual's own commands, as the cluster view always has; its own actions by
+        name, as the dashboard offers them, are a change of its own to make."""
+        return App.get_system_commands(self, screen)
 
-        self.push_screen(HelpScreen([("", "Cluster"), *self.KEYS_HELP]))
 
-
-def run_cluster(config: ClusterViewConfig, cluster: Cluster) -> int:
+def run_cluster(config: ClusterViewConfig, cluster: ClusterSource) -> int:
     from gputop.tui.themes import all_themes
 
     themes, warnings = all_themes()
-    theme = config.theme
-    names = [t.name for t in themes]
-    if theme is not None and theme not in names:
-        raise UsageError(f"unknown theme {theme!r} (available: {', '.join(names)})")
-    app = ClusterApp(cluster, interval=config.interval, theme=theme, themes=themes,
+    # an unknown theme: the shell's UsageError, which says why a user's file of that name failed
+    app = ClusterApp(cluster, interval=config.interval, theme=config.theme, themes=themes,
                      theme_warnings=warnings)
     with Lifeline(quit_code, Terminal()) as lifeline:
         try:

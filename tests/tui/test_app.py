@@ -433,20 +433,6 @@ async def test_s_shows_saturation_and_back():
         assert not app.screen.query(SaturationPanel)
 
 
-async def test_advisor_and_recording_say_so_when_their_modules_are_missing(monkeypatch):
-    monkeypatch.setitem(sys.modules, "gputop.tui.screens.advisor", None)
-    monkeypatch.setitem(sys.modules, "gputop.query.recorder", None)
-    app = make_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("a")
-        await pilot.press("r")
-        await settle(pilot)
-        messages = [n.message for n in app._notifications]
-        assert any("advisor is not available" in m for m in messages)
-        assert any("recording is not available" in m for m in messages)
-        assert app.recorder is None
-
-
 async def test_r_records_every_sample_and_shows_it_in_the_header(monkeypatch, tmp_path):
     from gputop.formats.query_csv import header_line
     from gputop.formats.query_fields import parse_field_list

@@ -78,3 +78,93 @@ async def test_no_text_is_drawn_in_its_own_background(name, no_color, monkeypatc
                        for s in segments)
             assert any(s.style and s.style.reverse and " 1 H100" in s.text for s in segments)
             assert any(s.style and s.style.reverse and "carol" in s.text for s in segments)
+
+
+class StillCluster:
+    """A cluster transport double whose nodes never change (gputop.cluster.source.ClusterSource)."""
+
+    version = 0
+    problem = None
+
+    def __init__(self, statuses) -> None:
+        self._statuses = list(statuses)
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+    def statuses(self):
+        return list(self._statuses)
+
+    def status(self, host: str):
+        return next(s for s in self._statuses if s.host == host)
+
+    def wait(self, predicate, timeout: float) -> bool:
+        return predicate(self.statuses())
+
+    def settled(self, statuses) -> bool:
+        return True
+
+    def detail(self, hosts=(), every: bool = False) -> None:
+        pass  # every node comes whole
+
+
+async def test_the_cluster_view_under_no_color_draws_no_colour_and_no_unseen_text(monkeypatch):
+    """NO_COLOR in the cluster view as in the dashboard: the ANSI theme with Textual's colour
+    filter dropping colours; the cluster view once turned them into greys instead, which drew
+    the ANSI theme's terminal-default colours as black on black."""
+    import time
+
+    from gputop.cluster.node import NodeStatus
+    from gputop.tui.cluster import ClusterApp
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    backend = demo_backend("training")
+    now = time.monotonic()
+    cluster = StillCluster([
+        NodeStatus("node-a", "ok", "agent", "", backend.sample(), now, seq=1),
+        NodeStatus("node-b", "unreachable", "agent", "Connection refused", seq=1),
+    ])
+    app = ClusterApp(cluster, interval=1.0, refresh_s=3600)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        assert app.theme == "ansi"
+        assert invisible_cells(app) == []
+        segments = [s for strip in app.screen._compositor.render_strips() for s in strip]
+        assert any("node-b" in s.text for s in segments)
+        assert all(s.style is None or s.style.color is None or s.style.color.is_default
+                   for s in segments)
+
+
+def test_no_color_is_set_and_not_empty():
+    from gputop.tui.text.no_color import no_color
+
+    assert no_color({"NO_COLOR": "1"}) and no_color({"NO_COLOR": "0"})
+    assert not no_color({"NO_COLOR": ""}) and not no_color({})
+
+
+async def test_an_empty_no_color_leaves_the_dashboard_in_colour(monkeypatch):
+    """no-color.org: an empty NO_COLOR refuses nothing, though Textual would count it."""
+    monkeypatch.setenv("NO_COLOR", "")
+    app = GputopApp(demo_backend("training"), autostart=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.theme == "dark" and not app.no_color
+
+
+def test_the_cluster_view_says_why_a_users_theme_of_that_name_failed(tmp_path):
+    """`gputop cluster --theme NAME` as the dashboard: a user's theme file of that name that
+    cannot be used is named with why, not called unknown."""
+    import subprocess
+
+    folder = tmp_path / "cfg" / "gputop" / "themes"
+    folder.mkdir(parents=True)
+    (folder / "bad.toml").write_text('name = "bad"\n[colors\nprimary = "#ffffff"\n')
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-m", "gputop", "cluster", "--theme", "bad",
+                          "node-a"], capture_output=True, text=True, timeout=60, env=env)
+    assert out.returncode == 2
+    assert "bad.toml: not valid TOML" in out.stderr and "unknown theme" not in out.stderr

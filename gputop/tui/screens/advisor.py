@@ -23,7 +23,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, ProgressBar, Static
 
 from gputop.advisor import journal, passive, render
-from gputop.advisor.recommend import SweepConfig, make_plan
+from gputop.advisor.recommend import Plan, SweepConfig, make_plan
 from gputop.advisor.safety import missing_privilege
 from gputop.advisor.sweep import Cancelled, Progress, Sweep, SweepResult
 from gputop.backends.base import Backend, NoPermission, Unsupported
@@ -53,14 +53,14 @@ class SweepDone(Message):
 
 
 class AdvisorScreen(Screen):
-    """``AdvisorScreen(backend, sampler=None, devices=None, *, config=None, readonly=None)``.
+    """``AdvisorScreen(backend, sampler=None, devices=None, *, config=None, readonly=False)``.
 
     - ``backend``: the dashboard's open backend (the screen never closes it).
     - ``sampler``: the dashboard's running Sampler; its history feeds the passive view. Without
       one the screen starts its own on ``backend`` and stops it when it closes.
     - ``devices``: GPU indices to sweep together (default: all).
     - ``config``: SweepConfig (settle/measure windows, step, --max-slowdown, eta).
-    - ``readonly``: no sweeps and no restores (default: the app's ``readonly`` attribute).
+    - ``readonly``: no sweeps and no restores (the dashboard's ``--readonly``).
     """
 
     BINDINGS = [
@@ -85,7 +85,7 @@ class AdvisorScreen(Screen):
 
     def __init__(self, backend: Backend | None = None, sampler: Sampler | None = None,
                  devices: Sequence[int] | None = None, *, config: SweepConfig | None = None,
-                 readonly: bool | None = None, journal_dir: Path | None = None) -> None:
+                 readonly: bool = False, journal_dir: Path | None = None) -> None:
         super().__init__()
         if backend is None and sampler is not None:
             backend = sampler.backend
@@ -94,12 +94,13 @@ class AdvisorScreen(Screen):
         self._own_sampler = False
         self.devices = list(devices) if devices is not None else None
         self.config = config or SweepConfig()
-        self._readonly = readonly
+        self.readonly = readonly
         self.journal_dir = journal_dir
         self.cancel_event = threading.Event()
         self.finished = threading.Event()
         self.finished.set()
         self.running = False
+        self.plan: Plan | None = None  # the sweep's, once one was asked for
         self.result: SweepResult | None = None
         self.error: str | None = None
         self.restored: list[Any] | None = None
@@ -117,12 +118,6 @@ class AdvisorScreen(Screen):
             yield Static("", id="adv-plot")
             yield Static("", id="adv-rec")
         yield Footer()
-
-    @property
-    def readonly(self) -> bool:
-        if self._readonly is not None:
-            return self._readonly
-        return bool(getattr(self.app, "readonly", False))
 
     def on_mount(self) -> None:
         table = self.query_one("#adv-table", DataTable)
@@ -273,9 +268,10 @@ class AdvisorScreen(Screen):
 
     # ------------------------------------------------------------------ the sweep thread
     def _sweep_thread(self) -> None:
-        assert self.backend is not None
-        guard = journal.LimitGuard(self.backend, self.plan.devices, self.journal_dir)
-        sweep = Sweep(self.backend, self.plan, guard, cancel=self.cancel_event,
+        plan = self.plan
+        assert self.backend is not None and plan is not None  # set before the thread starts
+        guard = journal.LimitGuard(self.backend, plan.devices, self.journal_dir)
+        sweep = Sweep(self.backend, plan, guard, cancel=self.cancel_event,
                       progress=self._progress_from_thread)
         result = None
         error = None
@@ -285,7 +281,7 @@ class AdvisorScreen(Screen):
         # deadline cancels the sweep and waits for this restore.
         with critical(wrap_up=self.cancel_event.set):
             try:
-                guard.begin(self.plan.originals)
+                guard.begin(plan.originals)
                 result = sweep.run()
             except Cancelled:
                 error = "cancelled"
@@ -366,7 +362,7 @@ class AdvisorScreen(Screen):
             self._status(f"sweep finished ({result.stopped}); {back}")
 
     def _denied(self, why: str) -> None:
-        plan = getattr(self, "plan", None)
+        plan = self.plan
         cmds = ""
         if plan is not None and plan.candidates:
             cmds = " Or set them yourself: " + "; ".join(

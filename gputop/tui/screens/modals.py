@@ -3,6 +3,8 @@ process_view.py)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -10,7 +12,13 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Input, Label, Static
 
+from gputop.core.model import Snapshot
 from gputop.core.visible import visible
+from gputop.tui.widgets.processes import ProcRow
+
+if TYPE_CHECKING:
+    from gputop.sampler import Sampler
+    from gputop.tui.widgets.grouped import GroupRow
 
 HELP_KEY_WIDTH = 16
 
@@ -59,19 +67,19 @@ class ConfirmSignal(ModalScreen[bool]):
     ConfirmSignal Button { margin-right: 2; }
     """
 
-    def __init__(self, signal_name: str, row) -> None:
+    def __init__(self, signal_name: str, row: ProcRow | GroupRow) -> None:
         super().__init__()
         self.signal_name = signal_name
         self.row = row  # a ProcRow, or a GroupRow: then every process of the group
-        group = getattr(row, "group", None)
-        self.pids = group.pids if group is not None else [row.process.pid]
+        self.pids = [row.process.pid] if isinstance(row, ProcRow) else row.group.pids
 
     def _lines(self) -> tuple[str, str]:
-        group = getattr(self.row, "group", None)
-        if group is None:
-            p = self.row.process
-            return (f" to process {p.pid}?", f"{visible(p.user or '?')} on GPU {self.row.gpu}: "
+        row = self.row
+        if isinstance(row, ProcRow):
+            p = row.process
+            return (f" to process {p.pid}?", f"{visible(p.user or '?')} on GPU {row.gpu}: "
                                               f"{visible(p.command or p.name or '?')}")
+        group = row.group
         n = len(self.pids)
         return (f" to {n} process{'es' if n != 1 else ''} of {visible(group.label)}?",
                 "PIDs " + ", ".join(str(pid) for pid in self.pids))
@@ -124,12 +132,19 @@ class Prompt(ModalScreen[str | None]):
 
 
 class SaturationScreen(Screen[None]):
+    """The saturation panel over the dashboard, fed each sample (TakesSnapshots); the sampler
+    reads GPM on every tick while it is open."""
+
     BINDINGS = [Binding("escape,s", "close", "back to the dashboard")]
     DEFAULT_CSS = """
     SaturationScreen > VerticalScroll { background: $background; }
     SaturationScreen #sat-title { background: $panel; color: $primary; text-style: bold;
                                   height: 1; padding: 0 1; }
     """
+
+    def __init__(self, sampler: Sampler) -> None:
+        super().__init__()
+        self.sampler = sampler
 
     def compose(self) -> ComposeResult:
         from gputop.tui.widgets.saturation import SaturationPanel
@@ -139,25 +154,15 @@ class SaturationScreen(Screen[None]):
             yield SaturationPanel(id="saturation")
 
     def on_mount(self) -> None:
-        sampler = getattr(self.app, "sampler", None)
-        if sampler is not None:  # GPM on every tick while the panel is open
-            sampler.want("saturation-panel", {"saturation": 0.0})
+        self.sampler.want("saturation-panel", {"saturation": 0.0})
 
     def on_unmount(self) -> None:
-        sampler = getattr(self.app, "sampler", None)
-        if sampler is not None:
-            sampler.unwant("saturation-panel")
+        self.sampler.unwant("saturation-panel")
 
-    def update(self, snapshot) -> None:
+    def update(self, snapshot: Snapshot) -> None:
         from gputop.tui.widgets.saturation import SaturationPanel
 
-        panel = self.query_one(SaturationPanel)
-        if hasattr(panel, "update_snapshot"):
-            sampler = getattr(self.app, "sampler", None)
-            history = sampler.history.snapshots() if sampler is not None else None
-            panel.update_snapshot(snapshot, history)
-        else:
-            panel.update(snapshot)  # type: ignore[attr-defined]  # a probe's fallback (#25 protocols)
+        self.query_one(SaturationPanel).update_snapshot(snapshot, self.sampler.history.snapshots())
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -27,6 +27,8 @@ from gputop.analysis.jobs import job_label
 from gputop.analysis.process_trace import ProcessTrace, combined, entries, key_of
 from gputop.core.model import Process, Snapshot
 from gputop.core.visible import visible
+from gputop.tui.actions import SIGNALS
+from gputop.tui.screens import HidesDashboardKeys
 from gputop.tui.text import fmt
 from gputop.tui.widgets.plot import render_plot, style_rgb
 from gputop.tui.widgets.processes import ProcRow, make_row
@@ -186,14 +188,13 @@ def facts_table(fields: list[tuple[str, str]]) -> Table:
     return table
 
 
-class ProcessView(Screen[None]):
-    HIDES_DASHBOARD_KEYS = True  # the table's keys (filter, sort, …) do nothing here
+class ProcessView(HidesDashboardKeys, Screen[None]):
+    """One process's view; it takes each sample (TakesSnapshots) and hides the table's keys."""
+
     BINDINGS = [
         Binding("escape,d,enter", "close", "back"),
         Binding("q", "app.quit", "quit"),
-        Binding("k", "signal('SIGTERM')", "SIGTERM"),
-        Binding("K", "signal('SIGKILL')", "SIGKILL"),
-        Binding("i", "signal('SIGINT')", "SIGINT"),
+        *(Binding(key, f"signal('{signal}')", signal) for key, signal, _ in SIGNALS),
     ]
     DEFAULT_CSS = """
     ProcessView { background: $background; }
@@ -206,8 +207,9 @@ class ProcessView(Screen[None]):
     """
 
     def __init__(self, row: ProcRow, snapshot: Snapshot, history: Sequence[Snapshot],
-                 local: bool, pid_here: int | None) -> None:
+                 local: bool, pid_here: int | None, *, readonly: bool = False) -> None:
         super().__init__()
+        self.readonly = readonly  # --readonly: no signal keys here either
         self.row = row  # the table row it was opened from
         self.key = key_of(row.process)
         self.local = local  # the process runs on this host: the OS can be asked about it
@@ -284,7 +286,7 @@ class ProcessView(Screen[None]):
 
     # ------------------------------------------------------------------ keys
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action == "signal" and getattr(self.app, "readonly", False):
+        if action == "signal" and self.readonly:
             return False  # --readonly: no signal keys here either
         return True
 

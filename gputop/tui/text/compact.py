@@ -5,12 +5,12 @@ Every name in it (host, device, user, process) and every message is shown throug
 
 from __future__ import annotations
 
-import os
 import time
 from typing import TextIO
 
 from gputop.core.model import Device, Snapshot
 from gputop.core.visible import visible
+from gputop.tui.text.no_color import no_color
 
 _RESET = "\x1b[0m"
 _BOLD = "\x1b[1m"
@@ -25,7 +25,7 @@ _DIM = "\x1b[2m"
 def use_color(mode: str, stream: TextIO) -> bool:
     if mode == "always":
         return True
-    if mode == "never" or os.environ.get("NO_COLOR"):
+    if mode == "never" or no_color():
         return False
     return hasattr(stream, "isatty") and stream.isatty()
 

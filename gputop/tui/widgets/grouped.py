@@ -7,6 +7,7 @@ holds, PID how many processes it has, JOB its label.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from gputop.analysis.groups import Group, group
 from gputop.analysis.jobs import gpu_list
@@ -56,6 +57,7 @@ class GroupRow:
     gpu: int  # the group's first GPU (what `o` and the GPU selection compare with)
     group: Group
     cells: tuple[str, ...]
+    styles: ClassVar[tuple[str | None, ...]] = ()  # no cell styled: the table's own colours
 
 
 def energy_text(g: Group) -> str:

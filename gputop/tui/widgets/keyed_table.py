@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
+from textual.events import Click
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -40,6 +41,20 @@ class Column:
     width: int  # 0: takes the rest
     right: bool = False
     sort_key: str | None = None  # the key that sorts by this column (underlined in the title)
+
+
+class TableRow(Protocol):
+    """Declare what the table shows of a row: its key, its cells, and per cell a component
+    class suffix ("bad") or None (an empty tuple: no cell styled)."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def cells(self) -> tuple[str, ...]: ...
+
+    @property
+    def styles(self) -> tuple[str | None, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -111,8 +126,7 @@ class KeyedTable(StripCache, ScrollView, can_focus=True):
         super().__init__(id=id)
         self._hidden: frozenset[str] = frozenset()
         self.columns = tuple(columns)
-        # Any objects with ``key`` and ``cells`` (and optionally per-cell ``styles``).
-        self.rows: list = []
+        self.rows: Sequence[TableRow] = []
         self._index: dict[str, int] = {}
         self.cursor_row = 0
         self.cursor_key: str | None = None
@@ -199,9 +213,9 @@ class KeyedTable(StripCache, ScrollView, can_focus=True):
                 continue
             if i in whole or a.key != b.key:
                 regions.append(Region(0, y, width, 1))
-            elif a.cells != b.cells or _styles_of(a) != _styles_of(b):
+            elif a.cells != b.cells or a.styles != b.styles:
                 # Only the cells that changed (usually a few figures) go to the terminal.
-                x0, x1 = self._cells_span(a.cells, b.cells, width, _styles_of(a), _styles_of(b))
+                x0, x1 = self._cells_span(a.cells, b.cells, width, a.styles, b.styles)
                 regions.append(Region(x0, y, x1 - x0, 1))
         if regions:
             self.refresh(*regions)
@@ -266,11 +280,11 @@ class KeyedTable(StripCache, ScrollView, can_focus=True):
         if self.selected_key is not None:
             self.post_message(self.Selected(self, self.selected_key))
 
-    def on_click(self, event) -> None:
+    def on_click(self, event: Click) -> None:
         if event.y >= 1:
             self.move_cursor(int(self.scroll_y) + event.y - 1)
             self.focus()
-            if self.DOUBLE_CLICK_OPENS and getattr(event, "chain", 1) >= 2:
+            if self.DOUBLE_CLICK_OPENS and event.chain >= 2:
                 self.action_open()
 
     # ------------------------------------------------------------------ rendering
@@ -373,7 +387,7 @@ class KeyedTable(StripCache, ScrollView, can_focus=True):
                     width, style)
             return Strip.blank(width, self._style(""))
         row = self.rows[i]
-        styles = _styles_of(row)
+        styles = row.styles
         is_cursor = i == self.cursor_row
         cached = self._strips.get(row.key)
         if cached is not None and cached[0] == row.cells and cached[1] == styles and \
@@ -386,7 +400,3 @@ class KeyedTable(StripCache, ScrollView, can_focus=True):
         if len(self._strips) > 4 * len(self.rows) + 64:  # forget rows long gone
             self._strips = {k: v for k, v in self._strips.items() if k in self._index}
         return strip
-
-
-def _styles_of(row) -> tuple:
-    return getattr(row, "styles", ())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from textual.binding import Binding
 from textual.message import Message
@@ -48,6 +49,7 @@ class ProcRow:
     gpu: int
     process: Process
     cells: tuple[str, ...]
+    styles: ClassVar[tuple[str | None, ...]] = ()  # no cell styled: the table's own colours
 
 
 def row_key(gpu: int, pid: int) -> str:

@@ -1,0 +1,144 @@
+"""The app shell the dashboard and the cluster view share: themes and NO_COLOR, theme cycling, the
+filter box, the help screen and the command palette, the last three derived from the app's action
+registry (:mod:`gputop.tui.actions`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import ClassVar
+
+from textual.app import SystemCommand
+from textual.markup import escape
+from textual.screen import Screen
+from textual.theme import Theme
+from textual.widgets import Input
+
+from gputop.tui.actions import Action
+from gputop.tui.terminal import TerminalApp
+from gputop.tui.text.no_color import no_color
+from gputop.tui.themes import APP_VARIABLES, install_themes
+
+
+class ShellApp(TerminalApp):
+    """A gputop app: its ``KEY_HELP`` actions give its help rows and palette (its ``BINDINGS`` are
+    ``actions.bindings(KEY_HELP)``); it composes an ``Input`` with id ``filter`` and answers the
+    filter hooks below."""
+
+    KEY_HELP: ClassVar[tuple[Action, ...]] = ()  # what `?` lists and the palette offers
+    readonly = False  # --readonly: the actions that change something are gone
+
+    def __init__(self, *, theme: str | None = None, themes: Iterable[Theme] | None = None,
+                 theme_warnings: Iterable[str] = ()) -> None:
+        refused = no_color()
+        if not refused:  # an empty NO_COLOR refuses nothing; Textual would count it
+            os.environ.pop("NO_COLOR", None)
+        # Textual reads NO_COLOR in App.__init__ (and removes it from the environment), before
+        # our themes exist; with ansi_color it drops colours (NoColor) instead of turning them
+        # into shades of grey, which drew the 16-colour theme's terminal-default colours as black
+        # on black.
+        super().__init__(ansi_color=True if refused else None)
+        self.app_themes: list[str] = []
+        self.theme_warnings: list[str] = []
+        install_themes(self, themes, theme_warnings, theme, refused)
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(APP_VARIABLES)
+
+    def warn_of_themes(self) -> None:
+        """Show the warnings of the user themes that could not be used (once mounted)."""
+        for warning in self.theme_warnings:
+            self.notify(warning, severity="warning", timeout=8)
+
+    @property
+    def filter_box(self) -> Input:
+        """Return the app's filter box (the ``Input`` with id ``filter`` it composes)."""
+        return self.query_one("#filter", Input)
+
+    # ------------------------------------------------------------------ themes
+    def action_cycle_theme(self) -> None:
+        names = self.app_themes
+        cur = names.index(self.theme) if self.theme in names else -1
+        self.theme = names[(cur + 1) % len(names)]
+        self.theme_cycled()
+        self.notify(f"theme: {self.theme}", timeout=2)
+
+    def theme_cycled(self) -> None:
+        """Follow a theme just picked with ``t`` (what the CSS does not redraw itself)."""
+
+    # ------------------------------------------------------------------ filter
+    def action_filter(self) -> None:
+        box = self.filter_box
+        box.add_class("-shown")
+        box.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "filter":
+            self.filter_changed(event.value)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "filter":
+            event.input.remove_class("-shown")
+            self.filter_kept()
+
+    def action_clear_filter(self) -> None:
+        if self.filter_to_clear():
+            box = self.filter_box
+            box.value = ""
+            box.remove_class("-shown")
+            self.filter_changed("")
+            self.filter_kept()
+
+    def filter_changed(self, text: str) -> None:
+        """Filter the app's view by ``text``, as typed so far."""
+        raise NotImplementedError
+
+    def filter_kept(self) -> None:
+        """Go back to the view once the filter box closed (enter or esc)."""
+        raise NotImplementedError
+
+    def filter_to_clear(self) -> bool:
+        """Return whether esc has a filter to clear (this default: always)."""
+        return True
+
+    # ------------------------------------------------------------------ help and palette
+    def offers(self, action: Action) -> bool:
+        """Return whether ``action`` exists here (the help lists it, the palette offers it)."""
+        return not (action.changes and self.readonly)
+
+    def help_heading(self, group: str) -> str:
+        """Return the help's heading over ``group``'s rows."""
+        return group
+
+    def help_text(self, action: Action) -> str:
+        """Return what the help says ``action``'s keys do."""
+        return action.description
+
+    def help_rows(self) -> list[tuple[str, str]]:
+        """Return the help's rows: (keys, what they do), and ("", heading) over each group."""
+        rows: list[tuple[str, str]] = []
+        group = None
+        for action in self.KEY_HELP:
+            if not self.offers(action):
+                continue
+            if action.group != group:
+                group = action.group
+                rows.append(("", self.help_heading(group)))
+            rows.append((action.keys, self.help_text(action)))
+        return rows
+
+    def action_help(self) -> None:
+        from gputop.tui.screens.modals import HelpScreen
+
+        self.push_screen(HelpScreen(self.help_rows()))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """Offer the app's own actions by name, with their keys (Textual's theme picker would
+        offer themes that lack our variables)."""
+        for action in self.KEY_HELP:
+            if not self.offers(action):
+                continue
+            for key in action.bound:
+                # the title already says what it does: the help line only adds the key
+                yield SystemCommand(action.palette_title(key), escape(f"key {action.keys}"),
+                                    lambda a=key.action: self.run_action(a))
