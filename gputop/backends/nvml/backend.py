@@ -48,9 +48,9 @@ from gputop.core.model import (
     Saturation,
     Snapshot,
 )
+from gputop.core.units import MIB
 from gputop.host.processes import HostProcesses
 
-MIB = 1024 * 1024
 RETRY_FIRST_S = 2.0
 RETRY_MAX_S = 60.0
 SM_SAMPLE_TTL_S = 3.0  # a per-process SM% older than this is no longer shown

@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gputop.backends.nvml.procs import ProcessBuffers
-
-MIB = 1024 * 1024
+from gputop.core.units import MIB
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from textual.binding import Binding
 from textual.message import Message
 
 from gputop.analysis.jobs import job_label
+from gputop.core.formatting import NA, duration, host_mem, mib, num
 from gputop.core.model import Process, Snapshot
-from gputop.tui.text import fmt
 from gputop.tui.widgets.keyed_table import Column, KeyedTable
 
 COLUMNS: tuple[Column, ...] = (
@@ -70,14 +70,14 @@ def make_row(gpu: int, proc: Process, now: float, mig: bool = False) -> ProcRow:
     cells = (
         str(gpu),
         str(proc.pid),
-        proc.user or fmt.NA,
+        proc.user or NA,
         job_label(proc) or "-",
-        fmt.mib(proc.gpu_memory_mib),
-        fmt.num(proc.sm_pct),
-        fmt.num(proc.cpu_pct, ".1f"),
-        fmt.host_mem(proc.host_memory_mib),
-        fmt.duration(running),
-        proc.command or proc.name or fmt.NA,
+        mib(proc.gpu_memory_mib),
+        num(proc.sm_pct),
+        num(proc.cpu_pct, ".1f"),
+        host_mem(proc.host_memory_mib),
+        duration(running),
+        proc.command or proc.name or NA,
     )
     if mig:
         cells = with_mig(cells, proc)
@@ -124,8 +124,8 @@ def outside_row(gpu: int, procs: list[Process], mig: bool = False) -> ProcRow:
     summary = Process(pid=min(p.pid for p in procs), gpu_memory_mib=memory,
                       outside_pid_namespace=True,
                       command=f"{n} {where} outside this container: " + (
-                          f"{memory / 1024:.1f} GiB" if memory is not None else fmt.NA))
-    cells = (str(gpu), "-", fmt.NA, "-", fmt.mib(memory), fmt.NA, fmt.NA, fmt.NA, fmt.NA,
+                          f"{memory / 1024:.1f} GiB" if memory is not None else NA))
+    cells = (str(gpu), "-", NA, "-", mib(memory), NA, NA, NA, NA,
              summary.command or "")
     if mig:
         cells = with_mig(cells, summary)

@@ -34,9 +34,10 @@ from textual.widgets import Static
 
 from gputop.analysis.mig import sm_active
 from gputop.analysis.saturation import capability_note, estimates, fallback_view, measured, verdict
+from gputop.core.formatting import pct
 from gputop.core.model import Device, Hint, MigInstance, Snapshot
 from gputop.core.visible import visible
-from gputop.tui.text.fmt import bar, level, pct, short_name
+from gputop.tui.text.fmt import bar, level, short_name
 
 LEGEND = ("busy = GPU-Util (time a kernel ran) · SM = SM active · occ = occupancy · "
           "tens = tensor · est. = estimate vs peak")
