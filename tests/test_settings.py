@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from gputop.commands.main import build_parser
-from gputop.config.settings import PROCESS_COLUMNS, Settings, load, with_settings
+from gputop.config.columns import PROCESS_COLUMNS
+from gputop.config.settings import Settings, load, with_settings
 from gputop.core.errors import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent

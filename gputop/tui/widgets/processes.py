@@ -13,22 +13,13 @@ from textual.binding import Binding
 from textual.message import Message
 
 from gputop.analysis.jobs import job_label
+from gputop.config.columns import PROCESS_TABLE
 from gputop.core.formatting import NA, duration, host_mem, mib, num
 from gputop.core.model import Process, Snapshot
 from gputop.tui.widgets.keyed_table import Column, KeyedTable
 
-COLUMNS: tuple[Column, ...] = (
-    Column("gpu", "GPU", 4, right=True, sort_key="G"),
-    Column("pid", "PID", 7, right=True, sort_key="P"),
-    Column("user", "USER", 10, sort_key="U"),
-    Column("job", "JOB", 12, sort_key="J"),
-    Column("gpu_mem", "GPU MEM", 8, right=True, sort_key="M"),
-    Column("sm", "SM%", 4, right=True, sort_key="S"),
-    Column("cpu", "CPU%", 6, right=True, sort_key="C"),
-    Column("host_mem", "HOST MEM", 8, right=True, sort_key="H"),
-    Column("time", "TIME", 10, right=True, sort_key="T"),
-    Column("command", "COMMAND", 0, sort_key="O"),
-)
+COLUMNS: tuple[Column, ...] = tuple(
+    Column(c.key, c.title, c.width, right=c.right, sort_key=c.sort_key) for c in PROCESS_TABLE)
 # Shown after GPU only while some GPU has MIG on: the process's GPU instance / compute instance,
 # as nvidia-smi's process table pairs them ("2/0"); "-" for a process on a whole GPU.
 MIG_COLUMN = Column("mig", "GI/CI", 5, right=True)
