@@ -213,7 +213,7 @@ def parse_npu_smi_info(text: str) -> tuple[tuple[Device, ...], str | None, tuple
     """`npu-smi info` text -> (devices, driver version, health hints), through the npu-smi
     backend's own parsers and mapping (imported lazily: only npu nodes need them)."""
     from gputop.backends.npu_smi.mapping import health_hints, table_devices
-    from gputop.backends.npu_smi.parse import parse_table
+    from gputop.backends.npu_smi.table import parse_table
 
     table = parse_table(text)
     devices = tuple(table_devices(table))
