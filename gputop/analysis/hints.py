@@ -52,6 +52,7 @@ from dataclasses import dataclass, replace
 from gputop.analysis.jobs import gpu_list, job_name
 from gputop.analysis.mig import instance_name, instance_of, sm_active
 from gputop.core.model import Device, Hint, MigInstance, Snapshot
+from gputop.core.units import MIB_PER_GIB
 
 # ---------------------------------------------------------------- thresholds (documented above)
 WINDOW_S = 60.0
@@ -295,7 +296,7 @@ def memory_nearly_full(dev: Device) -> Hint | None:
         return None  # under MIG memory belongs to the instances: see instances_nearly_full
     return _hint(dev.index, "memory-nearly-full", "warning",
                  f"GPU {dev.index} memory {pct:.0f}% full "
-                 f"({dev.memory_used_mib / 1024:.1f} of {dev.memory_total_mib / 1024:.1f} GiB)")
+                 f"({dev.memory_used_mib / MIB_PER_GIB:.1f} of {dev.memory_total_mib / MIB_PER_GIB:.1f} GiB)")
 
 
 def instances_nearly_full(dev: Device) -> list[Hint]:
@@ -308,7 +309,7 @@ def instances_nearly_full(dev: Device) -> list[Hint]:
         out[inst.gpu_instance_id] = _hint(
             dev.index, "memory-nearly-full", "warning",
             f"{instance_name(dev.index, inst)} memory {pct:.0f}% full "
-            f"({inst.memory_used_mib / 1024:.1f} of {inst.memory_total_mib / 1024:.1f} GiB)",
+            f"({inst.memory_used_mib / MIB_PER_GIB:.1f} of {inst.memory_total_mib / MIB_PER_GIB:.1f} GiB)",
             inst.gpu_instance_id)
     return list(out.values())
 
@@ -350,7 +351,7 @@ def idle_allocated(s: Series, history: Sequence[Snapshot]) -> Hint | None:
     if found is None:
         return None
     return _hint(s.index, "idle-allocated", "warning",
-                 f"GPU {s.index}: {held / 1024:.1f} GiB held{found[0]} with 0% utilization for "
+                 f"GPU {s.index}: {held / MIB_PER_GIB:.1f} GiB held{found[0]} with 0% utilization for "
                  f"{found[1]}")
 
 
@@ -394,7 +395,7 @@ def instances_idle_allocated(s: Series, history: Sequence[Snapshot]) -> list[Hin
         found = _idle_long_enough(history, idle_at, inst.processes)
         if found is not None:
             out.append(_hint(s.index, "idle-allocated", "warning",
-                             f"{named}: {held / 1024:.1f} GiB held"
+                             f"{named}: {held / MIB_PER_GIB:.1f} GiB held"
                              f"{found[0]} with 0% SM activity for {found[1]}",
                              inst.gpu_instance_id))
     return out

@@ -17,6 +17,7 @@ from gputop.cluster.lines import Oversize
 from gputop.cluster.protocol import Problem
 from gputop.core import clock_events
 from gputop.core.model import Device, Hint, Snapshot
+from gputop.core.units import MIB
 from gputop.core.untrusted import parse_float, parse_int, printable
 from gputop.formats import query_fields
 
@@ -174,7 +175,7 @@ class NpuSmiStream:
     """`npu-smi info` outputs separated by an end marker -> snapshots, via the npu-smi parsers."""
 
     def __init__(self, host: str, end_marker: str, parse: NpuParse | None = None,
-                 clock: Callable[[], float] = time.time, max_block: int = 4 * 1024 * 1024) -> None:
+                 clock: Callable[[], float] = time.time, max_block: int = 4 * MIB) -> None:
         self.host = host
         self.end = end_marker.encode()
         self.parse = parse or parse_npu_smi_info

@@ -27,6 +27,7 @@ from gputop.analysis.jobs import job_label
 from gputop.analysis.process_trace import ProcessTrace, combined, entries, key_of
 from gputop.core.formatting import NA, duration, host_mem, mib, num
 from gputop.core.model import Process, Snapshot
+from gputop.core.units import MIB_PER_GIB
 from gputop.core.visible import visible
 from gputop.tui.widgets.plot import render_plot, style_rgb
 from gputop.tui.widgets.processes import ProcRow, make_row
@@ -234,7 +235,7 @@ class ProcessView(Screen[None]):
                                 "%; CPU: of one core", id="pv-activity")
                 yield TracePlot((("GPU memory", "gpu_memory_mib"),
                                  ("host memory", "host_memory_mib")),
-                                "GiB", scale=1 / 1024, floor=1.0, id="pv-memory")
+                                "GiB", scale=1 / MIB_PER_GIB, floor=1.0, id="pv-memory")
         yield Footer()
 
     def on_mount(self) -> None:

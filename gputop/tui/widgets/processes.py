@@ -16,6 +16,7 @@ from gputop.analysis.jobs import job_label
 from gputop.config.columns import PROCESS_TABLE
 from gputop.core.formatting import NA, duration, host_mem, mib, num
 from gputop.core.model import Process, Snapshot
+from gputop.core.units import MIB_PER_GIB
 from gputop.tui.widgets.keyed_table import Column, KeyedTable
 
 COLUMNS: tuple[Column, ...] = tuple(
@@ -115,7 +116,7 @@ def outside_row(gpu: int, procs: list[Process], mig: bool = False) -> ProcRow:
     summary = Process(pid=min(p.pid for p in procs), gpu_memory_mib=memory,
                       outside_pid_namespace=True,
                       command=f"{n} {where} outside this container: " + (
-                          f"{memory / 1024:.1f} GiB" if memory is not None else NA))
+                          f"{memory / MIB_PER_GIB:.1f} GiB" if memory is not None else NA))
     cells = (str(gpu), "-", NA, "-", mib(memory), NA, NA, NA, NA,
              summary.command or "")
     if mig:
