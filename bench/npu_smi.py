@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 from gputop.backends.base import BackendOptions  # noqa: E402
 from gputop.backends.npu_smi.backend import NpuSmiBackend  # noqa: E402
 from gputop.backends.npu_smi.mapping import table_devices  # noqa: E402
-from gputop.backends.npu_smi.parse import parse_table  # noqa: E402
+from gputop.backends.npu_smi.table import parse_table  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "npu-smi"
 TABLE_8X = "info_910B4-x8_npu-smi-25.0.rc1.1_no-processes-per-NPU_indexid-44432403459.txt"

@@ -10,7 +10,8 @@ import time
 
 import psutil
 
-from gputop.host.processes import MIB, NO_FACTS, HostProcesses
+from gputop.core.units import MIB
+from gputop.host.processes import NO_FACTS, HostProcesses
 
 
 def test_a_steady_tick_reads_one_proc_file_per_process(monkeypatch) -> None:

@@ -12,7 +12,8 @@ import pytest
 
 from gputop.commands.dashboard import configure
 from gputop.commands.main import build_parser, run_command
-from gputop.config.settings import PROCESS_COLUMNS, Settings, load
+from gputop.config.columns import PROCESS_COLUMNS
+from gputop.config.settings import Settings, load
 from gputop.core.errors import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent

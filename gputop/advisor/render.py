@@ -11,12 +11,9 @@ from gputop.advisor.journal import nvidia_smi_commands
 from gputop.advisor.passive import PassiveGpu
 from gputop.advisor.recommend import Plan
 from gputop.advisor.sweep import SweepResult
+from gputop.core.formatting import num
 
 JSON_SCHEMA = "gputop-advise/1"
-
-
-def _f(value: float | None, spec: str = ".0f", unit: str = "") -> str:
-    return "N/A" if value is None else f"{value:{spec}}{unit}"
 
 
 def _ids(indices: Sequence[int]) -> str:
@@ -32,13 +29,13 @@ def passive_lines(gpus: Sequence[PassiveGpu], note: str = "passive: nothing was 
              f"{'GPU':>3}  {'p50':>6} {'p95':>6} {'peak':>6}  {'limit':>6}  {'range':>11}"
              f"  {'capped':>6}  {'energy':>9}  note"]
     for g in gpus:
-        rng = (f"{_f(g.limit_min_w)}-{_f(g.limit_max_w)}"
+        rng = (f"{num(g.limit_min_w)}-{num(g.limit_max_w)}"
                if g.limit_min_w is not None or g.limit_max_w is not None else "N/A")
-        capped = _f(None if g.capped_share is None else 100 * g.capped_share, ".0f", "%")
+        capped = num(None if g.capped_share is None else 100 * g.capped_share, ".0f", "%")
         energy = "N/A" if g.energy_j is None else f"{g.energy_j / 1000:.1f} kJ"
         lines.append(
-            f"{g.index:>3}  {_f(g.draw_p50_w, '5.0f', 'W'):>6} {_f(g.draw_p95_w, '5.0f', 'W'):>6}"
-            f" {_f(g.draw_max_w, '5.0f', 'W'):>6}  {_f(g.limit_w, '5.0f', 'W'):>6}  {rng + ' W':>11}"
+            f"{g.index:>3}  {num(g.draw_p50_w, '5.0f', 'W'):>6} {num(g.draw_p95_w, '5.0f', 'W'):>6}"
+            f" {num(g.draw_max_w, '5.0f', 'W'):>6}  {num(g.limit_w, '5.0f', 'W'):>6}  {rng + ' W':>11}"
             f"  {capped:>6}  {energy:>9}  {g.note}"
         )
     lines += mig_lines(gpus)
@@ -135,13 +132,13 @@ def table_lines(rows: Sequence[Row], mode: str, max_slowdown_pct: float) -> list
         ppw = "N/A" if r.perf_per_w is None else f"{100 * (r.perf_per_w - 1):+.0f}%"
         cost = "N/A" if r.cost is None or not base_cost else f"{r.cost / base_cost:.3f}"
         mark = " >" if r.slowdown_pct > max_slowdown_pct else ""
-        line = (f"{r.limit_w:>5.0f}W  {_f(r.power_w, '6.0f', 'W'):>7}  {_f(r.saved_w, '5.0f', 'W'):>6}"
+        line = (f"{r.limit_w:>5.0f}W  {num(r.power_w, '6.0f', 'W'):>7}  {num(r.saved_w, '5.0f', 'W'):>6}"
                 f"  {slow:>13}  {epw:>17}  {ppw:>7}  {cost:>6}")
         if mode == "benchmark":
-            line += f"  {_f(r.time_s, '7.2f', 's'):>8}"
+            line += f"  {num(r.time_s, '7.2f', 's'):>8}"
         if truth:
             err = r.error_pp
-            line += f"  {_f(r.true_slowdown_pct, '5.1f', '%'):>6}  {_f(err, '+5.2f', ''):>6}"
+            line += f"  {num(r.true_slowdown_pct, '5.1f', '%'):>6}  {num(err, '+5.2f', ''):>6}"
         lines.append(line + mark)
     lines.append(f"energy/work in {unit} with its change against the baseline; perf/W against the"
                  " baseline; cost = Zeus' η·energy + (1−η)·max power·time, relative to the baseline"

@@ -53,6 +53,7 @@ from typing import cast
 from gputop.analysis.jobs import gpu_list, job_name
 from gputop.analysis.mig import instance_name, instance_of, sm_active
 from gputop.core.model import Device, Hint, MigInstance, Snapshot
+from gputop.core.units import MIB_PER_GIB
 
 # ---------------------------------------------------------------- thresholds (documented above)
 WINDOW_S = 60.0
@@ -297,8 +298,8 @@ def memory_nearly_full(dev: Device) -> Hint | None:
     return _hint(dev.index, "memory-nearly-full", "warning",
                  f"GPU {dev.index} memory {pct:.0f}% full "
                  # a percentage means both readings are there
-                 f"({cast(float, dev.memory_used_mib) / 1024:.1f} of "
-                 f"{cast(float, dev.memory_total_mib) / 1024:.1f} GiB)")
+                 f"({cast(float, dev.memory_used_mib) / MIB_PER_GIB:.1f} of "
+                 f"{cast(float, dev.memory_total_mib) / MIB_PER_GIB:.1f} GiB)")
 
 
 def instances_nearly_full(dev: Device) -> list[Hint]:
@@ -311,8 +312,8 @@ def instances_nearly_full(dev: Device) -> list[Hint]:
         out[inst.gpu_instance_id] = _hint(
             dev.index, "memory-nearly-full", "warning",
             f"{instance_name(dev.index, inst)} memory {pct:.0f}% full "
-            f"({cast(float, inst.memory_used_mib) / 1024:.1f} of "
-            f"{cast(float, inst.memory_total_mib) / 1024:.1f} GiB)",
+            f"({cast(float, inst.memory_used_mib) / MIB_PER_GIB:.1f} of "
+            f"{cast(float, inst.memory_total_mib) / MIB_PER_GIB:.1f} GiB)",
             inst.gpu_instance_id)
     return list(out.values())
 
@@ -354,7 +355,7 @@ def idle_allocated(s: Series, history: Sequence[Snapshot]) -> Hint | None:
     if found is None:
         return None
     return _hint(s.index, "idle-allocated", "warning",
-                 f"GPU {s.index}: {held / 1024:.1f} GiB held{found[0]} with 0% utilization for "
+                 f"GPU {s.index}: {held / MIB_PER_GIB:.1f} GiB held{found[0]} with 0% utilization for "
                  f"{found[1]}")
 
 
@@ -398,7 +399,7 @@ def instances_idle_allocated(s: Series, history: Sequence[Snapshot]) -> list[Hin
         found = _idle_long_enough(history, idle_at, inst.processes)
         if found is not None:
             out.append(_hint(s.index, "idle-allocated", "warning",
-                             f"{named}: {held / 1024:.1f} GiB held"
+                             f"{named}: {held / MIB_PER_GIB:.1f} GiB held"
                              f"{found[0]} with 0% SM activity for {found[1]}",
                              inst.gpu_instance_id))
     return out

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from gputop.analysis.peaks import PeakSpec, match_part
 from gputop.core import clock_events
+from gputop.core.formatting import num
 from gputop.core.model import Device, Hint, Snapshot
 
 NO_GPM_NOTE = (
@@ -135,10 +136,6 @@ def _waits_for(dev: Device, history: Sequence[Snapshot], hints: Sequence[Hint]) 
     return None
 
 
-def _pct(v: float | None) -> str:
-    return "N/A" if v is None else f"{v:.0f}%"
-
-
 def _mig_verdict(dev: Device) -> str:
     """A MIG GPU has no utilization of its own: how many instances, and the busiest one's GPM."""
     from gputop.analysis.mig import busiest, sm_active
@@ -172,7 +169,7 @@ def verdict(dev: Device, history: Sequence[Snapshot] = (),
         return f"{top.code}: {SHORT.get(top.code, top.message)}{more}"
     waits = _waits_for(dev, history, hints)
     if waits is not None:
-        return f"waits for straggler GPU {waits} (busy {_pct(dev.utilization_gpu_pct)})"
+        return f"waits for straggler GPU {waits} (busy {num(dev.utilization_gpu_pct, '.0f', '%')})"
     util = dev.utilization_gpu_pct
     if util is None and dev.mig_instances:
         return _mig_verdict(dev)
@@ -183,11 +180,11 @@ def verdict(dev: Device, history: Sequence[Snapshot] = (),
     sat = dev.saturation
     if measured(dev) and sat.sm_active_pct is not None:
         sm = sat.sm_active_pct
-        tail = f", tensor {_pct(sat.tensor_active_pct)}" if sat.tensor_active_pct else ""
+        tail = f", tensor {num(sat.tensor_active_pct, '.0f', '%')}" if sat.tensor_active_pct else ""
         state = "well fed" if sm >= 70 else "room to grow" if sm >= 40 else "SMs mostly idle"
         return f"{state}: busy {util:.0f}%, SM active {sm:.0f}%{tail}"
     view = fallback_view(dev)
     extra = ""
     if view.slowdowns:
-        extra = f", slowed ({', '.join(view.slowdowns)}) to {_pct(view.clock_pct)} clock"
+        extra = f", slowed ({', '.join(view.slowdowns)}) to {num(view.clock_pct, '.0f', '%')} clock"
     return f"busy {util:.0f}% of the time{extra}; SM saturation unknown (no GPM)"

@@ -17,6 +17,7 @@ from gputop.cluster.lines import Oversize
 from gputop.cluster.protocol import Problem
 from gputop.core import clock_events
 from gputop.core.model import Device, Hint, Snapshot
+from gputop.core.units import MIB
 from gputop.core.untrusted import parse_float, parse_int, printable
 from gputop.formats import query_fields
 
@@ -174,7 +175,7 @@ class NpuSmiStream:
     """`npu-smi info` outputs separated by an end marker -> snapshots, via the npu-smi parsers."""
 
     def __init__(self, host: str, end_marker: str, parse: NpuParse | None = None,
-                 clock: Callable[[], float] = time.time, max_block: int = 4 * 1024 * 1024) -> None:
+                 clock: Callable[[], float] = time.time, max_block: int = 4 * MIB) -> None:
         self.host = host
         self.end = end_marker.encode()
         self.parse = parse or parse_npu_smi_info
@@ -213,7 +214,7 @@ def parse_npu_smi_info(text: str) -> tuple[tuple[Device, ...], str | None, tuple
     """`npu-smi info` text -> (devices, driver version, health hints), through the npu-smi
     backend's own parsers and mapping (imported lazily: only npu nodes need them)."""
     from gputop.backends.npu_smi.mapping import health_hints, table_devices
-    from gputop.backends.npu_smi.parse import parse_table
+    from gputop.backends.npu_smi.table import parse_table
 
     table = parse_table(text)
     devices = tuple(table_devices(table))

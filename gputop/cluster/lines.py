@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-DEFAULT_MAX_LINE = 8 * 1024 * 1024  # a 16-GPU node with hundreds of processes is ~0.3 MB
+from gputop.core.units import MIB
+
+DEFAULT_MAX_LINE = 8 * MIB  # a 16-GPU node with hundreds of processes is ~0.3 MB
 
 
 @dataclass(frozen=True)

@@ -47,12 +47,12 @@ from gputop.cluster.summary import NodeSummary
 from gputop.core import jsonout, untrusted, userfile
 from gputop.core.errors import UsageError
 from gputop.core.model import DEVICE_STATUSES, Device, Hint, Process, Saturation, Snapshot
+from gputop.core.units import MIB
 from gputop.formats import dcgm
 
 MODE_GPUTOP = "exporter"  # a gputop exporter behind Prometheus
 MODE_DCGM = "dcgm"  # a dcgm-exporter (no gputop_ family)
 MODE_UNKNOWN = "prometheus"  # no data: which exporter is not known
-MIB = 1024 * 1024
 # The largest answer read: a whole per-GPU query of 1000 nodes x 8 GPUs is 2-3 MiB, the
 # processes of 10 per GPU there 11.4 MiB. Past it the read stops: parsed, 16 MiB of JSON is
 # already some hundreds of MB of Python objects.

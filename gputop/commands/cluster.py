@@ -373,10 +373,8 @@ def render_table(statuses, now: float) -> str:
     from dataclasses import replace
 
     from gputop.cluster.aggregate import node_row, totals
+    from gputop.core.formatting import num
     from gputop.core.visible import visible
-
-    def f(v, spec=".0f", unit=""):
-        return "N/A" if v is None else f"{v:{spec}}{unit}"
 
     rows = [node_row(s, now) for s in statuses]
     rows = [replace(r, host=visible(r.host), reason=visible(r.reason)) for r in rows]
@@ -385,11 +383,11 @@ def render_table(statuses, now: float) -> str:
            f"{'MEMORY (MiB)':>17} {'POWER (W)':>13} {'HINTS':>5}  REASON"]
     for r in rows:
         out.append(
-            f"{r.host:<{width}}  {r.state:<17} {r.mode:<10} {f(r.gpus, 'd'):>4} "
-            f"{f(r.util_pct, '.0f', '%'):>5} {f(r.mem_used_mib) + ' / ' + f(r.mem_total_mib):>17} "
-            f"{f(r.power_w) + ' / ' + f(r.power_limit_w):>13} {f(r.hints, 'd'):>5}  {r.reason}")
+            f"{r.host:<{width}}  {r.state:<17} {r.mode:<10} {num(r.gpus, 'd'):>4} "
+            f"{num(r.util_pct, '.0f', '%'):>5} {num(r.mem_used_mib) + ' / ' + num(r.mem_total_mib):>17} "
+            f"{num(r.power_w) + ' / ' + num(r.power_limit_w):>13} {num(r.hints, 'd'):>5}  {r.reason}")
     t = totals(rows)
-    out.append(f"{t['ok']}/{t['nodes']} nodes ok, {f(t['gpus'], '.0f')} GPUs, "
-               f"mean utilization {f(t['util_pct'], '.0f', '%')}, memory "
-               f"{f(t['mem_used_mib'])} / {f(t['mem_total_mib'])} MiB, power {f(t['power_w'])} W")
+    out.append(f"{t['ok']}/{t['nodes']} nodes ok, {num(t['gpus'], '.0f')} GPUs, "
+               f"mean utilization {num(t['util_pct'], '.0f', '%')}, memory "
+               f"{num(t['mem_used_mib'])} / {num(t['mem_total_mib'])} MiB, power {num(t['power_w'])} W")
     return "\n".join(out) + "\n"

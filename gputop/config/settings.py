@@ -20,15 +20,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from gputop.config.columns import PROCESS_COLUMNS
 from gputop.core import bounds
 from gputop.core.errors import UsageError
 
 CONFIG_ENV = "GPUTOP_CONFIG"
 
-# The process table's columns, by the keys `gputop.tui.widgets.processes.COLUMNS` gives them (a test
-# keeps the two in step), in the table's order.
-PROCESS_COLUMNS = ("gpu", "pid", "user", "job", "gpu_mem", "sm", "cpu", "host_mem", "time",
-                   "command")
 SORT_ORDERS = ("ascending", "descending")
 
 KEYS = ("theme", "interval", "readonly", "sort", "sort_order", "columns", "record_fields")

@@ -10,9 +10,9 @@ from prometheus_client.core import Metric
 from gputop.analysis.mig import instance_of
 from gputop.core import clock_events
 from gputop.core.model import DEVICE_STATUSES, Device, Snapshot
+from gputop.core.units import MIB
 from gputop.exporter.labels import device_labels, instance_labels, node_labels, process_labels
 
-MIB = 1024 * 1024
 DEFAULT_TOP_PROCESSES = 10
 
 

@@ -11,9 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gputop.core.model import Device, MigInstance
-
-MIB = 1024 * 1024
-MB_PER_MIB = MIB / 1e6
+from gputop.core.units import MB_PER_MIB, MIB
 
 
 @dataclass(frozen=True)

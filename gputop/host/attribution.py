@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, replace
 
 from gputop.core.model import Container, Job
+from gputop.core.units import MIB
 from gputop.core.visible import valid_unicode
 from gputop.host import pidns
 from gputop.host.owners import (
@@ -27,8 +28,8 @@ from gputop.host.owners import (
     parse_stat_comm_ppid,
 )
 
-MAX_CONFIG_BYTES = 4 * 1024 * 1024  # a config.v2.json is a few KiB; never read a huge one
-MAX_PROC_BYTES = 16 * 1024 * 1024  # an environ is bounded by the kernel's ARG_MAX; be safe
+MAX_CONFIG_BYTES = 4 * MIB  # a config.v2.json is a few KiB; never read a huge one
+MAX_PROC_BYTES = 16 * MIB  # an environ is bounded by the kernel's ARG_MAX; be safe
 READ_CHUNK = 64 * 1024
 STAT_BYTES = 4096  # /proc/PID/stat is one line of a few hundred bytes
 STEP_DAEMON = "slurmstepd"

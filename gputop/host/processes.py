@@ -27,12 +27,12 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from gputop.core.units import MIB
 from gputop.core.visible import valid_unicode
 from gputop.host import pidns
 from gputop.host.attribution import NO_OWNER, Attribution, Owner
 from gputop.host.owners import parse_uid
 
-MIB = 1024 * 1024
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 BOOT_TIME_TTL_S = 1.0  # about one tick

@@ -33,6 +33,7 @@ from gputop.cluster.aggregate import (
 from gputop.cluster.node import NodeStatus
 from gputop.cluster.source import ClusterSource
 from gputop.config.cluster import ClusterViewConfig
+from gputop.core.formatting import num, short_mib
 from gputop.core.lifeline import Lifeline, Stopped, Terminal, quit_code
 from gputop.core.visible import visible
 from gputop.tui import actions
@@ -66,20 +67,6 @@ STATE_VARIABLE = {"ok": "gauge-low", "stale": "stale", "muted": "muted", "bad": 
                   "warn": "warning"}
 
 
-def _n(v: float | None, spec: str = ".0f", unit: str = "") -> str:
-    return "N/A" if v is None else f"{v:{spec}}{unit}"
-
-
-def fmt_mib(v: float | None) -> str:
-    if v is None:
-        return "N/A"
-    if v >= 1024 * 1024:
-        return f"{v / 1024 / 1024:.1f}T"
-    if v >= 1024:
-        return f"{v / 1024:.0f}G"
-    return f"{v:.0f}M"
-
-
 def fmt_age(age: float | None, interval: float) -> str:
     """Coarse on purpose: a fresh node reads "live", so 64 age cells do not repaint each tick."""
     if age is None:
@@ -97,9 +84,9 @@ def table_row(row: NodeRow, interval: float) -> Row:
     if row.gpus is None:  # no data from this node yet: nothing to say N/A about
         figures = ("-", "-", "-", "-", "-")
     else:
-        figures = (_n(row.gpus, "d"), _n(row.util_pct, ".0f", "%"),
-                   f"{fmt_mib(row.mem_used_mib)}/{fmt_mib(row.mem_total_mib)}",
-                   f"{_n(row.power_w)}/{_n(row.power_limit_w)}W", _n(row.hints, "d"))
+        figures = (num(row.gpus, "d"), num(row.util_pct, ".0f", "%"),
+                   f"{short_mib(row.mem_used_mib)}/{short_mib(row.mem_total_mib)}",
+                   f"{num(row.power_w)}/{num(row.power_limit_w)}W", num(row.hints, "d"))
     cells = (row.host, row.state, row.mode, *figures, fmt_age(row.age_s, interval), row.reason)
     styles = (None, STATE_CLASS.get(row.state, "bad"), None, None, None, None, None,
               "warn" if row.hints else None, "stale" if row.state == states.STALE else None,
@@ -108,7 +95,7 @@ def table_row(row: NodeRow, interval: float) -> Row:
 
 
 def user_row(u: UserRow) -> Row:
-    return Row(u.user, (u.user, str(u.gpus), fmt_mib(u.memory_mib), str(u.processes), u.where))
+    return Row(u.user, (u.user, str(u.gpus), short_mib(u.memory_mib), str(u.processes), u.where))
 
 
 def summary_text(rows: list[NodeRow]) -> str:
@@ -120,9 +107,9 @@ def summary_text(rows: list[NodeRow]) -> str:
                                                       key=lambda kv: states.SEVERITY.get(kv[0], 99))
                         if s != states.OK)
     return (f"{t['nodes']} nodes, {t['ok']} ok" + (f" ({trouble})" if trouble else "") +
-            f" | {_n(t['gpus'])} GPUs | util {_n(t['util_pct'], '.0f', '%')} | memory "
-            f"{fmt_mib(t['mem_used_mib'])}/{fmt_mib(t['mem_total_mib'])} | power "
-            f"{_n(t['power_w'])} W")
+            f" | {num(t['gpus'])} GPUs | util {num(t['util_pct'], '.0f', '%')} | memory "
+            f"{short_mib(t['mem_used_mib'])}/{short_mib(t['mem_total_mib'])} | power "
+            f"{num(t['power_w'])} W")
 
 
 class NodeScreen(Screen):

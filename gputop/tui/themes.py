@@ -24,25 +24,19 @@ DEFAULT_THEME = "dark"
 NO_COLOR_THEME = "ansi"
 SHIPPED_ORDER = ("dark", "light", "high-contrast", "ansi")
 
-# The app's own variables with the fallback used when a theme leaves one out (these are the
-# dark theme's values; a theme file should define them all).
-APP_VARIABLES: dict[str, str] = {
-    "gauge-low": "#5fd787",
-    "gauge-mid": "#ffd75f",
-    "gauge-high": "#ff6f5f",
-    "gauge-empty": "#3a444f",
-    "plot-util": "#5fafff",
-    "plot-memory": "#d787ff",
-    "plot-power": "#ffaf5f",
-    "badge-slowdown": "#ff8700",
-    "badge-info": "#9aa5b1",
-    "device-lost": "#ff6a6a",
-    "simulated": "#d7005f",
-    "stale": "#ffd75f",
-    "recording": "#ff6a6a",
-    "muted": "#8d99a6",
-    "selected": "#20303f",
-}
+
+def _dark_variables() -> dict[str, str]:
+    """Read the app's own variables from the default theme's file, the one place they are
+    declared: a new variable is added to dark.toml (and every other shipped theme, which a test
+    checks) and nowhere else."""
+    text = (resources.files("gputop") / "data" / "themes" / f"{DEFAULT_THEME}.toml").read_text(
+        encoding="utf-8")
+    return dict(userfile.load_toml(text)["variables"])
+
+
+# The app's own variables with the fallback used when a theme leaves one out: the dark theme's
+# values (a theme file should define them all).
+APP_VARIABLES: dict[str, str] = _dark_variables()
 
 _COLOR_KEYS = ("primary", "secondary", "accent", "foreground", "background", "surface", "panel",
                "boost", "warning", "error", "success")

@@ -15,25 +15,40 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from npu_smi_helpers import FIXTURES
 
-from gputop.backends.npu_smi import parse as P
+from gputop.backends.npu_smi.chip_info import (
+    parse_board,
+    parse_common,
+    parse_health,
+    parse_memory,
+    parse_power,
+    parse_temp,
+    parse_usages,
+)
+from gputop.backends.npu_smi.info_help import parse_help
+from gputop.backends.npu_smi.inventory import parse_info_l, parse_info_m
 from gputop.backends.npu_smi.mapping import health_hints, table_devices
+from gputop.backends.npu_smi.proc_mem import parse_proc_mem
+from gputop.backends.npu_smi.syntax import NpuSmiParseError
+from gputop.backends.npu_smi.table import NpuTable, parse_table
+from gputop.backends.npu_smi.topo import parse_topo
+from gputop.backends.npu_smi.watch import parse_watch
 from gputop.core.untrusted import number_ok
 
 PARSERS: dict[str, Callable[[str], object]] = {
-    "info_": P.parse_table,
-    "info-h": P.parse_help,
-    "info-l": P.parse_info_l,
-    "info-m": P.parse_info_m,
-    "info-watch": P.parse_watch,
-    "info-t-topo": P.parse_topo,
-    "info-t-usages": P.parse_usages,
-    "info-t-common": P.parse_common,
-    "info-t-memory": P.parse_memory,
-    "info-t-power": P.parse_power,
-    "info-t-temp": P.parse_temp,
-    "info-t-health": P.parse_health,
-    "info-t-board": P.parse_board,
-    "info-t-proc-mem": P.parse_proc_mem,
+    "info_": parse_table,
+    "info-h": parse_help,
+    "info-l": parse_info_l,
+    "info-m": parse_info_m,
+    "info-watch": parse_watch,
+    "info-t-topo": parse_topo,
+    "info-t-usages": parse_usages,
+    "info-t-common": parse_common,
+    "info-t-memory": parse_memory,
+    "info-t-power": parse_power,
+    "info-t-temp": parse_temp,
+    "info-t-health": parse_health,
+    "info-t-board": parse_board,
+    "info-t-proc-mem": parse_proc_mem,
 }
 
 
@@ -59,11 +74,11 @@ def fragments(max_size: int) -> st.SearchStrategy[str]:
 def check(parse: Callable[[str], object], text: str) -> None:
     try:
         result = parse(text)
-    except P.NpuSmiParseError as err:
+    except NpuSmiParseError as err:
         assert 0 <= err.line <= len(text.splitlines())
         assert str(err)
         return
-    if isinstance(result, P.NpuTable):
+    if isinstance(result, NpuTable):
         # Whatever parses also maps to the model without error.
         devices = table_devices(result)
         for dev in devices:  # and holds only numbers the model may hold
@@ -158,7 +173,7 @@ def test_a_40k_character_line_parses_in_well_under_a_second(sample, where, fill)
                          ids=["letters", "parentheses", "many-columns"])
 def test_parse_watch_long_headers(head) -> None:
     started = time.perf_counter()
-    check(P.parse_watch, head + "\n0 1\n")
+    check(parse_watch, head + "\n0 1\n")
     assert time.perf_counter() - started < 0.5
 
 

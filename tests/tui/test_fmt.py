@@ -1,3 +1,4 @@
+from gputop.core.formatting import duration, host_mem, mib, num
 from gputop.tui.text import fmt
 
 
@@ -19,19 +20,19 @@ def test_sparkline_scales_pads_and_shows_gaps():
 
 
 def test_duration_drops_seconds_past_an_hour():
-    assert fmt.duration(59) == "0:59"
-    assert fmt.duration(3599) == "59:59"
-    assert fmt.duration(3600 + 9 * 60 + 7) == "1h09m"
-    assert fmt.duration(2 * 86400 + 3 * 3600) == "2d03h"
-    assert fmt.duration(None) == "N/A"
+    assert duration(59) == "0:59"
+    assert duration(3599) == "59:59"
+    assert duration(3600 + 9 * 60 + 7) == "1h09m"
+    assert duration(2 * 86400 + 3 * 3600) == "2d03h"
+    assert duration(None) == "N/A"
 
 
 def test_memory_formats_and_missing_values():
-    assert fmt.mib(40211) == "40211MiB"
-    assert fmt.mib(150000) == "146.5GiB"
-    assert fmt.host_mem(512) == "512MiB"
-    assert fmt.host_mem(6144) == "6.0GiB"
-    assert fmt.num(None) == "N/A"
+    assert mib(40211) == "40211MiB"
+    assert mib(150000) == "146.5GiB"
+    assert host_mem(512) == "512MiB"
+    assert host_mem(6144) == "6.0GiB"
+    assert num(None) == "N/A"
 
 
 def test_fit_and_rfit_cut_with_an_ellipsis():

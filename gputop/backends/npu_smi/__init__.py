@@ -1,1 +1,1 @@
-"""Huawei Ascend NPUs: runs `npu-smi` and parses its text (see parse.py for the layouts)."""
+"""Huawei Ascend NPUs: runs `npu-smi` and parses its text (see table.py for the layouts)."""

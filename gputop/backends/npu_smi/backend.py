@@ -28,8 +28,17 @@ from gputop.backends.base import (
     Clock,
     hostname,
 )
-from gputop.backends.npu_smi import parse as P
+from gputop.backends.npu_smi.chip_info import (
+    parse_board,
+    parse_common,
+    parse_health,
+    parse_memory,
+    parse_power,
+    parse_temp,
+    parse_usages,
+)
 from gputop.backends.npu_smi.hostprocs import HostFacts
+from gputop.backends.npu_smi.info_help import parse_help
 from gputop.backends.npu_smi.mapping import (
     ChipKey,
     Enrichment,
@@ -40,7 +49,9 @@ from gputop.backends.npu_smi.mapping import (
     health_hints,
     table_devices,
 )
+from gputop.backends.npu_smi.proc_mem import parse_proc_mem
 from gputop.backends.npu_smi.runner import Runner, find_npu_smi, timeout_from_env
+from gputop.backends.npu_smi.table import LAYOUT_910_93, LAYOUT_950, ChipRow, NpuTable, parse_table
 from gputop.core.budget import EVERYTHING, Wants
 from gputop.core.model import Device, DeviceInfo, NodeInfo, Snapshot
 
@@ -52,14 +63,14 @@ ENRICH_MAX_FAILURES = 3  # a query failing this often in a row is not asked agai
 
 # The `-t` types worth asking, in order. Parsers take (text, chip id).
 ENRICH_PARSERS: dict[str, Callable[[str, int | None], Any]] = {
-    "usages": P.parse_usages,
-    "common": P.parse_common,
-    "memory": P.parse_memory,
-    "health": P.parse_health,
-    "board": P.parse_board,
-    "power": P.parse_power,
-    "temp": P.parse_temp,
-    "proc-mem": lambda text, _chip: P.parse_proc_mem(text)[1],
+    "usages": parse_usages,
+    "common": parse_common,
+    "memory": parse_memory,
+    "health": parse_health,
+    "board": parse_board,
+    "power": parse_power,
+    "temp": parse_temp,
+    "proc-mem": lambda text, _chip: parse_proc_mem(text)[1],
 }
 _FIELD = {"proc-mem": "proc_mem"}
 
@@ -91,7 +102,7 @@ class NpuSmiBackend(Backend):
         self._info: NodeInfo | None = None
         self._indices: dict[ChipKey, int] = {}
         self._known: dict[ChipKey, DeviceInfo] = {}
-        self._table: P.NpuTable | None = None
+        self._table: NpuTable | None = None
         self._table_at = 0.0
         self._error: BaseException | None = None
         self._enrich: dict[ChipKey, Enrichment] = {}
@@ -188,11 +199,11 @@ class NpuSmiBackend(Backend):
         )
 
     # ------------------------------------------------------------------ the table thread
-    def _read_table(self) -> P.NpuTable:
+    def _read_table(self) -> NpuTable:
         assert self._runner is not None
-        return P.parse_table(self._runner.run("info"))
+        return parse_table(self._runner.run("info"))
 
-    def _store_table(self, table: P.NpuTable) -> None:
+    def _store_table(self, table: NpuTable) -> None:
         read_at = self.clock.monotonic()  # the readings' age counts from npu-smi's answer
         pids = {p.pid: p.name for p in table.processes}
         facts = self._host.collect(pids) if pids else {}
@@ -251,7 +262,7 @@ class NpuSmiBackend(Backend):
         types = list(ENRICH_PARSERS)
         use_chip = True
         try:
-            helpinfo = P.parse_help(self._runner.run("info", "-h"))
+            helpinfo = parse_help(self._runner.run("info", "-h"))
         except BackendError:
             helpinfo = None  # older versions may not have -h: try every type, drop what fails
         if helpinfo is not None:
@@ -262,7 +273,7 @@ class NpuSmiBackend(Backend):
                 table = self._table
             if table is None:
                 return
-            chip_opt = use_chip and table.layout != P.LAYOUT_950
+            chip_opt = use_chip and table.layout != LAYOUT_950
             for chip in table.chips:
                 key = chip_key(chip)
                 for kind in types:
@@ -279,7 +290,7 @@ class NpuSmiBackend(Backend):
             if self._stop.wait(self.enrich_s):
                 return
 
-    def _wanted(self, kind: str, key: ChipKey, chip: P.ChipRow, table: P.NpuTable) -> bool:
+    def _wanted(self, kind: str, key: ChipKey, chip: ChipRow, table: NpuTable) -> bool:
         if self._enrich_failures.get((kind, key), 0) >= ENRICH_MAX_FAILURES:
             return False
         current = self._enrich.get(key)
@@ -289,7 +300,7 @@ class NpuSmiBackend(Backend):
             return chip.health != "OK"  # only the error code of an unhealthy chip is news
         if kind == "power":
             # On an A3 the second chip's "-" is by design (the NPU's power is on chip 0).
-            return chip.power_w is None and table.layout != P.LAYOUT_910_93
+            return chip.power_w is None and table.layout != LAYOUT_910_93
         if kind == "temp":
             return chip.temperature_c is None
         if kind == "proc-mem":
@@ -318,6 +329,6 @@ class NpuSmiBackend(Backend):
             self._rebuild()
 
 
-def _total(chip: P.ChipRow) -> float | None:
+def _total(chip: ChipRow) -> float | None:
     total = chip_memory(chip)[1]
     return float(total) if total is not None else None

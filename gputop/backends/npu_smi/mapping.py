@@ -11,18 +11,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import cast
 
-from gputop.backends.npu_smi.parse import (
-    Board,
-    ChipRow,
-    Common,
-    Health,
-    Memory,
-    NpuTable,
-    Power,
-    ProcMem,
-    Temp,
-    Usages,
-)
+from gputop.backends.npu_smi.chip_info import Board, Common, Health, Memory, Power, Temp, Usages
+from gputop.backends.npu_smi.proc_mem import ProcMem
+from gputop.backends.npu_smi.table import ChipRow, NpuTable
 from gputop.core.model import Device, Hint, Process
 from gputop.host.attribution import NO_OWNER, Owner
 

@@ -37,7 +37,6 @@ from gputop.backends.nvml.gpm import NO_SATURATION, DeviceGpm, is_supported
 from gputop.backends.nvml.procs import ProcessBuffers
 from gputop.backends.nvml.reads import SLOW_REFRESH_S  # noqa: F401 - tests tune it here
 from gputop.backends.nvml.xid import XidEvents
-from gputop.core import clock_events
 from gputop.core.budget import EVERYTHING, Wants
 from gputop.core.model import (
     Device,
@@ -48,21 +47,13 @@ from gputop.core.model import (
     Saturation,
     Snapshot,
 )
+from gputop.core.units import MIB
 from gputop.host.processes import HostProcesses
 
-MIB = 1024 * 1024
 RETRY_FIRST_S = 2.0
 RETRY_MAX_S = 60.0
 SM_SAMPLE_TTL_S = 3.0  # a per-process SM% older than this is no longer shown
 
-_MIG_MODE = {True: "enabled", False: "disabled"}  # nvmlDeviceGetMigMode's 1/0
-# Reads a MIG-enabled GPU answers NOT_SUPPORTED (NVML's notes; the real MIG capture): asked
-# again when the MIG mode changes.
-# What a GPU may refuse in one MIG mode and give in the other (the process lists: a MIG device's
-# refusal is remembered on its GPU), asked again when the mode changes.
-MIG_UNSUPPORTED = frozenset({"util", "encoder", "decoder", "remapped_rows", "proc_util",
-                             "procsC", "procsG"})
-COMPUTE_MODES = {0: "Default", 1: "Exclusive_Thread", 2: "Prohibited", 3: "Exclusive_Process"}
 # What nvidia-smi says for the init failures people actually meet.
 INIT_MESSAGES = {
     "NVML_ERROR_LIBRARY_NOT_FOUND": "libnvidia-ml.so.1 not found (is the NVIDIA driver "
@@ -90,16 +81,6 @@ NVIDIA_SMI_EXIT = {
 }
 LIBRARY_NOT_FOUND_EXIT = 12
 OTHER_ERROR_EXIT = 255
-# ECC error counters: model attribute -> (NVML error type, counter type) constant names.
-ECC_COUNTERS = {
-    "ecc_errors_corrected_volatile": ("NVML_MEMORY_ERROR_TYPE_CORRECTED", "NVML_VOLATILE_ECC"),
-    "ecc_errors_uncorrected_volatile": ("NVML_MEMORY_ERROR_TYPE_UNCORRECTED",
-                                        "NVML_VOLATILE_ECC"),
-    "ecc_errors_corrected_aggregate": ("NVML_MEMORY_ERROR_TYPE_CORRECTED", "NVML_AGGREGATE_ECC"),
-    "ecc_errors_uncorrected_aggregate": ("NVML_MEMORY_ERROR_TYPE_UNCORRECTED",
-                                         "NVML_AGGREGATE_ECC"),
-}
-
 def _identity(info: DeviceInfo) -> dict[str, Any]:
     """What every snapshot of a device repeats of its static facts, answering or lost."""
     return dict(index=info.index, uuid=info.uuid, name=info.name, vendor="nvidia",
@@ -110,35 +91,6 @@ def _identity(info: DeviceInfo) -> dict[str, Any]:
                 clock_sm_max_mhz=info.clock_sm_max_mhz, clock_mem_max_mhz=info.clock_mem_max_mhz)
 
 
-def _first(pair: Any) -> Any:
-    return pair[0]
-
-
-# read -> (pynvml wrapper, names of its constant arguments, what the model keeps of its answer):
-# the reads of READS that are one call filling one attribute.
-ONE_CALL: dict[str, tuple[str, tuple[str, ...], Callable[[Any], Any] | None]] = {
-    "encoder": ("nvmlDeviceGetEncoderUtilization", (), _first),  # [%, sampling period µs]
-    "decoder": ("nvmlDeviceGetDecoderUtilization", (), _first),
-    "fan": ("nvmlDeviceGetFanSpeed", (), None),
-    "power": ("nvmlDeviceGetPowerUsage", (), lambda mw: mw / 1000.0),
-    "energy": ("nvmlDeviceGetTotalEnergyConsumption", (), lambda mj: mj / 1000.0),
-    "clock_sm": ("nvmlDeviceGetClockInfo", ("NVML_CLOCK_SM",), None),
-    "clock_mem": ("nvmlDeviceGetClockInfo", ("NVML_CLOCK_MEM",), None),
-    "clock_graphics": ("nvmlDeviceGetClockInfo", ("NVML_CLOCK_GRAPHICS",), None),
-    "clock_video": ("nvmlDeviceGetClockInfo", ("NVML_CLOCK_VIDEO",), None),
-    "pstate": ("nvmlDeviceGetPerformanceState", (),
-               lambda p: f"P{p}" if 0 <= p <= 15 else None),
-    "pcie_gen": ("nvmlDeviceGetCurrPcieLinkGeneration", (), None),
-    "pcie_width": ("nvmlDeviceGetCurrPcieLinkWidth", (), None),
-    "pcie_replay": ("nvmlDeviceGetPcieReplayCounter", (), None),
-    "limit": ("nvmlDeviceGetEnforcedPowerLimit", (), lambda mw: mw / 1000.0),
-    "persistence": ("nvmlDeviceGetPersistenceMode", (), bool),
-    "compute_mode": ("nvmlDeviceGetComputeMode", (), COMPUTE_MODES.get),
-    "serial": ("nvmlDeviceGetSerial", (), lambda v: _text(v)),
-    "vbios": ("nvmlDeviceGetVbiosVersion", (), lambda v: _text(v)),
-    "minor": ("nvmlDeviceGetMinorNumber", (), None),
-    "clock_graphics_max": ("nvmlDeviceGetMaxClockInfo", ("NVML_CLOCK_GRAPHICS",), None),
-}
 PROCESS_FUNCTIONS = {
     "C": ("nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2",
           "nvmlDeviceGetComputeRunningProcesses"),
@@ -227,8 +179,8 @@ class NvmlBackend(Backend):
         self._lost_code = nv.NVML_ERROR_GPU_IS_LOST
         self._xids = XidEvents(nv, self._absent)
         try:
-            driver = self._optional(nv.nvmlSystemGetDriverVersion)
-            cuda = self._optional(nv.nvmlSystemGetCudaDriverVersion)
+            driver = self.optional(nv.nvmlSystemGetDriverVersion)
+            cuda = self.optional(nv.nvmlSystemGetCudaDriverVersion)
             count = nv.nvmlDeviceGetCount()
         except nv.NVMLError as exc:
             self.close()
@@ -240,7 +192,7 @@ class NvmlBackend(Backend):
         self._gpus = gpus
         self.capabilities = self._capabilities()
         cuda_text = f"{cuda // 1000}.{cuda % 1000 // 10}" if isinstance(cuda, int) else None
-        self._info = NodeInfo(hostname(), self.name, _text(driver), cuda_text,
+        self._info = NodeInfo(hostname(), self.name, reads.text(driver), cuda_text,
                               tuple(g.info for g in gpus))
 
     def _capabilities(self) -> frozenset[str]:
@@ -254,7 +206,7 @@ class NvmlBackend(Backend):
         nv = self.nv
         for g in ok:
             try:
-                if self._optional(nv.nvmlDeviceGetTotalEnergyConsumption, g.handle) is not None:
+                if self.optional(nv.nvmlDeviceGetTotalEnergyConsumption, g.handle) is not None:
                     caps.add(CAP_ENERGY)
                     break
             except nv.NVMLError:
@@ -299,17 +251,17 @@ class NvmlBackend(Backend):
     def _static(self, index: int, handle: Any) -> tuple[DeviceInfo, tuple[Any, Any]]:
         """What every consumer needs (DeviceInfo), and the PCI ids from the same struct."""
         nv = self.nv
-        get = self._optional
+        get = self.optional
         limits = get(nv.nvmlDeviceGetPowerManagementLimitConstraints, handle)
         lo, hi = (limits if limits else (None, None))
         memory = get(nv.nvmlDeviceGetMemoryInfo, handle)
         pci = get(nv.nvmlDeviceGetPciInfo, handle)
         info = DeviceInfo(
             index=index,
-            uuid=_text(get(nv.nvmlDeviceGetUUID, handle)),
-            name=_text(get(nv.nvmlDeviceGetName, handle)),
+            uuid=reads.text(get(nv.nvmlDeviceGetUUID, handle)),
+            name=reads.text(get(nv.nvmlDeviceGetName, handle)),
             vendor="nvidia",
-            pci_bus_id=_text(pci.busId) if pci is not None else None,
+            pci_bus_id=reads.text(pci.busId) if pci is not None else None,
             memory_total_mib=memory.total / MIB if memory is not None else None,
             power_limit_default_w=_watts(get(nv.nvmlDeviceGetPowerManagementDefaultLimit, handle)),
             power_limit_min_w=_watts(lo),
@@ -339,7 +291,7 @@ class NvmlBackend(Backend):
         return self._info
 
     # ------------------------------------------------------------------ field reads
-    def _optional(self, fn: Callable[..., Any], *args: Any) -> Any:
+    def optional(self, fn: Callable[..., Any], *args: Any) -> Any:
         """A call whose NOT_SUPPORTED/NO_PERMISSION... means "no value"; other errors raise."""
         try:
             return fn(*args)
@@ -348,8 +300,8 @@ class NvmlBackend(Backend):
                 return None
             raise
 
-    def _field(self, gpu: _Gpu, key: str, fn: Callable[..., Any], *args: Any) -> Any:
-        """Like _optional, and a field found absent is never asked for again on this device."""
+    def field(self, gpu: _Gpu, key: str, fn: Callable[..., Any], *args: Any) -> Any:
+        """Like optional, and a field found absent is never asked for again on this device."""
         if key in gpu.skip:
             return None
         try:
@@ -400,7 +352,7 @@ class NvmlBackend(Backend):
         for read in reads.fresh(due, gpu.read_at, now):
             self._read_now(gpu, read, now)
         shown: dict[str, Any] = {attr: values.get(attr)
-                 for read in due if read in reads.READS for attr in reads.READS[read][0]}
+                 for read in due if read in reads.READS for attr in reads.READS[read].attrs}
         info = gpu.info
         saturation: Saturation = NO_SATURATION
         processes: tuple[Process, ...] = ()
@@ -438,7 +390,7 @@ class NvmlBackend(Backend):
         re-partitioned since the layout was probed) gives None and has the layout probed again
         on the next tick, rather than marking the whole GPU failed."""
         try:
-            return self._optional(fn, *args)
+            return self.optional(fn, *args)
         except self.nv.NVMLError as exc:
             if exc.value == self._lost_code:
                 raise
@@ -469,143 +421,21 @@ class NvmlBackend(Backend):
             ))
         return tuple(out)
 
-    def _read(self, gpu: _Gpu, read: str) -> dict[str, Any]:
-        """One read of READS: the values of its attributes (None where the GPU has none)."""
-        simple = ONE_CALL.get(read)
-        if simple is not None:
-            name, constants, convert = simple
-            value = self._call(gpu, read, name, *(getattr(self.nv, c) for c in constants))
-            if value is not None and convert is not None:
-                value = convert(value)
-            return {reads.READS[read][0][0]: value}
-        return getattr(self, "_read_" + read)(gpu)
-
-    def _call(self, gpu: _Gpu, key: str, name: str, *args: Any, older: str | None = None) -> Any:
-        """_field on the wrapper called ``name`` (else ``older``, its name in bindings before it
+    def call(self, gpu: _Gpu, key: str, name: str, *args: Any, older: str | None = None) -> Any:
+        """field on the wrapper called ``name`` (else ``older``, its name in bindings before it
         was renamed); a binding with neither gives None, and is not asked again."""
+        # getattr on pynvml (foreign): which wrappers a binding has depends on its version
         fn = getattr(self.nv, name, None)
         if fn is None and older is not None:
             fn = getattr(self.nv, older, None)
         if fn is None:
             gpu.skip.add(key)
             return None
-        return self._field(gpu, key, fn, gpu.handle, *args)
+        return self.field(gpu, key, fn, gpu.handle, *args)
 
     def _read_now(self, gpu: _Gpu, read: str, now: float) -> None:
-        gpu.values.update(self._read(gpu, read))
+        gpu.values.update(reads.make(self, gpu, read))
         gpu.read_at[read] = now
-
-    def _read_memory(self, gpu: _Gpu) -> dict[str, Any]:
-        nv, h = self.nv, gpu.handle
-        used = reserved = memory = None
-        if gpu.memory_v2:
-            memory = self._field(gpu, "memory_v2", nv.nvmlDeviceGetMemoryInfo, h, nv.nvmlMemory_v2)
-            if memory is None:
-                gpu.memory_v2 = False  # driver older than the v2 struct: v1 from now on
-            else:
-                used, reserved = memory.used / MIB, memory.reserved / MIB
-        if memory is None:
-            memory = self._field(gpu, "memory", nv.nvmlDeviceGetMemoryInfo, h)
-            if memory is not None:
-                used = memory.used / MIB  # v1 counts the driver's reservation as used
-        # NVML's own free figure, as nvidia-smi prints it: the real H100 capture's memory.free
-        # is 1 MiB more than total - reserved - used
-        free = memory.free / MIB if memory is not None else None
-        return {"memory_used_mib": used, "memory_reserved_mib": reserved, "memory_free_mib": free}
-
-    def _read_util(self, gpu: _Gpu) -> dict[str, Any]:
-        util = self._field(gpu, "util", self.nv.nvmlDeviceGetUtilizationRates, gpu.handle)
-        return {"utilization_gpu_pct": util.gpu if util is not None else None,
-                "utilization_memory_pct": util.memory if util is not None else None}
-
-    def _read_temp(self, gpu: _Gpu) -> dict[str, Any]:
-        return {"temperature_c": self._field(gpu, "temp", self._temperature, gpu.handle,
-                                             self.nv.NVML_TEMPERATURE_GPU)}
-
-    def _read_memory_temp(self, gpu: _Gpu) -> dict[str, Any]:
-        return {"temperature_memory_c": self._memory_temperature(gpu)}
-
-    def _read_events(self, gpu: _Gpu) -> dict[str, Any]:
-        mask = self._call(gpu, "events", "nvmlDeviceGetCurrentClocksEventReasons",
-                          older="nvmlDeviceGetCurrentClocksThrottleReasons")
-        return {"clock_event_mask": mask,
-                "clock_event_reasons": clock_events.decode(mask) if mask is not None else None}
-
-    def _read_supported_events(self, gpu: _Gpu) -> dict[str, Any]:
-        return {"clock_event_supported_mask": self._call(
-            gpu, "supported_events", "nvmlDeviceGetSupportedClocksEventReasons",
-            older="nvmlDeviceGetSupportedClocksThrottleReasons")}
-
-    def _read_compute_capability(self, gpu: _Gpu) -> dict[str, Any]:
-        cc = self._call(gpu, "compute_capability", "nvmlDeviceGetCudaComputeCapability")
-        return {"compute_capability": f"{cc[0]}.{cc[1]}" if cc is not None else None}
-
-    def _read_ecc(self, gpu: _Gpu) -> dict[str, Any]:
-        ecc = self._field(gpu, "ecc", self.nv.nvmlDeviceGetEccMode, gpu.handle)
-        return {"ecc_mode": bool(ecc[0]) if ecc is not None else None,
-                "ecc_mode_pending": bool(ecc[1]) if ecc is not None else None}
-
-    def _read_remapped_rows(self, gpu: _Gpu) -> dict[str, Any]:
-        # (correctable, uncorrectable, pending, failure)
-        rows = self._call(gpu, "remapped_rows", "nvmlDeviceGetRemappedRows")
-        return {"remapped_rows_correctable": rows[0] if rows is not None else None,
-                "remapped_rows_uncorrectable": rows[1] if rows is not None else None,
-                "remapped_rows_failed": bool(rows[3]) if rows is not None else None}
-
-    def _read_ecc_counters(self, gpu: _Gpu) -> dict[str, Any]:
-        # Counters exist only while ECC is on (NVML: "Requires ECC Mode to be enabled"); with it
-        # off they are not asked, so that turning ECC on (and resetting) finds them again.
-        nv = self.nv
-        ecc_on = gpu.values.get("ecc_mode") is not False
-        out = {}
-        for attr, (error_type, counter_type) in ECC_COUNTERS.items():
-            out[attr] = self._field(gpu, attr, nv.nvmlDeviceGetTotalEccErrors, gpu.handle,
-                                    getattr(nv, error_type), getattr(nv, counter_type)) \
-                if ecc_on else None
-        return out
-
-    def _read_mig(self, gpu: _Gpu) -> dict[str, Any]:
-        modes = self._field(gpu, "mig", self.nv.nvmlDeviceGetMigMode, gpu.handle)
-        slots = mig.probe(self.nv, gpu.handle, self._optional, _text) \
-            if modes is not None and modes[0] else ()
-        mode = _MIG_MODE[bool(modes[0])] if modes is not None else None
-        if mode != gpu.values.get("mig_mode", mode):
-            gpu.skip -= MIG_UNSUPPORTED  # what MIG took away may answer again, and vice versa
-        if [s.ids for s in slots] != [s.ids for s in gpu.mig]:
-            gpu.mig = slots
-            gpu.values.pop("mig_memory", None)
-            gpu.read_at.pop("mig_instances", None)
-            if gpu.gpm is not None:
-                gpu.gpm.close()  # re-partitioned: GPM streams per the new GPU instances
-        return {"mig_mode": mode,
-                "mig_mode_pending": _MIG_MODE[bool(modes[1])] if modes is not None else None}
-
-    def _read_pcie_max(self, gpu: _Gpu) -> dict[str, Any]:
-        nv, h = self.nv, gpu.handle
-        return {"pcie_gen_max": self._field(gpu, "pcie_gen_max",
-                                            nv.nvmlDeviceGetMaxPcieLinkGeneration, h),
-                "pcie_width_max": self._field(gpu, "pcie_width_max",
-                                              nv.nvmlDeviceGetMaxPcieLinkWidth, h)}
-
-    @property
-    def _temperature(self) -> Callable[[Any, int], int]:
-        # nvmlDeviceGetTemperature is deprecated (bindings for CUDA 14 drop it): its successor
-        # where the binding no longer has it.
-        nv = self.nv
-        fn = getattr(nv, "nvmlDeviceGetTemperature", None)
-        return fn if fn is not None else nv.nvmlDeviceGetTemperatureV
-
-    def _memory_temperature(self, gpu: _Gpu) -> float | None:
-        nv = self.nv
-        values = self._field(gpu, "memory_temp", nv.nvmlDeviceGetFieldValues, gpu.handle,
-                             [nv.NVML_FI_DEV_MEMORY_TEMP])
-        if values is None:
-            return None
-        v = values[0]
-        if v.nvmlReturn != nv.NVML_SUCCESS:
-            gpu.skip.add("memory_temp")
-            return None
-        return v.value.uiVal
 
     def _saturation(self, gpu: _Gpu, mig: str | None) -> Saturation:
         gpm = gpu.gpm
@@ -632,7 +462,7 @@ class NvmlBackend(Backend):
         nv = self.nv
         chosen = self._proc_fn.get(kind, "")
         if chosen:
-            return self._field(gpu, "procs" + kind, self._list_reader(chosen),
+            return self.field(gpu, "procs" + kind, self._list_reader(chosen),
                                handle, buffers) or []
         if chosen is None:
             return []
@@ -730,10 +560,10 @@ class NvmlBackend(Backend):
         if "proc_util" not in gpu.skip:
             # NOT_FOUND: no sample since lastSeenTimeStamp, which is not an error
             if self._direct:
-                samples = self._field(gpu, "proc_util", procs.utilization, nv, gpu.handle,
+                samples = self.field(gpu, "proc_util", procs.utilization, nv, gpu.handle,
                                       gpu.util_seen, gpu.procs)
             else:
-                samples = self._field(gpu, "proc_util", _utilization, nv, gpu.handle,
+                samples = self.field(gpu, "proc_util", _utilization, nv, gpu.handle,
                                       gpu.util_seen)
             for pid, ts, sm in samples or ():
                 old = cache.get(pid)
@@ -756,7 +586,7 @@ class NvmlBackend(Backend):
     # ------------------------------------------------------------------ failures
     def _mark(self, gpu: _Gpu, exc: Exception) -> None:
         nv = self.nv
-        code = getattr(exc, "value", None)
+        code = getattr(exc, "value", None)  # an NVMLError's code; other errors have none
         if code == self._lost_code:
             gpu.status, gpu.reason = "lost", "GPU is lost (fallen off the bus)"
         else:
@@ -893,14 +723,6 @@ def init_message(nv: Any, exc: Exception) -> str:
         if code is not None and code == getattr(nv, name, object()):
             return text
     return str(exc)
-
-
-def _text(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, bytes):
-        return value.decode(errors="replace")
-    return str(value)
 
 
 def _watts(milliwatts: int | None) -> float | None:

@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gputop.backends.nvml.procs import ProcessBuffers
-
-MIB = 1024 * 1024
+from gputop.core.units import MIB
 
 
 @dataclass(frozen=True)
@@ -70,6 +69,7 @@ def probe(nv: Any, handle: Any, optional: Callable[..., Any],
             handle=mig, index=i, gpu_instance_id=gi, compute_instance_id=ci,
             profile=profile_of(text(optional(nv.nvmlDeviceGetName, mig))),
             uuid=text(optional(nv.nvmlDeviceGetUUID, mig)),
+            # a pynvml struct; older bindings' lack the field
             sm_count=getattr(attrs, "multiprocessorCount", None) if attrs is not None else None,
         ))
     return tuple(slots)

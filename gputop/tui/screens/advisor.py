@@ -29,6 +29,7 @@ from gputop.advisor.sweep import Cancelled, Progress, Sweep, SweepResult
 from gputop.backends.base import Backend, NoPermission, Unsupported
 from gputop.core import budget
 from gputop.core.errors import GputopError
+from gputop.core.formatting import num
 from gputop.core.lifeline import critical
 from gputop.sampler import Sampler
 
@@ -320,13 +321,13 @@ class AdvisorScreen(Screen):
         for r in rows:
             table.add_row(
                 f"{r.limit_w:g} W",
-                "N/A" if r.power_w is None else f"{r.power_w:.0f} W",
-                "N/A" if r.saved_w is None else f"{r.saved_w:.0f} W",
+                num(r.power_w, ".0f", " W"),
+                num(r.saved_w, ".0f", " W"),
                 f"{r.slowdown_pct:.1f}%" + (f" ±{r.spread_pct:.1f}" if r.spread_pct is not None else ""),
-                "N/A" if r.energy_change_pct is None else f"{r.energy_change_pct:+.0f}%",
+                num(r.energy_change_pct, "+.0f", "%"),
                 "N/A" if r.perf_per_w is None else f"{100 * (r.perf_per_w - 1):+.0f}%",
                 "N/A" if r.cost is None or not base_cost else f"{r.cost / base_cost:.3f}",
-                "" if r.true_slowdown_pct is None else f"{r.true_slowdown_pct:.1f}%",
+                num(r.true_slowdown_pct, ".1f", "%", none=""),
             )
         if len(rows) > 1:
             width = max(40, min(100, self.size.width - 4))

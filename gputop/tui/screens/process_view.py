@@ -25,11 +25,12 @@ from textual.widgets import Footer, Static
 
 from gputop.analysis.jobs import job_label
 from gputop.analysis.process_trace import ProcessTrace, combined, entries, key_of
+from gputop.core.formatting import NA, duration, host_mem, mib, num
 from gputop.core.model import Process, Snapshot
+from gputop.core.units import MIB_PER_GIB
 from gputop.core.visible import visible
 from gputop.tui.actions import SIGNALS
 from gputop.tui.screens import HidesDashboardKeys
-from gputop.tui.text import fmt
 from gputop.tui.widgets.plot import render_plot, style_rgb
 from gputop.tui.widgets.processes import ProcRow, make_row
 
@@ -118,17 +119,17 @@ def describe_process(found: Sequence[tuple[int, Process]], now: float) -> list[t
     total = combined([q for _, q in found], now)
     fields = [
         ("PID", pid),
-        ("user", p.user or fmt.NA),
-        ("command", p.command or p.name or fmt.NA),
+        ("user", p.user or NA),
+        ("command", p.command or p.name or NA),
         ("started", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(p.started))
-         if p.started else fmt.NA),
-        ("running", fmt.duration(now - p.started if p.started else None)),
+         if p.started else NA),
+        ("running", duration(now - p.started if p.started else None)),
         ("GPU" if len(found) == 1 else "GPUs", gpus),
-        ("type", p.type or fmt.NA),
-        ("GPU memory", fmt.mib(total.gpu_memory_mib)),
-        ("SM", fmt.num(total.sm_pct, ".0f", "%")),
-        ("CPU", fmt.num(p.cpu_pct, ".1f", "%")),
-        ("host memory", fmt.host_mem(p.host_memory_mib)),
+        ("type", p.type or NA),
+        ("GPU memory", mib(total.gpu_memory_mib)),
+        ("SM", num(total.sm_pct, ".0f", "%")),
+        ("CPU", num(p.cpu_pct, ".1f", "%")),
+        ("host memory", host_mem(p.host_memory_mib)),
     ]
     if p.job is not None:
         fields.append(("job", f"{p.job.scheduler} {job_label(p)}"))
@@ -173,7 +174,7 @@ def _safe(getter) -> str:
     try:
         return getter()
     except Exception:  # AccessDenied on another user's cwd
-        return fmt.NA
+        return NA
 
 
 def facts_table(fields: list[tuple[str, str]]) -> Table:
@@ -224,7 +225,7 @@ class ProcessView(HidesDashboardKeys, Screen[None]):
 
     def compose(self) -> ComposeResult:
         p = self.row.process
-        yield Static(Text(f"Process {p.pid} · {visible(p.user or fmt.NA)} · "
+        yield Static(Text(f"Process {p.pid} · {visible(p.user or NA)} · "
                           f"{visible(p.command or p.name or '')}",
                           no_wrap=True, overflow="ellipsis"), id="pv-title")
         yield Static(id="pv-status")
@@ -236,7 +237,7 @@ class ProcessView(HidesDashboardKeys, Screen[None]):
                                 "%; CPU: of one core", id="pv-activity")
                 yield TracePlot((("GPU memory", "gpu_memory_mib"),
                                  ("host memory", "host_memory_mib")),
-                                "GiB", scale=1 / 1024, floor=1.0, id="pv-memory")
+                                "GiB", scale=1 / MIB_PER_GIB, floor=1.0, id="pv-memory")
         yield Footer()
 
     def on_mount(self) -> None:

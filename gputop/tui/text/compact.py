@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
+from gputop.core.formatting import num
 from gputop.core.model import Device, Snapshot
 from gputop.core.visible import visible
 from gputop.tui.text.no_color import no_color
@@ -30,10 +31,6 @@ def use_color(mode: str, stream: TextIO) -> bool:
     return hasattr(stream, "isatty") and stream.isatty()
 
 
-def _fmt(value: float | None, spec: str = ".0f", unit: str = "") -> str:
-    return "N/A" if value is None else f"{value:{spec}}{unit}"
-
-
 def _level(pct: float | None) -> str:
     if pct is None:
         return _DIM
@@ -49,14 +46,14 @@ def device_line(dev: Device, color: bool) -> str:
         reason = f" ({visible(dev.status_reason)})" if dev.status_reason else ""
         return f"{c(_CYAN, head)} | {c(_RED + _BOLD, dev.status.upper() + reason)}"
     temp = c(_level(None if dev.temperature_c is None else dev.temperature_c + 10),
-             _fmt(dev.temperature_c, ".0f", "°C"))
-    util = c(_level(dev.utilization_gpu_pct), _fmt(dev.utilization_gpu_pct, "3.0f", " %"))
+             num(dev.temperature_c, ".0f", "°C"))
+    util = c(_level(dev.utilization_gpu_pct), num(dev.utilization_gpu_pct, "3.0f", " %"))
     mem = c(_level(dev.memory_pct),
-            f"{_fmt(dev.memory_used_mib, '5.0f')} / {_fmt(dev.memory_total_mib, '5.0f')} MiB")
-    power = c(_MAGENTA, f"{_fmt(dev.power_draw_w, '3.0f')} / {_fmt(dev.power_limit_w, '3.0f')} W")
+            f"{num(dev.memory_used_mib, '5.0f')} / {num(dev.memory_total_mib, '5.0f')} MiB")
+    power = c(_MAGENTA, f"{num(dev.power_draw_w, '3.0f')} / {num(dev.power_limit_w, '3.0f')} W")
     procs = " ".join(
         f"{visible(p.user or '?')}:{visible(p.name or '?')}/{p.pid}"
-        f"({_fmt(p.gpu_memory_mib, '.0f', 'M')})"
+        f"({num(p.gpu_memory_mib, '.0f', 'M')})"
         for p in dev.processes
     )
     line = f"{c(_CYAN, head)} | {temp:>5} {util} | {mem} | {power}"

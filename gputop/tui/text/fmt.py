@@ -1,6 +1,7 @@
-"""Pure text helpers for the dashboard: numbers, durations, bars and sparklines.
+"""Pure text helpers for the dashboard: bars, sparklines, fitting text to cells, the host line.
 
-No Textual here, so these are cheap to test and to call on every tick.
+No Textual here, so these are cheap to test and to call on every tick. Numbers, percentages,
+memory and durations are formatted by ``gputop.core.formatting``, which every view shares.
 """
 
 from __future__ import annotations
@@ -8,9 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from gputop.core.formatting import NA, duration, gib_pair
 from gputop.core.visible import visible
 
-NA = "N/A"
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 _SPARK = " ▁▂▃▄▅▆▇█"
 
@@ -34,50 +35,6 @@ def ascii_runs(text: str) -> list[str]:
     if text.isascii():
         return [text]
     return [part for part in _RUNS.split(text) if part]
-
-
-def num(value: float | None, spec: str = ".0f", unit: str = "") -> str:
-    return NA if value is None else f"{value:{spec}}{unit}"
-
-
-def pct(value: float | None) -> str:
-    """'  95%' in five cells; '  N/A' (not 'N/A%') where the device reports none."""
-    return f"{NA:>5}" if value is None else f"{value:4.0f}%"
-
-
-def mib(value: float | None) -> str:
-    """GPU memory the way nvidia-smi users read it: MiB, switching to GiB past 99999 MiB."""
-    if value is None:
-        return NA
-    if value < 100000:
-        return f"{value:.0f}MiB"
-    return f"{value / 1024:.1f}GiB"
-
-
-def host_mem(value: float | None) -> str:
-    if value is None:
-        return NA
-    if value < 1024:
-        return f"{value:.0f}MiB"
-    return f"{value / 1024:.1f}GiB"
-
-
-def duration(seconds: float | None) -> str:
-    """Running time: `m:ss` under an hour, then `11h09m`, then `2d03h`.
-
-    Past an hour the seconds carry no information and would repaint every row every second.
-    """
-    if seconds is None or seconds < 0:
-        return NA
-    s = int(seconds)
-    days, s = divmod(s, 86400)
-    hours, s = divmod(s, 3600)
-    minutes, s = divmod(s, 60)
-    if days:
-        return f"{days}d{hours:02d}h"
-    if hours:
-        return f"{hours}h{minutes:02d}m"
-    return f"{minutes}:{s:02d}"
 
 
 def level(pct: float | None, mid: float = 50.0, high: float = 85.0) -> str:
@@ -180,11 +137,6 @@ def changed_span(old: str, new: str) -> tuple[int, int] | None:
         end_old -= 1
         end_new -= 1
     return start, max(end_old, end_new)
-
-
-def gib_pair(used: int, total: int) -> str:
-    """`61.2/503.5G`: used and total bytes of host RAM or swap in GiB, the unit once."""
-    return f"{used / 2**30:.1f}/{total / 2**30:.1f}G"
 
 
 def host_line(facts, width: int) -> str:

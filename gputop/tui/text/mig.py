@@ -7,18 +7,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gputop.analysis.mig import busiest, fullest, sm_active
+from gputop.core.formatting import num
 from gputop.core.model import MigInstance
 
 CHIP_GAP = "  "
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.0f}"
-
-
 def chip(inst: MigInstance) -> str:
     """'1g.10gb 98/97': profile, SM activity and memory used in percent ('-': not reported)."""
-    return f"{inst.profile or '?'} {_pct(sm_active(inst))}/{_pct(inst.memory_pct)}"
+    return f"{inst.profile or '?'} {num(sm_active(inst), none='-')}/{num(inst.memory_pct, none='-')}"
 
 
 def chips_text(instances: Sequence[MigInstance], width: int) -> str:

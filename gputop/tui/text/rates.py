@@ -10,17 +10,13 @@ N/A, never 0.
 
 from __future__ import annotations
 
+from gputop.core.formatting import NA, pct
 from gputop.core.model import Device, Saturation
-from gputop.tui.text.fmt import NA
+from gputop.core.units import MIB_PER_GIB
 
 RATES_CARD_WIDTH = 76  # the line below at its longest
-GIB = 1024.0
 
 Span = tuple[str, str]
-
-
-def pct_text(value: float | None) -> str:
-    return f"{NA:>4}" if value is None else f"{value:3.0f}%"
 
 
 def link_text(tx: float | None, rx: float | None) -> tuple[str, str, str]:
@@ -29,14 +25,14 @@ def link_text(tx: float | None, rx: float | None) -> tuple[str, str, str]:
     present = [v for v in (tx, rx) if v is not None]
     if not present:
         return f"{NA:>4}", f"{NA:>4}", ""
-    gib = max(present) >= GIB
+    gib = max(present) >= MIB_PER_GIB
 
     def one(value: float | None) -> str:
         if value is None:
             return f"{NA:>4}"
         if not gib:
             return f"{value:4.0f}"
-        value /= GIB
+        value /= MIB_PER_GIB
         return f"{value:4.1f}" if value < 99.95 else f"{value:4.0f}"
 
     return one(tx), one(rx), "GiB/s" if gib else "MiB/s"
@@ -46,8 +42,8 @@ def rates_spans(dev: Device) -> list[Span]:
     """The line as (text, component class) spans, for GpuCard to cut or pad to its width."""
     sat = dev.saturation or Saturation()
     spans: list[Span] = [
-        ("ENC ", "gpu--label"), (pct_text(dev.utilization_encoder_pct), "gpu--value"),
-        (" DEC ", "gpu--label"), (pct_text(dev.utilization_decoder_pct), "gpu--value"),
+        ("ENC ", "gpu--label"), (pct(dev.utilization_encoder_pct, 4), "gpu--value"),
+        (" DEC ", "gpu--label"), (pct(dev.utilization_decoder_pct, 4), "gpu--value"),
     ]
     for name, tx, rx in (("PCIe", sat.pcie_tx_mibps, sat.pcie_rx_mibps),
                          ("NVLink", sat.nvlink_tx_mibps, sat.nvlink_rx_mibps)):

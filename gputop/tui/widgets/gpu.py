@@ -21,6 +21,7 @@ from textual.strip import Strip
 
 from gputop.analysis.mig import busy_pct, parent_sm_active, sm_active
 from gputop.core.clock_events import LABELS, SLOWDOWNS
+from gputop.core.formatting import NA, num, pct
 from gputop.core.model import Device, MigInstance
 from gputop.core.visible import visible
 from gputop.tui.text import fmt
@@ -43,8 +44,8 @@ Line = tuple[Span, ...]
 
 def clock_text(dev: Device) -> str:
     """' SM 1980/1980MHz', or without the maximum where the device reports none (Ascend)."""
-    maximum = f"/{fmt.num(dev.clock_sm_max_mhz)}" if dev.clock_sm_max_mhz else ""
-    return f" SM {fmt.num(dev.clock_sm_mhz)}{maximum}MHz"
+    maximum = f"/{num(dev.clock_sm_max_mhz)}" if dev.clock_sm_max_mhz else ""
+    return f" SM {num(dev.clock_sm_mhz)}{maximum}MHz"
 
 
 def util_text(dev: Device) -> str:
@@ -52,8 +53,8 @@ def util_text(dev: Device) -> str:
     time alone reads 100% while most SMs idle. A MIG GPU's utilization is N/A (the driver
     reports none): its instances' SM activity stands in ('62% · util N/A')."""
     if dev.utilization_gpu_pct is None and dev.mig_instances:
-        return f"{fmt.num(parent_sm_active(dev.mig_instances), '3.0f')}% · util N/A"
-    text = f"{fmt.num(dev.utilization_gpu_pct, '3.0f')}%"
+        return f"{num(parent_sm_active(dev.mig_instances), '3.0f')}% · util N/A"
+    text = f"{num(dev.utilization_gpu_pct, '3.0f')}%"
     sm = dev.saturation.sm_active_pct if dev.saturation is not None else None
     if sm is not None:
         text += f"  SM act {sm:3.0f}%"
@@ -63,9 +64,9 @@ def util_text(dev: Device) -> str:
 def power_text(dev: Device) -> str:
     """'660/700W'; '87W' where there is no limit to compare with; 'N/A' where no draw."""
     if dev.power_draw_w is None:
-        return fmt.NA
-    limit = f"/{fmt.num(dev.power_limit_w)}" if dev.power_limit_w else ""
-    return f"{fmt.num(dev.power_draw_w)}{limit}W"
+        return NA
+    limit = f"/{num(dev.power_limit_w)}" if dev.power_limit_w else ""
+    return f"{num(dev.power_draw_w)}{limit}W"
 
 
 # Badge labels for half-width lines.
@@ -243,9 +244,9 @@ class GpuCard:
                             (fmt.fit(inst.profile or "?", 11), "gpu--title"),
                             (fmt.fit(f"GI {inst.gpu_instance_id} CI {inst.compute_instance_id}",
                                      11), "gpu--muted")]
-        mem = fmt.rfit(f"{fmt.num(inst.memory_used_mib)}/{fmt.num(inst.memory_total_mib)}MiB "
-                       f"{fmt.num(inst.memory_pct, '3.0f')}%", 19)
-        sm = f"{fmt.num(sm_active(inst), '3.0f')}%"
+        mem = fmt.rfit(f"{num(inst.memory_used_mib)}/{num(inst.memory_total_mib)}MiB "
+                       f"{num(inst.memory_pct, '3.0f')}%", 19)
+        sm = f"{num(sm_active(inst), '3.0f')}%"
         n = len(inst.processes)
         procs = [(f"  {n} proc{'' if n == 1 else 's'}", "gpu--muted")] if n else []
         tail = procs + [(" " + t, c) for t, c in
@@ -283,8 +284,8 @@ class GpuCard:
                     *[_join([], width)] * (self.own_height() - 2)]
         if dev.status != "ok":
             return self._lost_lines(dev, width)
-        info: list[Span] = [(f" {fmt.num(dev.temperature_c)}°C", "gpu--value")]
-        fan = [(f" fan {fmt.num(dev.fan_pct, '.0f', '%')}", "gpu--muted")]
+        info: list[Span] = [(f" {num(dev.temperature_c)}°C", "gpu--value")]
+        fan = [(f" fan {num(dev.fan_pct, '.0f', '%')}", "gpu--muted")]
         pstate = [(f" {dev.pstate}", "gpu--muted")] if dev.pstate else []
         clock = [(clock_text(dev), "gpu--muted")] if dev.clock_sm_mhz is not None else []
         tail = hint_badges(self.hints) + badges(dev) + self._stale_span(dev)
@@ -312,8 +313,8 @@ class GpuCard:
             spark_w = rest - bar_w
         else:
             bar_w, spark_w = max(3, rest), 0
-        mem = (f"{fmt.num(dev.memory_used_mib)}/{fmt.num(dev.memory_total_mib)}MiB "
-               f"{fmt.num(dev.memory_pct, '3.0f')}%")
+        mem = (f"{num(dev.memory_used_mib)}/{num(dev.memory_total_mib)}MiB "
+               f"{num(dev.memory_pct, '3.0f')}%")
         power = power_text(dev)
         mig = dev.utilization_gpu_pct is None and bool(dev.mig_instances)
         rows = (
@@ -322,9 +323,9 @@ class GpuCard:
             ("PWR", dev.power_pct, power, "power", "gpu--spark-power"),
         )
         lines = []
-        for label, pct, value, hist, spark_cls in rows:
+        for label, share, value, hist, spark_cls in rows:
             spans: list[Span] = [(f"{label:<{label_w - 1}} ", "gpu--label")]
-            spans += _bar_spans(pct, bar_w, memory=label == "MEM")
+            spans += _bar_spans(share, bar_w, memory=label == "MEM")
             spans.append((" " + fmt.fit(value, value_w - 1), "gpu--value"))
             if spark_w > 0:
                 spans.append((" " + self.spark(hist, spark_w), spark_cls))
@@ -363,17 +364,17 @@ class GpuCard:
         spans = list(head)
         if wide or not summary:
             spans += [(" U", "gpu--label")] + _bar_spans(dev.utilization_gpu_pct, bw)
-            spans.append((fmt.pct(dev.utilization_gpu_pct), "gpu--value"))
+            spans.append((pct(dev.utilization_gpu_pct), "gpu--value"))
         spans += [(" M", "gpu--label")] + _bar_spans(dev.memory_pct, bw, memory=True)
         if wide:
-            spans.append((fmt.rfit(f"{fmt.num(dev.memory_used_mib)}MiB", 9), "gpu--value"))
-        spans.append((fmt.pct(dev.memory_pct), "gpu--value"))
+            spans.append((fmt.rfit(f"{num(dev.memory_used_mib)}MiB", 9), "gpu--value"))
+        spans.append((pct(dev.memory_pct), "gpu--value"))
         if wide or not summary:
             spans += [(" P", "gpu--label")] + _bar_spans(dev.power_pct, bw)
-        spans.append((fmt.rfit(f"{fmt.num(dev.power_draw_w)}W", 5), "gpu--value"))
-        spans.append((fmt.rfit(f"{fmt.num(dev.temperature_c)}°C", 6), "gpu--value"))
+        spans.append((fmt.rfit(f"{num(dev.power_draw_w)}W", 5), "gpu--value"))
+        spans.append((fmt.rfit(f"{num(dev.temperature_c)}°C", 6), "gpu--value"))
         if wide:
-            spans.append((fmt.rfit(f"{fmt.num(dev.clock_sm_mhz)}MHz", 8), "gpu--muted"))
+            spans.append((fmt.rfit(f"{num(dev.clock_sm_mhz)}MHz", 8), "gpu--muted"))
         tail = [(" " + t, c) for t, c in hint_badges(self.hints) + badges(dev)
                 + self._stale_span(dev)]
         used = sum(len(t) for t, _ in spans + tail)
@@ -397,11 +398,11 @@ class GpuCard:
             return _join(head + [(" ", ""), (f" {dev.status.upper()} ", "gpu--lost")], width)
         spans = list(head)
         spans += [(" U", "gpu--label")] + _bar_spans(dev.utilization_gpu_pct, 4)
-        spans.append((fmt.pct(dev.utilization_gpu_pct), "gpu--value"))
+        spans.append((pct(dev.utilization_gpu_pct), "gpu--value"))
         spans += [(" M", "gpu--label")] + _bar_spans(dev.memory_pct, 4, memory=True)
-        spans.append((fmt.pct(dev.memory_pct), "gpu--value"))
-        spans.append((fmt.rfit(f"{fmt.num(dev.power_draw_w)}W", 5), "gpu--value"))
-        spans.append((fmt.rfit(f"{fmt.num(dev.temperature_c)}°C", 5), "gpu--value"))
+        spans.append((pct(dev.memory_pct), "gpu--value"))
+        spans.append((fmt.rfit(f"{num(dev.power_draw_w)}W", 5), "gpu--value"))
+        spans.append((fmt.rfit(f"{num(dev.temperature_c)}°C", 5), "gpu--value"))
         if self.instance_count() and self.mig_style == "inline":
             spans.append((f" {self.instance_count()}MIG", "gpu--value"))
         for text, cls in badges(dev, short=True) + self._stale_span(dev, short=True):

@@ -11,8 +11,8 @@ from typing import ClassVar
 
 from gputop.analysis.groups import Group, group
 from gputop.analysis.jobs import gpu_list
+from gputop.core.formatting import NA, duration, host_mem, mib, num
 from gputop.core.model import Snapshot
-from gputop.tui.text import fmt
 from gputop.tui.widgets.keyed_table import Column
 
 # GROUP takes the room left, beside USER: at 80 columns every figure still shows.
@@ -69,7 +69,7 @@ def energy_text(g: Group) -> str:
 
 def _one_or_count(values: list[str], what: str) -> str:
     if not values:
-        return fmt.NA
+        return NA
     return values[0] if len(values) == 1 else f"{len(values)} {what}"
 
 
@@ -90,12 +90,12 @@ def make_group_row(g: Group, now: float) -> GroupRow:
         str(g.count),
         _one_or_count(g.users, "users"),
         group_text(g),
-        fmt.mib(g.gpu_memory_mib),
-        fmt.num(g.sm_pct),
-        fmt.num(g.cpu_pct, ".1f"),
-        fmt.host_mem(g.host_memory_mib),
+        mib(g.gpu_memory_mib),
+        num(g.sm_pct),
+        num(g.cpu_pct, ".1f"),
+        host_mem(g.host_memory_mib),
         energy_text(g),
-        fmt.duration(now - started if started is not None else None),
+        duration(now - started if started is not None else None),
     )
     return GroupRow(g.key, g.gpus[0], g, cells)
 

@@ -15,22 +15,14 @@ from textual.binding import Binding
 from textual.message import Message
 
 from gputop.analysis.jobs import job_label
+from gputop.config.columns import PROCESS_TABLE
+from gputop.core.formatting import NA, duration, host_mem, mib, num
 from gputop.core.model import Process, Snapshot
-from gputop.tui.text import fmt
+from gputop.core.units import MIB_PER_GIB
 from gputop.tui.widgets.keyed_table import Column, KeyedTable
 
-COLUMNS: tuple[Column, ...] = (
-    Column("gpu", "GPU", 4, right=True, sort_key="G"),
-    Column("pid", "PID", 7, right=True, sort_key="P"),
-    Column("user", "USER", 10, sort_key="U"),
-    Column("job", "JOB", 12, sort_key="J"),
-    Column("gpu_mem", "GPU MEM", 8, right=True, sort_key="M"),
-    Column("sm", "SM%", 4, right=True, sort_key="S"),
-    Column("cpu", "CPU%", 6, right=True, sort_key="C"),
-    Column("host_mem", "HOST MEM", 8, right=True, sort_key="H"),
-    Column("time", "TIME", 10, right=True, sort_key="T"),
-    Column("command", "COMMAND", 0, sort_key="O"),
-)
+COLUMNS: tuple[Column, ...] = tuple(
+    Column(c.key, c.title, c.width, right=c.right, sort_key=c.sort_key) for c in PROCESS_TABLE)
 # Shown after GPU only while some GPU has MIG on: the process's GPU instance / compute instance,
 # as nvidia-smi's process table pairs them ("2/0"); "-" for a process on a whole GPU.
 MIG_COLUMN = Column("mig", "GI/CI", 5, right=True)
@@ -73,14 +65,14 @@ def make_row(gpu: int, proc: Process, now: float, mig: bool = False) -> ProcRow:
     cells: tuple[str, ...] = (
         str(gpu),
         str(proc.pid),
-        proc.user or fmt.NA,
+        proc.user or NA,
         job_label(proc) or "-",
-        fmt.mib(proc.gpu_memory_mib),
-        fmt.num(proc.sm_pct),
-        fmt.num(proc.cpu_pct, ".1f"),
-        fmt.host_mem(proc.host_memory_mib),
-        fmt.duration(running),
-        proc.command or proc.name or fmt.NA,
+        mib(proc.gpu_memory_mib),
+        num(proc.sm_pct),
+        num(proc.cpu_pct, ".1f"),
+        host_mem(proc.host_memory_mib),
+        duration(running),
+        proc.command or proc.name or NA,
     )
     if mig:
         cells = with_mig(cells, proc)
@@ -127,9 +119,9 @@ def outside_row(gpu: int, procs: list[Process], mig: bool = False) -> ProcRow:
     summary = Process(pid=min(p.pid for p in procs), gpu_memory_mib=memory,
                       outside_pid_namespace=True,
                       command=f"{n} {where} outside this container: " + (
-                          f"{memory / 1024:.1f} GiB" if memory is not None else fmt.NA))
-    cells: tuple[str, ...] = (str(gpu), "-", fmt.NA, "-", fmt.mib(memory), fmt.NA, fmt.NA, fmt.NA,
-                              fmt.NA, summary.command or "")
+                          f"{memory / MIB_PER_GIB:.1f} GiB" if memory is not None else NA))
+    cells: tuple[str, ...] = (str(gpu), "-", NA, "-", mib(memory), NA, NA, NA, NA,
+                              summary.command or "")
     if mig:
         cells = with_mig(cells, summary)
     return ProcRow(f"{gpu}:outside", gpu, summary, cells)

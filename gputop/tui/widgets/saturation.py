@@ -35,9 +35,11 @@ from textual.widgets import Static
 
 from gputop.analysis.mig import sm_active
 from gputop.analysis.saturation import capability_note, estimates, fallback_view, measured, verdict
+from gputop.core.formatting import pct
 from gputop.core.model import Device, Hint, MigInstance, Snapshot
+from gputop.core.units import MIB_PER_GIB
 from gputop.core.visible import visible
-from gputop.tui.text.fmt import bar, level, pct, short_name
+from gputop.tui.text.fmt import bar, level, short_name
 
 LEGEND = ("busy = GPU-Util (time a kernel ran) · SM = SM active · occ = occupancy · "
           "tens = tensor · est. = estimate vs peak")
@@ -82,8 +84,8 @@ def sparkline(values: Sequence[float | None], width: int, top: float = 100.0) ->
 def rate_text(mibps: float | None) -> str:
     if mibps is None:
         return "N/A"
-    if mibps >= 1024:
-        return f"{mibps / 1024:.1f} GiB/s"
+    if mibps >= MIB_PER_GIB:
+        return f"{mibps / MIB_PER_GIB:.1f} GiB/s"
     return f"{mibps:.0f} MiB/s"
 
 
