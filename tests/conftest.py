@@ -3,18 +3,13 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-
 
 @pytest.fixture
 def fixtures_dir() -> Path:
+    """Return the folder of real captures (tests/fixtures)."""
+    from tests.support.paths import FIXTURES  # here: a pytester copy of this file runs alone
+
     return FIXTURES
-
-
-def gputop_cmd(*args: str) -> list[str]:
-    """argv that runs this checkout's gputop in a subprocess."""
-    return [sys.executable, "-m", "gputop", *args]
 
 
 @pytest.fixture(autouse=True)
