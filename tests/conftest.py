@@ -20,6 +20,19 @@ def no_user_settings(monkeypatch, tmp_path_factory):
     monkeypatch.delenv("GPUTOP_CONFIG", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def no_frozen_objects():
+    """Give back to the collector what a test froze. The dashboard and the query loop call
+    ``gc.freeze()`` after their first frame or row, right for the one app of a real process; in
+    this one process it kept every earlier test's apps alive for good (a run grew to 2.4 GB)."""
+    import gc
+
+    yield
+    if gc.get_freeze_count():
+        gc.unfreeze()
+        gc.collect()
+
+
 # ------------------------------------------------------------------ nothing outlives the suite
 # Every process a test starts (gputop, sshd, Prometheus, Slurm, Chromium, tmux, fake tools,
 # and what sshd runs for them) must be gone when the suite ends: a process left behind fails the

@@ -29,6 +29,7 @@ FIXTURES = HERE.parent / "fixtures"
 NVIDIA_CAPTURE = FIXTURES / "nvidia-smi" / "csv_all-fields_1xH100-80GB-HBM3_590.48.01_load.csv"
 NPU_CAPTURE = FIXTURES / "npu-smi" / "info_910B2C-x2_npu-smi-23.0.2.1_1-process_trailing-spaces.txt"
 INTERVAL = 0.5
+REMOTE_PIDS = "remote-pids"  # in the lab folder: the PID of each fake nvidia-smi run
 
 # alias -> remote command (None: the default `gputop agent`, which these remotes do not have)
 AGENT_ALIASES = {
@@ -86,10 +87,13 @@ def build_lab(tmp: Path) -> Lab:
     # A remote without gputop: the default command finds no `gputop` on this PATH, whereas a
     # fake nvidia-smi prints a real capture there, header first and then its rows each second,
     # as `nvidia-smi -l 1` would.
+    # Each run writes its PID down first: sshd starts it in a fresh environment, and once its
+    # session drops its parent is 1, so only its PID lets the lab stop a loop left behind.
     fakebin = tmp / "fakebin"
     fakebin.mkdir()
     _fake_tool(fakebin / "nvidia-smi",
-               f"cat '{NVIDIA_CAPTURE}'\nwhile sleep 1; do tail -n +2 '{NVIDIA_CAPTURE}' || exit; done\n")
+               f"echo $$ >> '{tmp / REMOTE_PIDS}'\ncat '{NVIDIA_CAPTURE}'\n"
+               f"while sleep 1; do tail -n +2 '{NVIDIA_CAPTURE}' || exit; done\n")
     emptybin = tmp / "emptybin"
     emptybin.mkdir()
     base_path = "/usr/bin:/bin"
@@ -139,9 +143,35 @@ def build_lab(tmp: Path) -> Lab:
 
 
 def close_lab(lab: Lab) -> None:
+    """Stop the SSH servers, every session they forked, and by PID every fake tool run that
+    outlived its session (parent 1, so no longer the servers' child)."""
     lab.main.kill()
     lab.killable.kill()
     lab.blackhole.close()
+    stop_remote_tools(lab.tmp / REMOTE_PIDS, lab.tmp / "fakebin")
+
+
+def stop_remote_tools(pid_file: Path, folder: Path) -> list[int]:
+    """Kill each process ``pid_file`` names that still runs a tool from ``folder`` (a PID the
+    kernel gave to another process since is left alone); return the PIDs killed."""
+    import psutil
+
+    try:
+        pids = {int(line) for line in pid_file.read_text().split()}
+    except FileNotFoundError:
+        return []
+    killed = []
+    for pid in sorted(pids):
+        try:
+            proc = psutil.Process(pid)
+            if str(folder) not in " ".join(proc.cmdline()):
+                continue
+            proc.kill()
+            proc.wait(5)
+            killed.append(pid)
+        except (psutil.NoSuchProcess, psutil.ZombieProcess):
+            continue
+    return killed
 
 
 @pytest.fixture(scope="session", name="lab")

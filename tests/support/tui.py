@@ -70,7 +70,8 @@ def screen_lines(app) -> list[str]:
     width, height = app.size
     cells: list[list[tuple[int, str]]] = [[] for _ in range(height)]
     for x, line, text in _LINE.findall(app.export_screenshot()):
-        cells[int(line)].append((round(float(x) / _CELL_WIDTH), html.unescape(text)))
+        text = html.unescape(text.replace("&#160;", " ")).replace("\n", "")  # rich's line ends
+        cells[int(line)].append((round(float(x) / _CELL_WIDTH), text))
     lines = []
     for runs in cells:
         text = ""
