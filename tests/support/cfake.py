@@ -113,7 +113,7 @@ TICKS_SCRIPT = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
 from gputop.backends.base import BackendOptions
-from gputop.backends.nvml import NvmlBackend
+from gputop.backends.nvml.backend import NvmlBackend
 
 class Clock:
     sleeps = False

@@ -94,7 +94,7 @@ def test_a_tool_dies_with_gputop_even_by_sigkill(tmp_path, child_pids):
 
     pidfile = tmp_path / "tool.pid"
     runner = subprocess.Popen([sys.executable, "-c", (
-        "from gputop import toolrun\n"
+        "from gputop.core import toolrun\n"
         f"toolrun.run(['sh', '-c', 'echo $$ > {pidfile}; exec sleep 1004'], 60)\n")])
     try:
         pid = read_pid(pidfile, child_pids)
