@@ -176,8 +176,7 @@ def stop_remote_tools(pid_file: Path, folder: Path) -> list[int]:
 
 @pytest.fixture(scope="session", name="lab")
 def lab_fixture(tmp_path_factory: pytest.TempPathFactory):
-    """The lab for a test session. Imported by the test modules that use it, rather than put in
-    a conftest.py, which would shadow tests/conftest.py for `from conftest import …`."""
+    """Build the lab once a test session (tests/e2e/cluster/conftest.py makes it the folder's)."""
     if find_sshd() is None:
         pytest.skip("OpenSSH server (sshd) is not installed: apt-get install openssh-server "
                     "(.ci/run installs it)")

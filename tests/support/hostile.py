@@ -85,7 +85,7 @@ class Hostiles:
             proc.wait()
 
     def nvml_config(self, path: Path) -> Path:
-        """A fake NVML node (tests/cfake.py) of one GPU running every one of them, 1 GiB each."""
+        """A fake NVML node (tests/support/cfake.py) of one GPU running every one of them, 1 GiB each."""
         path.write_text("gpu_count=1\ngpu.0.procs=" +
                         ",".join(f"{pid}:1G" for pid in self.pids.values()) + "\n")
         return path

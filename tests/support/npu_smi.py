@@ -80,8 +80,6 @@ class FakeNpuSmi:
         return log.read_text(encoding="utf-8").splitlines() if log.exists() else []
 
 
-# No conftest.py here: a second module named `conftest` would shadow tests/conftest.py for the
-# tests that import from it. Test modules import this fixture by name instead.
 @pytest.fixture(name="fake_npu_smi")
 def fake_npu_smi_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeNpuSmi:
     folder = tmp_path / "bin"

@@ -1,5 +1,5 @@
 """The call budget, counted on the real nvidia-ml-py binding over the C fake of libnvidia-ml
-(tests/cfake.py): each consumer's tick makes the NVML calls its declared wants need, no more.
+(tests/support/cfake.py): each consumer's tick makes the NVML calls its declared wants need, no more.
 If a read creeps back into a tick these fail with the per-function counts."""
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ from gputop.backends.sim.backend import SimBackend  # noqa: E402
 from gputop.cluster.node import NodeStatus  # noqa: E402
 from gputop.core.model import Process  # noqa: E402
 from gputop.tui.cluster import ClusterApp, NodeScreen  # noqa: E402
-from tests.support.cluster_lab import lab_fixture  # noqa: E402,F401 - the `lab` fixture
 
 
 def sim_snapshot(scenario: str, host: str):

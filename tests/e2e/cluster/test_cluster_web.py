@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from tests.support.browser import CHROMIUM, Chromium
-from tests.support.cluster_lab import lab_fixture  # noqa: F401 - the `lab` fixture
 from tests.support.ssh_harness import toml_hosts
 from tests.support.web_server import gone, start_web
 

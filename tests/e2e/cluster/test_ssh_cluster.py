@@ -17,7 +17,7 @@ from gputop.cluster.hosts import HostSpec
 from gputop.cluster.node import Policy
 from gputop.cluster.remote import ssh_argv
 from gputop.cluster.transport import Cluster
-from tests.support.cluster_lab import INTERVAL, Lab, lab_fixture  # noqa: F401 - the `lab` fixture
+from tests.support.cluster_lab import INTERVAL, Lab
 from tests.support.paths import ROOT
 from tests.support.ssh_harness import login_name, toml_hosts, write_bare_ssh_config
 

@@ -1,8 +1,8 @@
-"""Hostile names stay text, from real processes on the C fake of NVML (tests/cfake.py) to every
+"""Hostile names stay text, from real processes on the C fake of NVML (tests/support/cfake.py) to every
 output a terminal or a script reads: ``gputop snapshot`` (text and ``--json``),
 ``--query-compute-apps`` CSV and the exporter's ``/metrics`` (checked by ``promtool``).
 
-The processes (tests/hostile.py) choose their own ``argv[0]`` and ``comm``: every terminal
+The processes (tests/support/hostile.py) choose their own ``argv[0]`` and ``comm``: every terminal
 attack of issue 24, a newline that spells a forged CSV row, bytes that are not UTF-8, a comma
 and a double quote, next to one ordinary ``sleep`` whose output must stay byte for byte."""
 

@@ -14,12 +14,10 @@ import time
 from gputop.core.model import Container, Job
 from gputop.host import pidns
 from gputop.host.attribution import Attribution, Places
-from tests.support.kernel_lab import (  # noqa: F401 - the `lab` fixture
+from tests.support.kernel_lab import (
     CRI_ID,
     DOCKER_ID,
     POD_UID,
-    Lab,
-    lab_fixture,
     namespaced_child,
     step_child,
 )

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from gputop.host.attribution import Attribution, Places
 from gputop.host.processes import HostProcesses
-from tests.support.kernel_lab import CRI_ID, DOCKER_ID, POD_UID, Lab, lab_fixture  # noqa: F401
+from tests.support.kernel_lab import CRI_ID, DOCKER_ID, POD_UID
 
 
 def test_a_command_line_and_a_comm_that_are_not_utf8_become_replacement_characters(lab):

@@ -3,7 +3,7 @@ compositor's whole frame, as Textual writes it) holds no control character but T
 colour and cursor sequences, on every screen a name is shown in; in a real terminal (tmux) a
 process named ``ESC ]0;pwned`` leaves the window's title alone.
 
-The names are real: real processes choose their ``argv[0]`` and ``comm`` (tests/hostile.py),
+The names are real: real processes choose their ``argv[0]`` and ``comm`` (tests/support/hostile.py),
 sit in real cgroups named as Slurm (a hostile step id) and LXC (a hostile container name) name
 theirs, and in a pod and a Docker container whose names come from the kubelet's log folders
 and Docker's config file; gputop's own host-process reader and attribution read them. Markup
@@ -235,7 +235,7 @@ async def test_the_cluster_view_shows_hostile_hosts_reasons_and_users_as_text(no
 
 
 def test_in_a_real_terminal_a_hostile_name_leaves_the_window_title_alone(tmp_path):
-    """The dashboard on the C fake of NVML (tests/cfake.py), in tmux on its own socket: before
+    """The dashboard on the C fake of NVML (tests/support/cfake.py), in tmux on its own socket: before
     the fix the escapes process retitled the window "pwned" and cleared the screen."""
     for why in (cfake.available(), None if shutil.which("tmux") else "tmux is needed"):
         if why is not None:

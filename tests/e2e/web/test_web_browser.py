@@ -1,7 +1,7 @@
 """`gputop web --backend sim` in a real headless Chromium: the page loads, the app draws the GPU
 cards, keys typed into the page change the view, the token and the viewer cap hold.
 
-The screen's text is read from xterm.js's buffer (see tests/web/browser.py): what the canvas
+The screen's text is read from xterm.js's buffer (see tests/support/browser.py): what the canvas
 draws. Everything runs on 127.0.0.1, on ports the kernel picks; every process is stopped by PID.
 """
 

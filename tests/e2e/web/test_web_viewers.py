@@ -2,7 +2,7 @@
 (no shell), counted before it starts, the page answered while the cap is reached, and no app
 process left when its viewer vanishes, hangs, or the server is killed.
 
-Viewers are websockets on 127.0.0.1 (tests/web/web_server.py); every process is ended by PID.
+Viewers are websockets on 127.0.0.1 (tests/support/web_server.py); every process is ended by PID.
 """
 
 from __future__ import annotations

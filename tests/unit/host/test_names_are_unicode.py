@@ -11,7 +11,6 @@ import pwd
 from types import SimpleNamespace
 
 from gputop.host.processes import HostProcesses
-from tests.support.kernel_lab import CRI_ID, DOCKER_ID, POD_UID, Lab, lab_fixture  # noqa: F401
 
 
 def test_a_user_name_that_is_not_utf8_becomes_replacement_characters(monkeypatch):

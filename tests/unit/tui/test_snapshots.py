@@ -1,6 +1,6 @@
 """SVG snapshot tests (pytest-textual-snapshot; Textual pinned exactly, see pyproject).
 
-Update after an intended change: pytest tests/tui/test_snapshots.py --snapshot-update
+Update after an intended change: pytest tests/unit/tui/test_snapshots.py --snapshot-update
 """
 
 from gputop.tui.app import GputopApp

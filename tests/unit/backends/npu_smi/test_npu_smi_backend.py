@@ -17,7 +17,7 @@ from gputop.backends.npu_smi.backend import NpuSmiBackend
 from gputop.backends.npu_smi.hostprocs import HostFacts
 from gputop.backends.npu_smi.runner import NpuSmiExitError, NpuSmiTimeout, Runner, find_npu_smi
 from gputop.sampler import Sampler
-from tests.support.npu_smi import FakeNpuSmi, fake_npu_smi_fixture  # noqa: F401 - the fixture
+from tests.support.npu_smi import FakeNpuSmi
 from tests.support.npu_smi_expected import T_310B4, T_910A_WARN, T_910B1, T_910B4, T_950, TABLES
 from tests.support.paths import ROOT
 

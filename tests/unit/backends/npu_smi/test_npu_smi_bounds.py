@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tests.support.npu_smi import FakeNpuSmi, fake_npu_smi_fixture  # noqa: F401 - the fixture
+from tests.support.npu_smi import FakeNpuSmi
 from tests.support.npu_smi_expected import T_910B4
 from tests.support.paths import ROOT
 from tests.support.peak_rss import peak_run
