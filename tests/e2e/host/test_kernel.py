@@ -28,7 +28,7 @@ def snapshot_json(gpus: str, *, wrap: list[str] = (), env=None) -> dict:
     """Run ``gputop snapshot --json --backend nvml`` in a subprocess whose ``pynvml`` is the
     project's fake, built from the Python expression ``gpus``."""
     code = (
-        "from tests.support.fake_pynvml import FakeNvml, FakeProcess, h100;"
+        "import sys; from tests.support.fake_pynvml import FakeNvml, FakeProcess, h100;"
         f"sys.modules['pynvml'] = FakeNvml({gpus});"
         "from gputop.commands.main import main;"
         "sys.exit(main(['snapshot', '--json', '--backend', 'nvml']))"
