@@ -26,14 +26,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from fake_pynvml import FakeNvml, ManualClock, node  # noqa: E402
 
 from gputop.backends.base import BackendOptions  # noqa: E402
 from gputop.backends.nvml.backend import NvmlBackend  # noqa: E402
 from gputop.host.attribution import NO_OWNER, Attribution  # noqa: E402
 from gputop.host.processes import HostProcesses  # noqa: E402
+from tests.support.fake_pynvml import FakeNvml, ManualClock, node  # noqa: E402
 
 GPUS, PER_GPU = 8, 32
 
@@ -122,9 +120,8 @@ def cgroup_reads_us(pids) -> float:
 def place_in_cgroups(pids) -> list[Path]:
     """Half the processes into Docker- and Slurm-named cgroups, where this may (root, v1 or v2
     hierarchy writable); the folders are removed at the end."""
-    sys.path.insert(0, str(ROOT / "tests" / "attribution"))
     try:
-        from kernel_lab import Lab
+        from tests.support.kernel_lab import Lab
         lab = Lab()
     except (ImportError, RuntimeError):
         return []

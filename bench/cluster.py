@@ -23,14 +23,20 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "cluster"))
 
 import psutil  # noqa: E402
-from ssh_harness import Alias, SshServer, agent_command, find_sshd, keygen, write_ssh_config  # noqa: E402
 
 from gputop.cluster.hosts import HostSpec  # noqa: E402
 from gputop.cluster.node import Policy  # noqa: E402
 from gputop.cluster.transport import Cluster  # noqa: E402
+from tests.support.ssh_harness import (  # noqa: E402
+    Alias,
+    SshServer,
+    agent_command,
+    find_sshd,
+    keygen,
+    write_ssh_config,
+)
 
 
 def cpu_seconds(procs: list[psutil.Process]) -> float:

@@ -3,7 +3,7 @@ nvidia-ml-py binding: live CPU, RSS, NVML calls/s and time to the first GPU row.
 
 What it does (every process it starts is killed by PID; tmux runs on its own -L socket):
 
-- builds ../shared/tools/fakenvml/fakenvml.c into a temporary folder (tests/cfake.py; set
+- builds ../shared/tools/fakenvml/fakenvml.c into a temporary folder (tests/support/cfake.py; set
   FAKENVML_DIR if the folder is elsewhere) and starts real ``sleep`` processes placed on the
   fake GPUs (gpustat and nvitop drop PIDs that do not exist);
 - installs nvitop and gpustat into a temporary venv with pip (or uses --peers-venv);
@@ -35,10 +35,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
-import cfake  # noqa: E402
 from tui import cpu_pct, cpu_sample  # noqa: E402 - bench/tui.py, beside this script
+
+from tests.support import cfake  # noqa: E402
 
 
 def tools(python: str, peers_bin: Path, interval: str) -> dict[str, tuple[list[str], str, str]]:

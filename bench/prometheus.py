@@ -38,7 +38,7 @@ import psutil  # noqa: E402
 
 from gputop.cluster.prometheus import PrometheusCluster  # noqa: E402
 from gputop.formats import dcgm  # noqa: E402
-from tests.exporter.prom_harness import Prometheus, find, start_exporter, stop  # noqa: E402
+from tests.support.prom_harness import Prometheus, find, start_exporter, stop  # noqa: E402
 
 OWN = (("gputop_snapshot_timestamp_seconds", None), ("gputop_power_limit_watts", 700.0),
        ("gputop_memory_total_bytes", 81559 * 1024 * 1024))
@@ -211,7 +211,7 @@ server.serve_forever()
 
 
 def start_floor(body: bytes) -> tuple[subprocess.Popen, str]:
-    from tests.cluster.ssh_harness import free_port
+    from tests.support.ssh_harness import free_port
 
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-c", FLOOR, str(port)], stdin=subprocess.PIPE,

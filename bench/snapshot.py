@@ -26,15 +26,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
 
-import cfake  # noqa: E402
 import psutil  # noqa: E402
-from fake_pynvml import ManualClock  # noqa: E402
 
 from gputop.backends.base import BackendOptions  # noqa: E402
 from gputop.backends.nvml import backend as nvml_backend  # noqa: E402
 from gputop.backends.sim.backend import SimBackend  # noqa: E402
+from tests.support import cfake  # noqa: E402
+from tests.support.fake_pynvml import ManualClock  # noqa: E402
 
 GPUS = 8
 PROCS_PER_GPU = 4

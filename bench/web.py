@@ -24,14 +24,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "cluster"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import aiohttp  # noqa: E402
 import psutil  # noqa: E402
 from tui import run_in_tmux  # noqa: E402
 
-from tests.web.web_server import start_web  # noqa: E402
+from tests.support.web_server import start_web  # noqa: E402
 
 DASHBOARD = ["--backend", "sim", "--interval", "1"]
 
@@ -100,7 +99,14 @@ async def measure(url: Callable[[str], str], server_pid: int, viewers: int, seco
 
 def cluster_hosts(tmp: Path, n: int):
     """The served arguments of a cluster view of n loopback nodes, and the sshd they reach."""
-    from ssh_harness import Alias, SshServer, agent_command, keygen, toml_hosts, write_ssh_config
+    from tests.support.ssh_harness import (
+        Alias,
+        SshServer,
+        agent_command,
+        keygen,
+        toml_hosts,
+        write_ssh_config,
+    )
 
     pub = keygen(tmp / "id")
     sshd = SshServer(tmp / "sshd", pub)

@@ -4,7 +4,7 @@
 
 The browser view draws the same Textual app as the terminal (screenshots/make.py's SVGs); this
 picture shows it as a browser does, through textual-serve and xterm.js. It uses the browser the
-tests drive (tests/web/browser.py): Debian's `chromium`, started on 127.0.0.1, stopped by PID.
+tests drive (tests/support/browser.py): Debian's `chromium`, started on 127.0.0.1, stopped by PID.
 Unlike the SVGs it is taken from a live simulator, so it differs from run to run in its numbers.
 """
 
@@ -17,8 +17,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from tests.web.browser import CHROMIUM, Chromium  # noqa: E402
-from tests.web.web_server import start_web  # noqa: E402
+from tests.support.browser import CHROMIUM, Chromium  # noqa: E402
+from tests.support.web_server import start_web  # noqa: E402
 
 OUT = HERE / "web-dashboard.png"
 

@@ -3,18 +3,13 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-
 
 @pytest.fixture
 def fixtures_dir() -> Path:
+    """Return the folder of real captures (tests/fixtures)."""
+    from tests.support.paths import FIXTURES  # here: a pytester copy of this file runs alone
+
     return FIXTURES
-
-
-def gputop_cmd(*args: str) -> list[str]:
-    """argv that runs this checkout's gputop in a subprocess."""
-    return [sys.executable, "-m", "gputop", *args]
 
 
 @pytest.fixture(autouse=True)
@@ -23,6 +18,19 @@ def no_user_settings(monkeypatch, tmp_path_factory):
     folder is an empty one of the test's own, and $GPUTOP_CONFIG is unset (subprocesses too)."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
     monkeypatch.delenv("GPUTOP_CONFIG", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def no_frozen_objects():
+    """Give back to the collector what a test froze. The dashboard and the query loop call
+    ``gc.freeze()`` after their first frame or row, right for the one app of a real process; in
+    this one process it kept every earlier test's apps alive for good (a run grew to 2.4 GB)."""
+    import gc
+
+    yield
+    if gc.get_freeze_count():
+        gc.unfreeze()
+        gc.collect()
 
 
 # ------------------------------------------------------------------ nothing outlives the suite

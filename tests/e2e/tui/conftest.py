@@ -1,0 +1,27 @@
+"""Fixtures the real-terminal tests share."""
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.support.tmux import Pane
+
+
+@pytest.fixture
+def pane(tmp_path):
+    if subprocess.run(["which", "tmux"], capture_output=True).returncode != 0:
+        pytest.fail("tmux is needed (.ci/run installs it)")
+    panes = []
+
+    def start(*args: str, env: dict[str, str] | None = None, size=(100, 30)) -> Pane:
+        env = {"TERM": "xterm-256color", "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+               "XDG_STATE_HOME": str(tmp_path / "state"), **(env or {})}
+        p = Pane(tmp_path, " ".join([sys.executable, "-m", "gputop", "--backend", "sim",
+                                     *args]), env, size)
+        panes.append(p)
+        return p
+
+    yield start
+    for p in panes:
+        p.close()

@@ -1,0 +1,118 @@
+"""The advisor tests' environment: a tmp simulator state file and a tmp XDG state dir.
+
+Also the sweep on the simulator the accuracy and MIG tests share, and the host app the advisor
+screen tests drive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from textual.app import App
+from textual.widgets import Static
+
+from gputop.advisor.journal import LimitGuard
+from gputop.advisor.recommend import SweepConfig, make_plan
+from gputop.advisor.sweep import Sweep
+from gputop.backends.base import BackendOptions
+from gputop.backends.sim.backend import SimBackend
+from gputop.tui.screens.advisor import AdvisorScreen
+from tests.support.paths import ROOT
+
+
+class AdviseEnv:
+    def __init__(self, tmp: Path) -> None:
+        self.state = tmp / "sim-state.json"
+        self.xdg = tmp / "xdg"
+        self.env = dict(os.environ)
+        self.env.pop("GPUTOP_SIM_STATE", None)
+        self.env.pop("GPUTOP_SIM_NO_PERMISSION", None)
+        self.env["XDG_STATE_HOME"] = str(self.xdg)
+        self.env["PYTHONPATH"] = str(ROOT)
+
+    def argv(self, *args: str, scenario: str = "training") -> list[str]:
+        return [sys.executable, "-m", "gputop", "advise", "--backend", "sim",
+                "--scenario", scenario, "--sim-state", str(self.state), *args]
+
+    def run(self, *args: str, scenario: str = "training", env: dict | None = None,
+            timeout: float = 60) -> subprocess.CompletedProcess:
+        return subprocess.run(self.argv(*args, scenario=scenario), capture_output=True, text=True,
+                              cwd=ROOT, env=env or self.env, timeout=timeout)
+
+    def limits(self, scenario: str = "training") -> list[float]:
+        """The limits as a new process reads them back (`gputop snapshot --json`)."""
+        out = subprocess.run(
+            [sys.executable, "-m", "gputop", "snapshot", "--json", "--backend", "sim",
+             "--scenario", scenario, "--sim-state", str(self.state)],
+            capture_output=True, text=True, cwd=ROOT, env=self.env, timeout=30, check=True)
+        return [d["power_limit_w"] for d in json.loads(out.stdout)["devices"]]
+
+    def state_limits(self) -> list[float]:
+        """What the state file holds right now (no process of ours involved)."""
+        if not self.state.exists():
+            return []
+        return sorted(json.loads(self.state.read_text())["power_limits"].values())
+
+    def journals(self) -> list[Path]:
+        folder = self.xdg / "gputop"
+        return sorted(folder.glob("power-limits-*.json")) if folder.exists() else []
+
+
+def make_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AdviseEnv:
+    """Each test module wraps this in its own `adv` fixture."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("GPUTOP_SIM_STATE", raising=False)
+    monkeypatch.delenv("GPUTOP_SIM_NO_PERMISSION", raising=False)
+    return AdviseEnv(tmp_path)
+
+
+TOLERANCE_PP = 2.0
+
+
+def sweep(adv, scenario: str, seed: int = 0, devices=None, **config):
+    backend = SimBackend(BackendOptions(scenario=scenario, seed=seed, sim_speed=2000,
+                                        sim_state=str(adv.state)))
+    backend.open()
+    plan = make_plan(list(backend.sample(devices).devices), SweepConfig(**config))
+    guard = LimitGuard(backend, plan.devices)
+    guard.begin(plan.originals)
+    try:
+        return Sweep(backend, plan, guard).run(), backend
+    finally:
+        guard.finish()
+
+
+class Host(App):
+    def __init__(self, backend, sampler, **kw) -> None:
+        super().__init__()
+        self.backend = backend
+        self.sampler = sampler
+        self.kw = kw
+
+    def on_mount(self) -> None:
+        self.push_screen(AdvisorScreen(backend=self.backend, sampler=self.sampler, **self.kw))
+
+
+def open_sim(adv, scenario="training", speed=500.0):
+    backend = SimBackend(BackendOptions(scenario=scenario, sim_speed=speed,
+                                        sim_state=str(adv.state)))
+    backend.open()
+    return backend
+
+
+async def wait_until(pilot, cond, timeout=30.0):
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not cond():
+        assert loop.time() < deadline, "timed out"
+        await pilot.pause(0.05)
+
+
+def text_of(screen, selector) -> str:
+    return str(screen.query_one(selector, Static).render())

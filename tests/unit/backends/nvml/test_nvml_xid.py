@@ -1,0 +1,126 @@
+"""Xid errors through NVML's events (gputop/backends/nvml/xid.py), on the fake pynvml: the last
+Xid reaches the snapshot and the exporter's DCGM_FI_DEV_XID_ERRORS; a GPU without events has
+none (no series, never a made-up 0)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gputop.backends.base import BackendOptions
+from gputop.backends.nvml import backend as nvml_backend
+from gputop.backends.nvml.backend import NvmlBackend
+from gputop.exporter import collect, exposition, own
+from gputop.tui.text.wants import DASHBOARD
+from tests.support.fake_pynvml import FakeNvml, ManualClock, node
+
+NOT_SUPPORTED = 3
+
+
+@pytest.fixture
+def gpus():
+    clock = ManualClock()
+    nv = FakeNvml(node(4), clock=clock.wall)
+    backend = NvmlBackend(BackendOptions(), nvml=nv, clock=clock)
+    backend.open()
+    yield backend, nv, clock
+    backend.close()
+
+
+def xid_lines(snap) -> dict[str, str]:
+    body = exposition.render(collect.families(snap, own.Options(), "t")).decode()
+    return {line.split('gpu="', 1)[1].split('"', 1)[0]: line.rsplit(" ", 1)[1]
+            for line in body.splitlines() if line.startswith("DCGM_FI_DEV_XID_ERRORS{")}
+
+
+def test_an_injected_xid_shows_in_the_snapshot_and_the_exporter(gpus):
+    backend, nv, clock = gpus
+    assert [d.xid_last for d in backend.sample().devices] == [0, 0, 0, 0]  # none yet
+    nv.xid(2, 79)
+    clock.advance(1)
+    snap = backend.sample()
+    assert [d.xid_last for d in snap.devices] == [0, 0, 79, 0]
+    assert xid_lines(snap) == {"0": "0.0", "1": "0.0", "2": "79.0", "3": "0.0"}
+    nv.xid(2, 48)
+    nv.xid(0, 13)
+    clock.advance(1)
+    assert [d.xid_last for d in backend.sample().devices] == [13, 0, 48, 0]
+    clock.advance(1)  # the last one stays, as dcgm-exporter's gauge does
+    assert [d.xid_last for d in backend.sample().devices] == [13, 0, 48, 0]
+
+
+def test_one_event_set_for_all_gpus_polled_without_waiting_and_freed_at_close():
+    clock = ManualClock()
+    nv = FakeNvml(node(4), clock=clock.wall)
+    backend = NvmlBackend(BackendOptions(), nvml=nv, clock=clock)
+    backend.open()
+    for _ in range(3):
+        backend.sample()
+        clock.advance(1)
+    assert len(nv.event_sets) == 1 and set(nv.event_sets[0].masks) == {0, 1, 2, 3}
+    assert nv.count("nvmlDeviceRegisterEvents") == 4  # once each, not per tick
+    assert nv.count("nvmlEventSetWait_v2") == 3  # one poll a tick: nothing was waiting
+    backend.close()
+    assert nv.event_sets[0].freed
+
+
+def test_a_gpu_that_gives_no_events_reports_none_and_is_not_asked_again():
+    clock = ManualClock()
+    gpus = node(3)
+    gpus[1].xid_events = False
+    nv = FakeNvml(gpus, clock=clock.wall)
+    backend = NvmlBackend(BackendOptions(), nvml=nv, clock=clock)
+    backend.open()
+    try:
+        snap = backend.sample()
+        assert [d.xid_last for d in snap.devices] == [0, None, 0]
+        assert set(xid_lines(snap)) == {"0", "2"}  # absent, not 0
+        for _ in range(3):
+            clock.advance(1)
+            backend.sample()
+        assert nv.count("nvmlDeviceRegisterEvents") == 3
+    finally:
+        backend.close()
+
+
+def test_a_driver_without_event_sets_reports_none_everywhere_and_stops_asking():
+    clock = ManualClock()
+    nv = FakeNvml(node(2), clock=clock.wall)
+    nv.fail("nvmlEventSetCreate", NOT_SUPPORTED)
+    backend = NvmlBackend(BackendOptions(), nvml=nv, clock=clock)
+    backend.open()
+    try:
+        for _ in range(3):
+            assert [d.xid_last for d in backend.sample().devices] == [None, None]
+            clock.advance(1)
+        assert nv.count("nvmlEventSetCreate") == 1
+        assert nv.count("nvmlEventSetWait_v2") == 0
+    finally:
+        backend.close()
+
+
+def test_a_reinit_frees_the_set_makes_a_new_one_and_keeps_the_last_xid(gpus):
+    backend, nv, clock = gpus
+    nv.xid(3, 79)
+    backend.sample()  # registered after the event: the driver did not queue it for us
+    nv.xid(3, 74)
+    clock.advance(1)
+    assert backend.sample().devices[3].xid_last == 74
+    nv.lose(3)
+    clock.advance(1)
+    assert backend.sample().devices[3].xid_last is None  # a lost GPU reports nothing
+    nv.recover(3)
+    clock.advance(nvml_backend.RETRY_FIRST_S)
+    snap = backend.sample()
+    assert snap.devices[3].status == "ok" and snap.devices[3].xid_last == 74
+    assert nv.event_sets[0].freed and not nv.event_sets[1].freed
+    nv.xid(3, 31)
+    clock.advance(1)
+    assert backend.sample().devices[3].xid_last == 31
+
+
+def test_a_consumer_that_shows_no_xid_makes_no_event_call(gpus):
+    backend, nv, clock = gpus
+    for _ in range(3):
+        assert all(d.xid_last is None for d in backend.sample(wants=DASHBOARD).devices)
+        clock.advance(1)
+    assert nv.count("nvmlEventSetCreate") == 0 and nv.count("nvmlEventSetWait_v2") == 0

@@ -1,0 +1,166 @@
+import json
+import subprocess
+
+import pytest
+
+from gputop.backends.base import BackendError, BackendOptions
+from gputop.backends.sim import physics
+from gputop.backends.sim.backend import InvalidArgument, SimBackend, busy_share
+from gputop.backends.sim.scenario import available
+from gputop.sampler import Sampler
+from tests.support.paths import gputop_cmd
+
+EXPECTED_SCENARIOS = {"training", "dataloader-bound", "straggler", "power-capped", "memory-bound",
+                      "idle", "mixed", "dense-16", "gpu-lost", "mig", "mig-dense"}
+
+
+def sim(scenario="training", **kw) -> SimBackend:
+    backend = SimBackend(BackendOptions(scenario=scenario, **kw))
+    backend.open()
+    return backend
+
+
+def run_json(*args: str) -> dict:
+    out = subprocess.run(gputop_cmd("snapshot", "--json", "--backend", "sim", *args),
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    return json.loads(out)
+
+
+def test_every_issue_scenario_ships_and_loads():
+    assert EXPECTED_SCENARIOS <= set(available())
+    for name in available():
+        snap = sim(name, sim_speed=1000).sample()
+        assert snap.backend == "sim" and snap.devices
+
+
+def test_snapshot_json_has_8_devices_with_processes_and_dense16_has_16():
+    doc = run_json()
+    assert doc["schema"] == "gputop/1" and doc["backend"] == "sim"
+    assert len(doc["devices"]) == 8
+    assert all(d["processes"] and d["sim"]["work_rate"] == pytest.approx(1.0, abs=0.01)
+               for d in doc["devices"])
+    assert len(run_json("--scenario", "dense-16")["devices"]) == 16
+
+
+def test_same_seed_and_speed_give_the_same_document():
+    args = ("--seed", "7", "--sim-speed", "50", "--window", "5", "--scenario", "mixed")
+    a, b = run_json(*args), run_json(*args)
+    a.pop("time"), b.pop("time")  # wall time of the run, the one thing that differs
+    for doc in (a, b):
+        for dev in doc["devices"]:
+            for p in dev["processes"]:
+                p.pop("started")  # relative to the run's wall time too
+    assert a == b
+    c = run_json("--seed", "8", "--sim-speed", "50", "--window", "5", "--scenario", "mixed")
+    assert c["devices"][0]["uuid"] != a["devices"][0]["uuid"]
+
+
+def test_a_sample_wanting_no_processes_or_saturation_has_the_same_counters_and_neither():
+    from dataclasses import replace
+
+    from gputop.core.model import Saturation
+
+    full, lean = sim(), sim()
+    a, b = full.sample(), lean.sample(wants={"power_draw_w": 0.0})
+    assert all(d.processes == () and d.saturation == Saturation() for d in b.devices)
+    assert any(d.processes for d in a.devices)
+    assert [replace(d, processes=(), saturation=Saturation()) for d in a.devices] == list(b.devices)
+
+
+def test_a_power_limit_set_through_the_backend_is_read_back_by_a_new_process(tmp_path):
+    state = tmp_path / "sim-state.json"
+    backend = sim(sim_state=str(state))
+    backend.set_power_limit(2, 450)
+    doc = run_json("--sim-state", str(state))
+    assert [d["power_limit_w"] for d in doc["devices"]] == [700, 700, 450, 700, 700, 700, 700, 700]
+    # ... and by a running backend in this process, without reopening (as on a real driver).
+    other = sim(sim_state=str(state))
+    backend.set_power_limit(3, 500)
+    assert other.sample().devices[3].power_limit_w == 500
+
+
+def test_out_of_range_limits_are_refused():
+    backend = sim()
+    with pytest.raises(InvalidArgument, match="outside its range 200-700 W"):
+        backend.set_power_limit(0, 150)
+    with pytest.raises(InvalidArgument, match="no GPU 9"):
+        backend.set_power_limit(9, 300)
+
+
+def test_a_lower_limit_lowers_the_clock_and_compute_throughput_follows_it():
+    def steady(limit, scenario):
+        backend = sim(scenario, sim_speed=1000)
+        for i in range(8):
+            backend.set_power_limit(i, limit)
+        Sampler(backend, interval=1.0).run_for(5)
+        dev = backend.sample().devices[0]
+        return dev, dev.sim["work_rate"]
+
+    full, rate_full = steady(700, "training")
+    at80, rate80 = steady(560, "training")
+    at67, rate67 = steady(469, "training")
+    at50, rate50 = steady(350, "training")
+    at40, rate40 = steady(280, "training")
+    assert rate_full == pytest.approx(1.0, abs=0.01)
+    assert rate80 == pytest.approx(0.95, abs=0.015)  # about 5% slower at 80% of TDP
+    assert rate67 == pytest.approx(0.90, abs=0.02)  # about 10% at 67%
+    # The knee near 50%: the next 10% of TDP costs far more than the step from 80% to 67% did.
+    assert rate50 < rate67 and (rate50 - rate40) > 3 * (rate80 - rate67)
+    assert at80.power_draw_w <= 560 + 15 and at80.power_draw_w < full.power_draw_w
+    mem_full, mem_rate_full = steady(700, "memory-bound")
+    mem_capped, mem_rate = steady(350, "memory-bound")
+    assert mem_rate_full - mem_rate < 0.03  # memory-bound work barely moves
+
+
+def test_power_capped_scenario_reports_the_software_power_cap():
+    backend = sim("power-capped", sim_speed=1000)
+    Sampler(backend, interval=1.0).run_for(3)
+    devs = backend.sample().devices
+    assert all(d.power_limit_w == 400 for d in devs)
+    assert any("sw_power_cap" in d.clock_event_reasons for d in devs)
+    assert all(d.clock_sm_mhz < 1980 for d in devs if "sw_power_cap" in d.clock_event_reasons)
+
+
+def test_temperature_lags_power_and_energy_integrates_it():
+    backend = sim(sim_speed=1000)
+    first = backend.sample().devices[0]
+    for i in range(8):
+        backend.set_power_limit(i, 200)
+    backend.clock.sleep(5)
+    five = backend.sample().devices[0]
+    backend.clock.sleep(295)
+    late = backend.sample().devices[0]
+    assert five.power_draw_w < 230  # power follows the new limit at once...
+    assert late.temperature_c < five.temperature_c < first.temperature_c  # ...temperature lags it
+    joules = late.energy_j - five.energy_j
+    assert joules == pytest.approx(295 * late.power_draw_w, rel=0.05)
+
+
+def test_gpu_lost_falls_off_at_30_seconds_and_the_others_keep_sampling():
+    backend = sim("gpu-lost", sim_speed=1000)
+    assert backend.sample().devices[3].status == "ok"
+    backend.clock.sleep(31)
+    devs = backend.sample().devices
+    assert devs[3].status == "lost" and devs[3].power_draw_w is None and not devs[3].processes
+    assert all(d.status == "ok" and d.power_draw_w for i, d in enumerate(devs) if i != 3)
+
+
+def test_memory_grows_like_a_caching_allocator():
+    from gputop.backends.sim.backend import _allocator
+
+    series = [_allocator(62000, t) for t in range(0, 60, 2)]
+    assert series[0] == 0 and series[-1] == 62000
+    assert all(b >= a for a, b in zip(series, series[1:]))
+    assert all(v % 2048 == 0 for v in series if v < 62000)  # whole allocator segments
+
+
+def test_unknown_scenario_is_a_clear_error():
+    with pytest.raises(BackendError, match="unknown scenario 'nope'"):
+        sim("nope")
+
+
+def test_physics_inverse_and_square_wave():
+    for f in (0.3, 0.5, 0.85, 0.9, 1.0):
+        assert physics.clock_for_power(physics.dynamic_power_fraction(f)) == pytest.approx(f)
+    assert busy_share(0, 4, period=4, on=1) == pytest.approx(0.25)
+    assert busy_share(0.5, 1.5, period=4, on=1) == pytest.approx(0.5)

@@ -1,0 +1,191 @@
+"""The process detail view: live plots of one process, its facts, its exit, and the signal keys
+with the table's rules."""
+
+from __future__ import annotations
+
+import time
+
+from gputop.core.model import Container, Job, Process
+from gputop.tui.app import GputopApp
+from gputop.tui.screens.modals import ConfirmSignal
+from gputop.tui.screens.process_view import ProcessView, TracePlot, axis_top, describe_process
+from gputop.tui.widgets.processes import ProcessTable
+from tests.support.demo import advance, demo_backend
+from tests.support.tui import (  # noqa: F401 - autouse fixtures
+    LocalBackend,
+    no_user_themes_fixture,
+    notices,
+    screen_text,
+    settle,
+    utc_fixture,
+)
+
+
+def braille(text: str) -> int:
+    return sum("\u2800" < c <= "\u28ff" for c in text)
+
+
+async def test_enter_opens_live_plots_that_start_with_the_past():
+    app = GputopApp(demo_backend("mixed"), autostart=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        advance(app, 30)
+        await settle(pilot)
+        table = app.query_one(ProcessTable)
+        table.focus()
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, ProcessView)
+        row = table.rows[1]
+        assert view.key == (row.process.pid, row.process.started)
+        assert len(view.trace.points) == 30  # the sampler's history, not only from now on
+        text = screen_text(app)
+        assert f"Process {row.process.pid}" in text and row.process.user in text
+        assert "running on GPU 1" in text and "command" in text and "started" in text
+        assert "SM  CPU  (%" in text and "GPU memory  host memory  (GiB)" in text
+        plots = list(view.query(TracePlot))
+        assert len(plots) == 2
+        assert all(braille(p.render().plain) > 20 for p in plots)
+        advance(app, 5)
+        await settle(pilot)
+        assert len(view.trace.points) == 35
+        assert "35 samples · esc: back" in screen_text(app)
+        assert "/ filter" not in screen_text(app)  # the table's keys are not offered here
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, ProcessView)
+        await pilot.press("d")  # d, shown in the footer, opens it too
+        await settle(pilot)
+        assert isinstance(app.screen, ProcessView)
+
+
+async def test_the_trace_stays_bounded_however_long_the_view_is_open():
+    app = GputopApp(demo_backend("training"), autostart=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        advance(app, 1)
+        await settle(pilot)
+        await pilot.press("d")
+        await settle(pilot)
+        view = app.screen
+        advance(app, 700)
+        await settle(pilot)
+        assert len(view.trace.points) == view.trace.points.maxlen == 600
+
+
+async def test_an_exited_process_keeps_its_last_plots_and_says_so(child):  # noqa: F811 - the fixture
+    backend = LocalBackend([child.pid])
+    app = GputopApp(backend, autostart=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(5):
+            app.sampler.tick()
+        await settle(pilot)
+        await pilot.press("d")
+        await settle(pilot)
+        view = app.screen
+        assert "● running on GPU 0" in screen_text(app)
+        assert "sleeping" in screen_text(app) or "running" in screen_text(app)  # the OS status
+        child.kill()
+        child.wait()
+        backend.pids = []  # the driver drops an exited process
+        time.sleep(0.01)
+        app.sampler.tick()
+        await settle(pilot)
+        text = screen_text(app)
+        assert "■ exited at " in text and "the plots keep its last readings" in text
+        assert "exited (no longer running on this host)" in text
+        assert len(view.trace.points) == 5
+        assert braille(view.query_one("#pv-memory", TracePlot).render().plain) > 0
+
+
+async def test_a_process_that_only_released_its_gpu_is_not_called_exited(child):  # noqa: F811 - the fixture
+    backend = LocalBackend([child.pid])
+    app = GputopApp(backend, autostart=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.sampler.tick()
+        await settle(pilot)
+        await pilot.press("d")
+        await settle(pilot)
+        backend.pids = []
+        app.sampler.tick()
+        await settle(pilot)
+        assert "released its GPUs at" in screen_text(app)
+        assert "still running on this host" in screen_text(app)
+
+
+async def test_signal_keys_in_the_view_ask_first_and_keep_the_trace_going(child):  # noqa: F811 - the fixture
+    app = GputopApp(LocalBackend([child.pid]), autostart=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.sampler.tick()
+        await settle(pilot)
+        await pilot.press("d")
+        await settle(pilot)
+        view = app.screen
+        await pilot.press("k")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmSignal) and app.screen.signal_name == "SIGTERM"
+        time.sleep(0.01)
+        app.sampler.tick()  # a sample while the question is open still reaches the trace
+        await settle(pilot)
+        assert len(view.trace.points) == 2
+        await pilot.press("n")
+        await settle(pilot)
+        time.sleep(0.2)
+        assert child.poll() is None  # no means nothing sent
+        assert app.screen is view
+        await pilot.press("K")
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot)
+        assert child.wait(timeout=5) == -9
+        assert any("sent SIGKILL" in n.message for n in notices(app))
+
+
+async def test_readonly_view_has_no_signal_keys(child):  # noqa: F811 - the fixture
+    app = GputopApp(LocalBackend([child.pid]), autostart=False, readonly=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.sampler.tick()
+        await settle(pilot)
+        await pilot.press("d")
+        await settle(pilot)
+        assert "SIGTERM" not in screen_text(app)
+        for key in ("k", "K", "i"):
+            await pilot.press(key)
+            await settle(pilot)
+            assert isinstance(app.screen, ProcessView)
+    time.sleep(0.2)
+    assert child.poll() is None
+
+
+async def test_simulated_processes_are_not_signalled_from_the_view_either():
+    app = GputopApp(demo_backend("training"), autostart=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        advance(app, 2)
+        await settle(pilot)
+        await pilot.press("d", "k")
+        await settle(pilot)
+        assert isinstance(app.screen, ProcessView)
+        assert any("not on this machine" in n.message for n in notices(app))
+
+
+def test_facts_name_every_gpu_instance_namespace_pid_container_and_job():
+    p = Process(pid=4242, user="alice", command="python train.py", started=1763760000.0,
+                namespace_pid=17, gpu_memory_mib=1000, sm_pct=80, gpu_instance_id=1,
+                compute_instance_id=0, container=Container(runtime="docker", id="ab" * 32,
+                                                           name="trainer", pod="llm-0",
+                                                           pod_namespace="ml"),
+                job=Job(scheduler="slurm", id="4242", step="0"))
+    other = Process(pid=4242, gpu_memory_mib=3000, sm_pct=40, started=1763760000.0)
+    facts = dict(describe_process([(0, p), (3, other)], now=1763763600.0))
+    assert facts["PID"] == "4242 (PID 17 in its own namespace)"
+    assert facts["GPUs"] == "0 (MIG GI 1 CI 0), 3"
+    assert facts["GPU memory"] == "4000MiB" and facts["SM"] == "60%"
+    assert facts["running"] == "1h00m" and facts["started"] == "2025-11-21 21:20:00"
+    assert facts["container"] == "trainer" and facts["pod"] == "llm-0"
+    assert facts["job"] == "slurm 4242.0"
+    assert facts["CPU"] == "N/A" and facts["host memory"] == "N/A"
+
+
+def test_the_axis_ends_at_a_round_number_above_the_peak():
+    assert axis_top(None, 100.0) == 100.0 and axis_top(97.0, 100.0) == 100.0
+    assert axis_top(340.0, 100.0) == 500.0 and axis_top(101.0, 100.0) == 200.0
+    assert axis_top(61.0, 1.0) == 100.0 and axis_top(0.3, 1.0) == 1.0

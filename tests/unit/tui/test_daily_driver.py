@@ -1,0 +1,292 @@
+"""What a new user hit in the first hour (issue 14), each checked in the running dashboard."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from gputop.core.model import Device
+from gputop.tui.app import GputopApp
+from gputop.tui.text import fmt
+from gputop.tui.widgets.gpu import GpuCard
+from tests.support.demo import advance, demo_backend
+from tests.support.tui import (  # noqa: F401 - autouse fixtures
+    make_app,
+    no_user_themes_fixture,
+    notices,
+    screen_text,
+    settle,
+    utc_fixture,
+)
+
+
+def toasts(app) -> list[str]:
+    return [str(n.message) for n in notices(app)]
+
+
+async def test_plus_and_minus_keep_one_notice_and_say_when_at_the_floor():
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("minus", "minus", "minus", "minus", "minus")
+        await settle(pilot)
+        assert app.sampler.interval == 0.25
+        assert toasts(app) == ["sampling every 0.25s: the fastest there is"]
+        await pilot.press("plus")
+        await settle(pilot)
+        assert toasts(app) == ["sampling every 0.5s"]
+
+
+async def test_a_filter_and_only_this_gpu_stay_visible_while_they_apply():
+    app = make_app("crowded")
+    async with app.run_test(size=(100, 30)) as pilot:
+        advance(app, 3)
+        await pilot.press("slash", *"svc", "enter")
+        await pilot.press("o")
+        await settle(pilot)
+        app.clear_notifications()  # long after any notice faded
+        await settle(pilot)
+        text = screen_text(app).splitlines()[0]
+        assert "filter 'svc'" in text and "GPU 0 only" in text
+        await pilot.press("greater_than_sign")
+        await settle(pilot)
+        assert "GPU 1 only" in screen_text(app).splitlines()[0]
+        await pilot.press("escape", "o")
+        await settle(pilot)
+        assert "filter" not in screen_text(app).splitlines()[0]
+        assert "only" not in screen_text(app).splitlines()[0]
+
+
+async def test_the_filter_box_is_whole_above_the_footer():
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("slash")
+        await settle(pilot)
+        box = app.query_one("#filter").region
+        footer = app.query_one("Footer").region
+        assert box.height == 3 and box.bottom <= footer.y
+
+
+async def test_help_keys_never_run_into_their_description():
+    app = make_app()
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("question_mark")
+        await settle(pilot)
+        text = str(app.screen.query_one("#help-text").render())
+        assert "home/endmove" not in text
+        for line in text.splitlines():
+            assert "home/end" not in line or line.rstrip().endswith("home/end")
+
+
+async def test_q_quits_from_the_saturation_panel_and_from_help():
+    for keys in (("s", "q"), ("question_mark", "q")):
+        app = make_app()
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press(*keys)
+            await settle(pilot)
+            assert app._exit, keys  # exit() was called, not a screen closed
+
+
+async def test_the_history_plot_time_axis_follows_the_samples_after_an_interval_change():
+    app = make_app()
+    async with app.run_test(size=(120, 50)) as pilot:
+        advance(app, 20)  # 20 samples 1 s apart
+        await pilot.press("plus")  # now every 2 s
+        await settle(pilot)
+        advance(app, 20, interval=2.0)  # 10 samples over 20 s
+        await pilot.press("h")
+        await settle(pilot)
+        card = app.dashboard.cards[0]
+        span = card.time_history[-1] - card.time_history[0]
+        plot = str(app.dashboard.plot.render())
+        assert f"-{span:.0f}s" in plot  # 39 s of samples, not 29 samples x 2 s
+        assert f"-{29 * 2}s" not in plot
+
+
+def test_busy_is_not_danger_and_only_nearly_full_memory_is():
+    from gputop.tui.widgets.gpu import gauge_class
+
+    assert gauge_class(100.0) == gauge_class(10.0) == "gpu--low"
+    assert gauge_class(99.0, memory=True) == "gpu--high"
+    assert gauge_class(90.0, memory=True) == "gpu--mid"
+    assert gauge_class(60.0, memory=True) == "gpu--low"
+
+
+def test_a_steady_load_draws_a_line_not_a_second_bar():
+    card = GpuCard(0)
+    for _ in range(40):
+        card.update(Device(index=0, utilization_gpu_pct=97, memory_used_mib=1,
+                           memory_total_mib=2), when=0.0)
+    trace = card.spark("util", 10)
+    assert trace.strip() and set(trace.strip()) == {"⠉"}
+    filled, _ = fmt.bar(97, 10)
+    assert not set(trace) & set(filled)
+
+
+def test_an_unknown_scenario_is_a_usage_error():
+    out = subprocess.run([sys.executable, "-m", "gputop", "--backend", "sim", "--scenario",
+                          "nope", "snapshot"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert out.stderr.startswith("gputop: unknown scenario 'nope'")
+
+
+def test_a_theme_with_a_toml_syntax_error_names_it(tmp_path, monkeypatch):
+    folder = tmp_path / "cfg" / "gputop" / "themes"
+    folder.mkdir(parents=True)
+    (folder / "bad.toml").write_text('name = "bad"\n[colors\nprimary = "#ffffff"\n')
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-m", "gputop", "--backend", "sim", "--theme", "bad"],
+                         capture_output=True, text=True, timeout=60, env=env)
+    assert out.returncode == 2
+    assert "bad.toml: not valid TOML" in out.stderr and "unknown theme" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+async def test_the_command_palette_says_each_action_once():
+    app = make_app()
+    async with app.run_test(size=(120, 40)):
+        commands = list(app.get_system_commands(app.screen))
+        titles = [c.title for c in commands]
+        assert len(titles) == len(set(titles))
+        for c in commands:
+            # the help line adds the key; it does not repeat the title in other words
+            assert c.title.lower() not in c.help.lower(), c
+
+
+async def test_the_screenshot_command_saves_where_there_is_no_downloads_folder(tmp_path,
+                                                                               monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    app = make_app(record_dir=str(tmp_path / "here"))
+    (tmp_path / "here").mkdir()
+    async with app.run_test(size=(80, 24)) as pilot:
+        command = next(c for c in app.get_system_commands(app.screen) if c.title == "Screenshot")
+        command.callback()
+        await settle(pilot)
+        saved = list((tmp_path / "here").glob("*.svg"))
+        assert len(saved) == 1 and saved[0].read_text().startswith("<svg")
+        assert any(f"screenshot saved to {saved[0]}" in t for t in toasts(app))
+
+
+def test_replay_positions_as_the_header_prints_them():
+    from gputop.tui.app import position_seconds
+
+    assert position_seconds("1:10") == 70.0
+    assert position_seconds("70") == 70.0 and position_seconds(" 0:45.5 ") == 45.5
+    assert position_seconds("1:02:03") == 3723.0
+    for bad in ("", "1:", "1:75", "x", "-3", "inf", "1:2:3:4"):
+        assert position_seconds(bad) is None, bad
+
+
+async def test_hints_show_on_the_main_view_and_s_opens_the_panel_at_their_gpu():
+    from gputop.tui.screens.modals import SaturationScreen
+
+    app = make_app("straggler")
+    async with app.run_test(size=(120, 40)) as pilot:
+        advance(app, 60)
+        await settle(pilot)
+        lines = screen_text(app).splitlines()
+        assert lines[1].startswith("CPU  38% · load 41.52"), lines[1]  # the host line
+        assert lines[2].startswith("▲ GPU 5 straggler (+1 more, s: details): GPU 5 is the slow"
+                                   " one"), lines[2]
+        card5 = app.dashboard.cards[5].line_texts()[0]
+        assert "[straggler]" in card5 and "[thermal-throttled]" in card5
+        assert "[straggler]" not in app.dashboard.cards[4].line_texts()[0]
+        await pilot.press("s")
+        await settle(pilot)
+        assert isinstance(app.screen, SaturationScreen)
+        assert app.dashboard.selected_gpu == 5
+
+
+async def test_a_healthy_node_has_no_hint_bar():
+    app = make_app("training")
+    async with app.run_test(size=(120, 40)) as pilot:
+        advance(app, 60)
+        await settle(pilot)
+        assert not app.query_one("#hints").display
+        assert "s: details" not in screen_text(app)
+
+
+async def test_cards_show_sm_activity_beside_gpu_util_where_it_is_measured():
+    from dataclasses import replace
+
+    from gputop.core.model import Saturation
+    from gputop.tui.widgets.gpu import util_text
+
+    dev = Device(index=0, utilization_gpu_pct=100)
+    assert util_text(dev) == "100%"  # no GPM: nothing made up
+    measured = replace(dev, saturation=Saturation(source="gpm", sm_active_pct=41.0))
+    assert util_text(measured) == "100%  SM act  41%"
+    app = make_app("dataloader-bound")
+    async with app.run_test(size=(120, 40)) as pilot:
+        advance(app, 5)
+        await settle(pilot)
+        assert "SM act" in app.dashboard.cards[0].line_texts()[1]
+
+
+async def test_sorting_by_host_memory_keeps_the_title_and_its_arrow():
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        advance(app, 2)
+        await pilot.press("H")
+        await settle(pilot)
+        header = next(line for line in screen_text(app).splitlines() if "COMMAND" in line)
+        assert "HOSTMEM▼" in header and "…" not in header
+
+
+async def test_the_saturation_verdicts_are_whole_at_80_columns():
+    from gputop.tui.widgets.saturation import GpuSaturation
+
+    app = make_app("straggler")
+    async with app.run_test(size=(80, 24)) as pilot:
+        advance(app, 60)
+        await pilot.press("s")
+        await settle(pilot)
+        text = screen_text(app)
+        verdicts = {card.index: card.verdict_text for card in app.screen.query(GpuSaturation)}
+        assert verdicts[5].startswith("straggler: the slow GPU of its job")
+        assert len(verdicts[5]) > 60  # longer than what is left beside the bars at 80 columns
+        for index, verdict in verdicts.items():
+            assert verdict in text, (index, verdict)
+        assert "…" not in text
+
+
+async def test_stepping_a_10_hz_replay_moves_the_shown_position_and_snapshot(tmp_path):
+    """`,`/`.` on a log of ten samples a second: each step shows in the header and on screen,
+    with the sampler running as it does for a user (not ticked by the test)."""
+    import asyncio
+
+    from gputop.backends import open_backend
+    from gputop.backends.base import BackendOptions
+    from gputop.query.recorder import Recorder
+
+    log = tmp_path / "fast.csv"
+    sim = demo_backend("training")
+    with Recorder(str(log)) as rec:
+        for _ in range(50):  # five seconds at 10 Hz
+            rec.write(sim.sample())
+            sim.clock.sleep(0.1)
+    backend = open_backend("replay", BackendOptions(replay=str(log)))
+    player = backend.player
+    app = GputopApp(backend)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("space")  # pause
+        player.seek(2.0)
+        await settle(pilot)
+
+        async def shown_after(key: str) -> tuple[str, float]:
+            await pilot.press(key)
+            want = backend.snapshot(player.index).time
+            for _ in range(100):  # the sampler's thread reads the new position
+                await asyncio.sleep(0.02)
+                await settle(pilot)
+                if app.snapshot.time == want:
+                    break
+            assert app.snapshot.time == want, key
+            header = screen_text(app).splitlines()[0]
+            return app.header.state.replay, header
+
+        seen = [await shown_after(key) for key in ("full_stop", "full_stop", "comma")]
+        assert [r for r, _ in seen] == ["⏸ 0:02.1 / 0:04.9 x1", "⏸ 0:02.2 / 0:04.9 x1",
+                                        "⏸ 0:02.1 / 0:04.9 x1"]
+        assert all(r in header for r, header in seen)
+        assert abs(app.snapshot.time - backend.snapshot(0).time - 2.1) < 1e-3

@@ -1,0 +1,44 @@
+"""SVG snapshot tests (pytest-textual-snapshot; Textual pinned exactly, see pyproject).
+
+Update after an intended change: pytest tests/unit/tui/test_snapshots.py --snapshot-update
+"""
+
+from gputop.tui.app import GputopApp
+from tests.support.demo import advance, demo_backend
+from tests.support.tui import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse fixtures
+
+
+def dashboard(scenario: str, **kwargs) -> GputopApp:
+    return GputopApp(demo_backend(scenario), autostart=False, **kwargs)
+
+
+def ticks(seconds: float):
+    async def run_before(pilot) -> None:
+        advance(pilot.app, seconds)
+        await pilot.pause()
+        await pilot.pause()
+
+    return run_before
+
+
+def test_training_dashboard_120x40(snap_compare):
+    assert snap_compare(dashboard("training"), terminal_size=(120, 40), run_before=ticks(60))
+
+
+def test_dense_16_compact_at_80x24(snap_compare):
+    assert snap_compare(dashboard("dense-16"), terminal_size=(80, 24), run_before=ticks(20))
+
+
+def test_lost_gpu_in_the_light_theme(snap_compare):
+    assert snap_compare(dashboard("gpu-lost", theme="light"), terminal_size=(120, 40),
+                        run_before=ticks(35))
+
+
+def test_filtered_processes(snap_compare):
+    async def run_before(pilot) -> None:
+        advance(pilot.app, 10)
+        await pilot.press("slash", *"svc-batch", "enter")
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(dashboard("crowded"), terminal_size=(100, 30), run_before=run_before)
