@@ -56,7 +56,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 _BEFORE = pytest.StashKey[set]()
 
 
-def _ours(proc, me: int, descendants: set[int], folders: tuple[str, ...]) -> bool:
+def _ours(proc, me: int, descendants: set[int], ancestors: set[int],
+          folders: tuple[str, ...]) -> bool:
     import psutil
 
     if proc.pid in descendants:
@@ -67,7 +68,7 @@ def _ours(proc, me: int, descendants: set[int], folders: tuple[str, ...]) -> boo
         mark = proc.environ().get(SESSION_MARK)
         if mark is not None:  # started under some suite: ours only if under this one
             return mark == str(me)
-        if _under_another_suite(proc):
+        if _under_another_suite(proc, {me, *ancestors}):
             return False
         # What sshd runs for a test has a fresh environment: it is ours when it, or what it
         # runs under, names one of our folders. The virtual environment's own path does not
@@ -82,16 +83,29 @@ def _ours(proc, me: int, descendants: set[int], folders: tuple[str, ...]) -> boo
         return False
 
 
-def _under_another_suite(proc) -> bool:
+def _under_another_suite(proc, mine: set[int]) -> bool:
     """Tell whether a process is another pytest run, or runs under one: a suite beside this one
-    (another checkout, using this checkout's virtual environment) is not ours to kill."""
+    (another checkout, using this checkout's virtual environment) is not ours to kill. The walk
+    up stops at this suite or what runs it (``mine``): an orphan a subreaper adopted is ours."""
     import psutil
 
     try:
-        chain = [proc, *proc.parents()]
-        return any("pytest" in " ".join(p.cmdline()) for p in chain)
+        for one in (proc, *proc.parents()):
+            if one.pid in mine:
+                return False
+            if _is_pytest(one.cmdline()):
+                return True
+        return False
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return False
+
+
+def _is_pytest(argv: list[str]) -> bool:
+    """Tell whether a command line runs pytest (``pytest …`` or ``python -m pytest …``); a path
+    that merely holds the word, as pytest's temporary folders do, does not count."""
+    names = [arg.rsplit("/", 1)[-1] for arg in argv[:3]]
+    return bool(names) and (names[0] in ("pytest", "py.test")
+                            or any(a == "-m" and b == "pytest" for a, b in zip(names, names[1:])))
 
 
 def left_behind(before: set[int], folders: tuple[str, ...]) -> list:
@@ -111,7 +125,7 @@ def left_behind(before: set[int], folders: tuple[str, ...]) -> list:
         ancestors = {p.pid for p in psutil.Process(me).parents()}
         found = [p for p in psutil.process_iter()
                  if p.pid not in before and p.pid != me and p.pid not in ancestors
-                 and _ours(p, me, descendants, folders)]
+                 and _ours(p, me, descendants, ancestors, folders)]
         if not found or time.monotonic() > deadline:
             return found
         time.sleep(0.2)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import psutil
 
+from tests.support.paths import ROOT
+
 pytest_plugins = ["pytester"]
 
 CONFTEST = Path(__file__).resolve().parents[1] / "conftest.py"
@@ -85,7 +87,7 @@ def test_an_orphaned_fake_nvidia_smi_loop_fails_the_run(pytester):
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == "zombie"
 
 
-def test_the_ssh_lab_stops_such_a_loop_by_its_pid(pytester):
+def test_the_ssh_lab_stops_such_a_loop_by_its_pid(pytester, monkeypatch):
     """What the SSH lab does at its end (tests/support/cluster_lab.py): each loop wrote its PID
     down, and the lab kills by PID those still running from its fakebin; the run passes."""
     pytester.makeconftest(CONFTEST.read_text())
@@ -96,6 +98,7 @@ def test_the_ssh_lab_stops_such_a_loop_by_its_pid(pytester):
         fakebin = start_loop(tmp_path)
         assert len(stop_remote_tools(tmp_path / "remote-pids", fakebin)) == 1
     """)
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the inner run imports tests.support
     assert pytester.runpytest_subprocess("-p", "no:cacheprovider").ret == 0
 
 
