@@ -14,12 +14,12 @@ command -v ssh >/dev/null 2>&1 || need+=(openssh-client)
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
 # The exporter tests run a real Prometheus server and its promtool.
 { command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; } || need+=(prometheus)
-# A real single-node Slurm for the attribution tests (tests/attribution/slurm_lab.py).
+# A real single-node Slurm for the attribution tests (tests/support/slurm_lab.py).
 [ -x /usr/sbin/slurmctld ] || need+=(slurmctld)
 [ -x /usr/sbin/slurmd ] || need+=(slurmd)
 command -v squeue >/dev/null 2>&1 || need+=(slurm-client)
 [ -x /usr/sbin/munged ] || need+=(munge)
-# The web view's tests drive a real headless Chromium (tests/web/browser.py).
+# The web view's tests drive a real headless Chromium (tests/support/browser.py).
 { command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; } \
   || need+=(chromium)
 # The call-budget tests build ../shared/tools/fakenvml, the C fake of libnvidia-ml.so.1.

@@ -137,7 +137,7 @@ LISTEN_PORT = Bound("--listen port", 0, 65535, integer=True)
 WEB_MAX_VIEWERS = Bound("web --max-viewers", 1, 100, integer=True)
 # One viewer's app process, the dashboard on the simulator's 8 GPUs with its history full (600
 # samples): its resident memory in MB, measured (40 at its first frame, 56 once full; checked by
-# tests/web/test_web_viewers.py). `gputop web` states the cap's cost with it.
+# tests/e2e/web/test_web_viewers.py). `gputop web` states the cap's cost with it.
 WEB_VIEWER_MB = 60
 
 # The power-limit advisor.

@@ -29,7 +29,7 @@ class DcgmMetric:
 
     @property
     def field(self) -> str:
-        """Return the model field read: a declared one (tests/test_named_fields.py)."""
+        """Return the model field read: a declared one (tests/unit/formats/test_named_fields.py)."""
         if self.attr is None:
             raise TypeError(f"{self.name} combines readings: it has no one field")
         return self.attr

@@ -329,7 +329,7 @@ def _memory_free(snap: Snapshot, dev: Device, count: int) -> Any:
 
 def _dev(attr: str) -> Getter:
     def get(snap: Snapshot, dev: Device, count: int) -> Any:
-        return getattr(dev, attr)  # a Device field named by the table (tests/test_named_fields)
+        return getattr(dev, attr)  # a Device field named by the table (tests/unit/formats/test_named_fields.py)
 
     return get
 

@@ -72,7 +72,7 @@ class Chromium:
 
     async def __aenter__(self) -> Chromium:
         if CHROMIUM is None:
-            raise BrowserError("chromium is not installed (.ci/run installs it)")
+            raise BrowserError("chromium is not installed (scripts/install-test-deps.sh installs it)")
         self.proc = subprocess.Popen(
             [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
              "--no-default-browser-check", "--disable-extensions", "--disable-sync",

@@ -179,7 +179,7 @@ def lab_fixture(tmp_path_factory: pytest.TempPathFactory):
     """Build the lab once a test session (tests/e2e/cluster/conftest.py makes it the folder's)."""
     if find_sshd() is None:
         pytest.skip("OpenSSH server (sshd) is not installed: apt-get install openssh-server "
-                    "(.ci/run installs it)")
+                    "(scripts/install-test-deps.sh installs it)")
     if shutil.which("ssh") is None and not os.access("/usr/bin/ssh", os.X_OK):
         pytest.skip("OpenSSH client (ssh) is not installed")
     lab = build_lab(tmp_path_factory.mktemp("ssh-lab"))

@@ -23,7 +23,7 @@ from tests.support.ssh_harness import free_port
 def find(tool: str) -> str:
     path = shutil.which(tool)
     if path is None:
-        raise RuntimeError(f"{tool} not found: .ci/run installs Debian's prometheus package")
+        raise RuntimeError(f"{tool} not found: scripts/install-test-deps.sh installs Debian's prometheus package")
     return path
 
 

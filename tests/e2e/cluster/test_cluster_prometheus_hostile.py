@@ -43,7 +43,7 @@ def once(url: str) -> tuple[int, int, str, float]:
 
 def test_the_live_view_quits_at_once_while_the_server_never_answers(serve, tmp_path):
     if subprocess.run(["which", "tmux"], capture_output=True).returncode != 0:
-        pytest.fail("tmux is needed (.ci/run installs it)")
+        pytest.fail("tmux is needed (scripts/install-test-deps.sh installs it)")
     from tests.support.tmux import Pane
 
     server = serve(hostile_http.silent)

@@ -10,7 +10,7 @@ from tests.support.ssh_harness import toml_hosts
 from tests.support.web_server import gone, start_web
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed: "
-                                "apt-get install chromium (.ci/run installs it)")
+                                "apt-get install chromium (scripts/install-test-deps.sh installs it)")
 
 
 async def test_the_ssh_cluster_view_in_chromium(lab, tmp_path):

@@ -50,7 +50,7 @@ def node(tmp_path_factory):
     if why is not None:
         pytest.skip(why)
     if find_sshd() is None:
-        pytest.skip("OpenSSH server (sshd) is not installed (.ci/run installs it)")
+        pytest.skip("OpenSSH server (sshd) is not installed (scripts/install-test-deps.sh installs it)")
     tmp = tmp_path_factory.mktemp("slurm-e2e")
     folder = cfake.build(tmp / "fakenvml")
     (tmp / "slurm").mkdir()

@@ -11,7 +11,7 @@ from tests.support.tmux import Pane
 @pytest.fixture
 def pane(tmp_path):
     if subprocess.run(["which", "tmux"], capture_output=True).returncode != 0:
-        pytest.fail("tmux is needed (.ci/run installs it)")
+        pytest.fail("tmux is needed (scripts/install-test-deps.sh installs it)")
     panes = []
 
     def start(*args: str, env: dict[str, str] | None = None, size=(100, 30)) -> Pane:

@@ -16,7 +16,7 @@ from tests.support.browser import CHROMIUM, Chromium
 from tests.support.web_server import start_web
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed: "
-                                "apt-get install chromium (.ci/run installs it)")
+                                "apt-get install chromium (scripts/install-test-deps.sh installs it)")
 
 SIM = ("--backend", "sim", "--seed", "0", "--interval", "0.5")
 CARD_TITLE = re.compile(r"^\s*\d+ H100 80GB HBM3\s", re.M)
