@@ -19,6 +19,7 @@ import pytest
 
 from tests.support import cfake, hostile
 from tests.support.paths import ROOT
+from tests.support.prom_harness import find, start_exporter, stop
 
 
 @pytest.fixture(scope="module")
@@ -95,3 +96,25 @@ def test_the_agent_stream_the_cluster_view_reads_is_json_a_strict_parser_reads(n
     by_pid = {p["pid"]: p for d in json.loads(snapshot)["devices"] for p in d["processes"]}
     assert by_pid[procs.pids["bad-utf8"]]["command"] == "BAD\ufffd\ufffd 3600"
     assert by_pid[procs.pids["escapes"]]["command"].startswith(hostile.ARGV0)
+
+
+def test_the_exporter_writes_no_control_character_and_promtool_reads_it(node, monkeypatch):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    procs, env = node
+    for key, value in env.items():  # the exporter's process inherits the fake NVML
+        monkeypatch.setenv(key, value)
+    exporter = start_exporter("--backend", "nvml")
+    try:
+        body = exporter.metrics()  # decoded strictly as UTF-8
+    finally:
+        stop(exporter.proc)
+    assert hostile.inert(body), [line for line in body.split("\n") if not line.isprintable()]
+    names = {s.labels["pid"]: s.labels["name"]
+             for family in text_string_to_metric_families(body) for s in family.samples
+             if s.name == "gputop_process_gpu_memory_bytes"}
+    assert names[str(procs.pids["escapes"])] == "^[[2J\ufffd^G\\u202eX"
+    assert names[str(procs.pids["plain"])] == "sleep"
+    out = subprocess.run([find("promtool"), "check", "metrics"], input=body.encode(),
+                         capture_output=True, timeout=30)
+    assert out.returncode in (0, 3), out.stdout + out.stderr  # 3: lint remarks, no parse error
