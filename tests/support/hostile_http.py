@@ -8,6 +8,8 @@ import socket
 import threading
 from collections.abc import Callable
 
+import pytest
+
 MIB = 1024 * 1024
 _SERIES = b'{"metric":{},"value":[1,"1"]},'
 
@@ -122,3 +124,18 @@ class HostileServer:
                 pass
         for thread in [self._accepter, *threads]:
             thread.join(5)
+
+
+@pytest.fixture(name="serve")
+def serve_fixture():
+    """Start hostile servers for a test (``serve(behaviour)``) and close them all after it."""
+    servers: list[HostileServer] = []
+
+    def start(behaviour) -> HostileServer:
+        server = HostileServer(behaviour)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.close()

@@ -13,25 +13,11 @@ import psutil
 import pytest
 
 from tests.support import hostile_http
-from tests.support.hostile_http import HostileServer
+from tests.support.hostile_http import HostileServer, serve_fixture  # noqa: F401 - `serve`
 from tests.support.peak_rss import peak_run
 
 ONCE_TIMEOUT_S = 2
 # What an interpreter's start and the parse of the options take on a loaded 2-core machine.
-
-
-@pytest.fixture
-def serve():
-    servers: list[HostileServer] = []
-
-    def start(behaviour) -> HostileServer:
-        server = HostileServer(behaviour)
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.close()
 
 
 def once(url: str) -> tuple[int, int, str, float]:
