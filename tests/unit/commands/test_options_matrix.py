@@ -150,8 +150,9 @@ def test_npu_smi_timeout_from_the_environment(tmp_path: Path, value):
 
 def test_options_module_is_below_the_entry_point():
     """No module under gputop/ imports the entry point: it imports them, not the reverse. The
-    import-linter contract "commands" (pyproject.toml, run by tests/e2e/commands/test_import_hygiene.py) keeps
-    it so in the source; this checks the modules as they run."""
+    import-linter contract "commands" (pyproject.toml, run by
+    tests/e2e/commands/test_import_hygiene.py) keeps it so in the source; this checks the
+    modules as they run."""
     # importing every command module does not pull it in
     probe = ("import sys, importlib\n"
              "for m in ('gputop.config.options', 'gputop.commands.query', 'gputop.commands.snapshot',"
