@@ -9,12 +9,10 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 
 from gputop.backends.base import BackendOptions, BackendUnavailable
 from gputop.backends.npu_smi.backend import NpuSmiBackend
-from gputop.backends.npu_smi.hostprocs import HostFacts
 from gputop.backends.npu_smi.runner import NpuSmiExitError, NpuSmiTimeout, Runner, find_npu_smi
 from gputop.sampler import Sampler
 from tests.support.npu_smi import FakeNpuSmi
@@ -305,17 +303,3 @@ def test_sampler_keeps_the_backend_health_hint(fake_npu_smi: FakeNpuSmi) -> None
             (0, "device-unhealthy", "critical")]
     finally:
         backend.close()
-
-
-def test_host_facts_only_for_the_same_process() -> None:
-    me = psutil.Process()
-    facts = HostFacts()
-    got = facts.collect({os.getpid(): me.name()})
-    assert got[os.getpid()]["user"] == me.username()
-    assert got[os.getpid()]["host_memory_mib"] > 0
-    assert got[os.getpid()]["cpu_pct"] is None  # no interval yet
-    again = facts.collect({os.getpid(): me.name()})
-    assert isinstance(again[os.getpid()]["cpu_pct"], float)
-    # A PID npu-smi names differently (another PID namespace) or not at all gets nothing.
-    assert facts.collect({os.getpid(): "not-this-one"}) == {}
-    assert facts.collect({os.getpid(): None}) == {}

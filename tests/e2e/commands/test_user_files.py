@@ -186,22 +186,6 @@ def test_the_dashboard_notes_an_unreadable_journal_and_goes_on(tmp_path):
 # ---------------------------------------------------------------- a --sim-state gputop cannot write
 
 
-def test_a_limit_the_state_file_cannot_keep_is_not_set(tmp_path):
-    from gputop.backends import open_backend
-    from gputop.backends.base import BackendError, BackendOptions
-
-    state = tmp_path / "gone" / "state.json"  # its folder does not exist
-    backend = open_backend("sim", BackendOptions(sim_state=str(state)))
-    try:
-        with pytest.raises(BackendError) as caught:
-            backend.set_power_limit(0, 500)
-        assert str(caught.value) == (f"simulator state file {state}: cannot write in its folder:"
-                                     " No such file or directory")
-        assert backend.sample([0]).devices[0].power_limit_w == 700  # as before the attempt
-    finally:
-        backend.close()
-
-
 def without_dac_override() -> None:
     """In a child run as root: give up CAP_DAC_OVERRIDE from the bounding set, so that after
     exec the folder's mode bits bind root as they bind any user."""
