@@ -2,7 +2,7 @@
 
 Costs are kept to what a bare pynvml script would pay for the same data: handles and static
 facts are read once in open(); slow-changing values (limits, modes, PCIe maxima) are refreshed
-every ``SLOW_REFRESH_S``; a field the device does not support is asked once, then never again.
+every ``reads.SLOW_REFRESH_S``; a field the device does not support is asked once, then never again.
 
 Failure policy: a per-field NOT_SUPPORTED / NO_PERMISSION is ``None``; GPU_IS_LOST marks that
 device ``lost`` and any other NVML error marks it ``error`` (with the reason) while the others
@@ -35,7 +35,6 @@ from gputop.backends.base import (
 from gputop.backends.nvml import mig, procs, reads
 from gputop.backends.nvml.gpm import NO_SATURATION, DeviceGpm, is_supported
 from gputop.backends.nvml.procs import ProcessBuffers
-from gputop.backends.nvml.reads import SLOW_REFRESH_S  # noqa: F401 - tests tune it here
 from gputop.backends.nvml.xid import XidEvents
 from gputop.core.budget import EVERYTHING, Wants
 from gputop.core.model import (

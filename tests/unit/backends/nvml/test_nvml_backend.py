@@ -20,6 +20,7 @@ from gputop.backends.base import (
     Unsupported,
 )
 from gputop.backends.nvml import backend as nvml_backend
+from gputop.backends.nvml import reads
 from gputop.backends.nvml.backend import NvmlBackend
 from gputop.backends.nvml.gpm import MIN_INTERVAL_S
 from gputop.core import budget, clock_events
@@ -208,7 +209,7 @@ def test_static_facts_are_read_once_and_slow_values_cached(h100_node) -> None:
     assert nv.count("nvmlDeviceGetPowerUsage") == 40
     assert nv.count("nvmlDeviceGetEncoderUtilization") == 40  # live: every tick
     assert nv.count("nvmlDeviceGetClockInfo") == 40 * 4  # SM, memory, graphics, video
-    clock.advance(nvml_backend.SLOW_REFRESH_S)
+    clock.advance(reads.SLOW_REFRESH_S)
     backend.sample()
     assert nv.count("nvmlDeviceGetEccMode") == 16
     assert nv.count("nvmlDeviceGetTotalEccErrors") == 64
@@ -226,7 +227,7 @@ def test_slow_values_follow_a_change_after_the_refresh_period(h100_node) -> None
     nv.gpus[1].mig = 1
     nv.gpus[1].ecc = 0
     assert backend.sample([1]).devices[0].mig_mode == "disabled"
-    clock.advance(nvml_backend.SLOW_REFRESH_S)
+    clock.advance(reads.SLOW_REFRESH_S)
     dev = backend.sample([1]).devices[0]
     assert dev.mig_mode == "enabled" and dev.ecc_mode is False
 
@@ -299,7 +300,7 @@ def test_ecc_counters_are_not_asked_while_ecc_is_off() -> None:
         assert (dev.ecc_mode, dev.ecc_mode_pending) == (False, True)
         assert dev.ecc_errors_corrected_volatile is None  # N/A, never a made-up 0
         gpu.ecc = 1  # after the reset: the counters are read again at the next slow refresh
-        clock.advance(nvml_backend.SLOW_REFRESH_S)
+        clock.advance(reads.SLOW_REFRESH_S)
         dev = backend.sample().devices[0]
     assert dev.ecc_errors_corrected_volatile == 0 and dev.ecc_errors_uncorrected_aggregate == 0
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gputop.backends.base import BackendOptions
-from gputop.backends.nvml import backend as nvml_backend
+from gputop.backends.nvml import reads
 from gputop.backends.nvml.backend import NvmlBackend
 from gputop.backends.nvml.mig import profile_of
 from tests.support.fake_pynvml import (
@@ -88,7 +88,7 @@ def test_mig_reads_only_on_mig_gpus_and_the_layout_only_on_the_slow_period():
         # NOT_SUPPORTED is remembered: utilization is asked once of the MIG parent, then never
         assert per_tick["nvmlDeviceGetUtilizationRates"] == 1  # GPU 1 only
         assert per_tick["nvmlDeviceGetProcessUtilization"] == 1  # GPU 1 only
-        clock.advance(nvml_backend.SLOW_REFRESH_S)
+        clock.advance(reads.SLOW_REFRESH_S)
         backend.sample()
         assert nv.count("nvmlDeviceGetMaxMigDeviceCount") == probe[
             "nvmlDeviceGetMaxMigDeviceCount"] + 1  # the MIG GPU's layout, once per slow period
@@ -100,7 +100,7 @@ def test_a_gpu_without_mig_makes_no_mig_call():
     backend, nv, clock = make([h100(0)])
     with backend:
         for _ in range(3):
-            clock.advance(nvml_backend.SLOW_REFRESH_S)
+            clock.advance(reads.SLOW_REFRESH_S)
             dev = backend.sample().devices[0]
     assert dev.mig_instances == ()
     assert all(nv.count(fn) == 0 for fn in MIG_CALLS)
@@ -116,7 +116,7 @@ def test_a_repartitioned_gpu_is_seen_on_the_slow_period():
         gpu.processes = []
         clock.advance(1)
         backend.sample()  # may still show the old layout (or lose the torn-down devices)
-        clock.advance(nvml_backend.SLOW_REFRESH_S)
+        clock.advance(reads.SLOW_REFRESH_S)
         dev = backend.sample().devices[0]
     assert [m.gpu_instance_id for m in dev.mig_instances] == list(range(7, 14))
     assert {m.profile for m in dev.mig_instances} == {"1g.10gb"}
@@ -133,7 +133,7 @@ def test_mig_turned_off_leaves_no_instances_behind():
         gpu.mig, gpu.mig_instances = 0, []
         for p in gpu.processes:
             p.gpu_instance_id = p.compute_instance_id = 0xFFFFFFFF
-        clock.advance(nvml_backend.SLOW_REFRESH_S)
+        clock.advance(reads.SLOW_REFRESH_S)
         dev = backend.sample().devices[0]
     assert dev.mig_mode == "disabled" and dev.mig_instances == ()
     assert sorted(p.pid for p in dev.processes) == [21180, 21181, 21198]
@@ -146,7 +146,7 @@ def test_utilization_comes_back_when_mig_is_turned_off():
     with backend:
         assert backend.sample().devices[0].utilization_gpu_pct is None
         gpu.mig, gpu.mig_instances = 0, []
-        clock.advance(nvml_backend.SLOW_REFRESH_S)
+        clock.advance(reads.SLOW_REFRESH_S)
         backend.sample()  # the MIG mode is read after this tick's utilization
         clock.advance(1)
         dev = backend.sample().devices[0]
@@ -197,7 +197,7 @@ def test_process_lists_a_mig_device_refused_come_back_when_mig_is_turned_off():
         gpu.mig, gpu.mig_instances = 0, []
         for p in gpu.processes:
             p.gpu_instance_id = p.compute_instance_id = 0xFFFFFFFF
-        clock.advance(nvml_backend.SLOW_REFRESH_S)
+        clock.advance(reads.SLOW_REFRESH_S)
         backend.sample()  # the MIG mode is read after this tick's process lists
         clock.advance(1)
         dev = backend.sample().devices[0]
