@@ -65,11 +65,31 @@ class AdviseEnv:
 
 
 def make_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AdviseEnv:
-    """Each test module wraps this in its own `adv` fixture."""
+    """Return a fresh environment: no simulator state, no journal, a folder of the test's own."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
     monkeypatch.delenv("GPUTOP_SIM_STATE", raising=False)
     monkeypatch.delenv("GPUTOP_SIM_NO_PERMISSION", raising=False)
     return AdviseEnv(tmp_path)
+
+
+@pytest.fixture(name="adv")
+def adv_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AdviseEnv:
+    """Give the test its own advisor environment (the advisor folders' conftests import it)."""
+    return make_env(tmp_path, monkeypatch)
+
+
+def state_sim(adv: AdviseEnv, **options) -> SimBackend:
+    """Open a simulator that keeps its power limits in ``adv``'s state file."""
+    backend = SimBackend(BackendOptions(sim_state=str(adv.state), **options))
+    backend.open()
+    return backend
+
+
+def dead_pid() -> int:
+    """Return the PID of a process that has exited (and been reaped)."""
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
 
 
 TOLERANCE_PP = 2.0

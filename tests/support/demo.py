@@ -8,6 +8,7 @@ from dataclasses import replace
 from gputop.backends.base import BackendOptions
 from gputop.backends.sim.backend import SimBackend
 from gputop.backends.sim.clock import SimClock
+from gputop.core.model import Snapshot
 from gputop.host.load import HostFacts
 
 FIXED_EPOCH = 1763769600.0  # 2025-11-22 00:00:00 UTC
@@ -44,3 +45,13 @@ def advance(app, seconds: float, interval: float = 1.0) -> None:
     for _ in range(steps):
         app.sampler.tick()
         clock.sleep(interval)
+
+
+def sim_snapshot(scenario: str = "training") -> Snapshot:
+    """Return one sample of the simulator's ``scenario`` (seed 1), its backend closed again."""
+    backend = SimBackend(BackendOptions(scenario=scenario, seed=1))
+    backend.open()
+    try:
+        return backend.sample()
+    finally:
+        backend.close()

@@ -10,14 +10,7 @@ import pytest
 
 from gputop.backends.sim import physics
 from gputop.backends.sim.scenario import load
-from tests.support.advise import make_env
 from tests.support.paths import ROOT, SUPPORT
-
-
-@pytest.fixture
-def adv(tmp_path, monkeypatch):
-    return make_env(tmp_path, monkeypatch)
-
 
 FAKE_JOB = SUPPORT / "fake_job.py"
 

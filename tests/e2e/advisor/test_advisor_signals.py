@@ -10,14 +10,7 @@ import time
 
 import pytest
 
-from tests.support.advise import make_env
 from tests.support.paths import ROOT
-
-
-@pytest.fixture
-def adv(tmp_path, monkeypatch):
-    return make_env(tmp_path, monkeypatch)
-
 
 SWEEP = ("--sweep", "--sim-speed", "40", "--settle", "4", "--measure", "6", "--json")
 ORIGINAL = [700.0] * 8

@@ -17,6 +17,7 @@ from gputop.cluster.hosts import HostSpec
 from gputop.cluster.node import Policy
 from gputop.cluster.remote import ssh_argv
 from gputop.cluster.transport import Cluster
+from tests.support import strict_json
 from tests.support.cluster_lab import INTERVAL, Lab
 from tests.support.paths import ROOT
 from tests.support.ssh_harness import login_name, toml_hosts, write_bare_ssh_config
@@ -286,10 +287,6 @@ def test_cli_usage_errors_are_one_line():
         assert what in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
 
 
-def _refuse_constant(name: str):
-    raise AssertionError(f"{name} is not JSON")
-
-
 def test_nodes_lying_with_numbers_are_protocol_errors_and_the_others_go_on(lab: Lab,
                                                                            tmp_path: Path):
     """1e400, a 400-digit integer and "saturation": null over real ssh: each liar is
@@ -301,7 +298,7 @@ def test_nodes_lying_with_numbers_are_protocol_errors_and_the_others_go_on(lab: 
               "--connect-timeout", "5")
     proc = run_cli(*common, "--json")
     assert proc.returncode == 1 and proc.stderr == "", proc.stderr
-    nodes = {n["host"]: n for n in json.loads(proc.stdout, parse_constant=_refuse_constant)["nodes"]}
+    nodes = {n["host"]: n for n in strict_json.loads(proc.stdout)["nodes"]}
     assert nodes["node-b"]["state"] == "ok"
     for name, key in (("liar-overflow", "devices[1].power_draw_w"),
                       ("liar-bignum", "devices[1].memory_used_mib"),

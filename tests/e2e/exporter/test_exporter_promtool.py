@@ -1,24 +1,13 @@
-"""The exporter without Prometheus: what it emits for a snapshot, and how it serves it."""
+"""promtool, run on what the exporter emits, finds only the names dcgm-exporter chose."""
 
 from __future__ import annotations
 
 import subprocess
 
-from gputop.backends.base import BackendOptions
-from gputop.backends.sim.backend import SimBackend
-from gputop.core.model import Snapshot
 from gputop.exporter import collect, exposition, own
 from gputop.formats import dcgm
+from tests.support.demo import sim_snapshot
 from tests.support.prom_harness import find
-
-
-def sim_snapshot(scenario: str = "training") -> Snapshot:
-    backend = SimBackend(BackendOptions(scenario=scenario, seed=1))
-    backend.open()
-    try:
-        return backend.sample()
-    finally:
-        backend.close()
 
 
 def test_promtool_finds_only_the_names_dcgm_exporter_chose():

@@ -1,4 +1,5 @@
-"""Fixtures the real-terminal tests share."""
+"""Fixtures the dashboard tests with real processes and terminals share: clock text in UTC and
+none of the developer's themes (autouse), a tmux pane, and a real process to signal."""
 
 import subprocess
 import sys
@@ -6,6 +7,7 @@ import sys
 import pytest
 
 from tests.support.tmux import Pane
+from tests.support.tui import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse
 
 
 @pytest.fixture
@@ -25,3 +27,13 @@ def pane(tmp_path):
     yield start
     for p in panes:
         p.close()
+
+
+@pytest.fixture
+def child():
+    """Start a real local process for the dashboard to signal; kill it afterwards if it lives."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    yield proc
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()

@@ -37,12 +37,10 @@ from gputop.tui.widgets.processes import ProcessTable
 from tests.support import cfake, hostile
 from tests.support.kernel_lab import Lab
 from tests.support.tmux import Pane
-from tests.support.tui import (  # noqa: F401 - autouse fixtures
-    no_user_themes_fixture,
+from tests.support.tui import (
     screen_styles,
     screen_text,
     settle,
-    utc_fixture,
 )
 
 DOCKER_ID = "4f1c2d9e8b7a6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d"

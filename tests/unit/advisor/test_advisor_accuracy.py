@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from gputop.backends.base import BackendOptions
 from gputop.backends.sim.backend import SimBackend
-from tests.support.advise import TOLERANCE_PP, make_env, sweep
+from tests.support.advise import TOLERANCE_PP, sweep
 
-
-@pytest.fixture
-def adv(tmp_path, monkeypatch):
-    return make_env(tmp_path, monkeypatch)
 
 @pytest.mark.parametrize("scenario,seed,kind", [
     ("training", 0, "compute-bound"),
@@ -55,17 +49,3 @@ def test_memory_bound_costs_little_and_compute_bound_costs_more(adv):
     assert rec.saved_w > 150 and rec.energy_change_pct < -5 and rec.perf_per_w > 1.05
 
 
-def test_done_when_command(adv):
-    """The issue's command (at a higher sim speed to keep the suite fast, default windows)."""
-    proc = adv.run("--sweep", "--max-slowdown", "5", "--json", "--sim-speed", "200", timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    doc = json.loads(proc.stdout)
-    sweep_doc = doc["sweep"]
-    assert sweep_doc["settle_s"] == 10 and sweep_doc["measure_s"] == 20
-    assert sweep_doc["recommendation"]["limit_w"] < 700
-    assert sweep_doc["recommendation"]["slowdown_pct"] <= 5
-    for row in sweep_doc["rows"]:
-        assert abs(row["error_pp"]) <= TOLERANCE_PP, row
-    assert len(doc["passive"]) == 8
-    assert adv.limits() == [700.0] * 8
-    assert adv.journals() == []

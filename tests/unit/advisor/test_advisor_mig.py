@@ -3,19 +3,10 @@ and its estimate follows the slowdown of the instances' jobs (the simulator's gr
 
 from __future__ import annotations
 
-import json
-
-import pytest
-
 from gputop.advisor import passive, render
 from gputop.backends.base import BackendOptions
 from gputop.backends.sim.backend import SimBackend
-from tests.support.advise import TOLERANCE_PP, make_env, sweep
-
-
-@pytest.fixture
-def adv(tmp_path, monkeypatch):
-    return make_env(tmp_path, monkeypatch)
+from tests.support.advise import TOLERANCE_PP, sweep
 
 
 def _summaries(scenario: str) -> list[passive.PassiveGpu]:
@@ -42,19 +33,6 @@ def test_a_sweep_of_mig_gpus_measures_their_instances_jobs(adv):
     for row in result.rows:
         assert abs(row.slowdown_pct - row.true_slowdown_pct) <= TOLERANCE_PP, row
     assert result.recommendation is not None and result.recommendation.row.slowdown_pct <= 5.0
-
-
-def test_the_cli_report_says_so_once_and_restores_the_parents_limit(adv):
-    proc = adv.run("--sweep", "-i", "2", "--sim-speed", "1000", "--settle", "2", "--measure",
-                   "5", "--no-plot", scenario="mig", timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert [line for line in proc.stdout.splitlines() if line.startswith("MIG:")] == [
-        "MIG: GPU 2 (3g.40gb, 2x 2g.20gb). Power limits are per physical GPU: the advisor sets"
-        " the whole GPU's limit and measures the slowdown of all its instances' jobs together."]
-    assert adv.limits(scenario="mig") == [700.0] * 8 and adv.journals() == []
-    doc = json.loads(adv.run("--window", "2", "--sim-speed", "100", "--json", "-i", "2,4",
-                             scenario="mig").stdout)
-    assert [g["mig_profiles"] for g in doc["passive"]] == [["3g.40gb", "2g.20gb", "2g.20gb"], []]
 
 
 async def test_the_advisor_screen_shows_the_line(adv):

@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-
-import pytest
 from textual.widgets import DataTable
 
 from gputop.advisor.recommend import SweepConfig
 from gputop.sampler import Sampler
 from gputop.tui.screens.advisor import AdvisorScreen
-from tests.support.advise import Host, make_env, open_sim, text_of, wait_until
+from tests.support.advise import Host, open_sim, text_of, wait_until
 from tests.support.tui import notices
-
-
-@pytest.fixture
-def adv(tmp_path, monkeypatch):
-    return make_env(tmp_path, monkeypatch)
 
 FAST = SweepConfig(settle_s=2, measure_s=6)
 
@@ -97,29 +88,6 @@ async def test_no_permission_and_readonly_change_nothing(adv, monkeypatch):
         assert not ro.screen.running and "read-only" in text_of(ro.screen, "#adv-status")
     assert [d.power_limit_w for d in backend.sample().devices] == [700.0] * 8
     assert not adv.state.exists() and adv.journals() == []
-
-
-@pytest.mark.parametrize("readonly", [False, True])
-async def test_the_dashboard_warns_at_start_of_limits_a_killed_run_left_changed(adv, readonly):
-    from gputop.advisor import journal
-    from gputop.tui.app import GputopApp
-
-    backend = open_sim(adv)
-    info = backend.info()
-    dead = subprocess.Popen(["true"])
-    dead.wait()
-    path = journal.journal_path(info.host, "sim", [info.devices[3].uuid])
-    journal.write(path, info.host, "sim", [journal.JournalEntry(3, info.devices[3].uuid, 700.0)])
-    doc = path.read_text().replace(f'"pid": {os.getpid()}', f'"pid": {dead.pid}')
-    path.write_text(doc)
-    app = GputopApp(backend, autostart=False, readonly=readonly)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
-        [note] = [n for n in notices(app) if n.title == "power limits"]
-        assert note.severity == "error"
-        assert "did not put them back" in note.message and str(path) in note.message
-        assert ("Press a then r" in note.message) is not readonly
-        assert "gputop advise --restore" in note.message
 
 
 async def test_the_dashboard_says_nothing_of_limits_when_no_run_left_any(adv):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 
 import pytest
 
@@ -17,16 +16,10 @@ from gputop.advisor.recommend import (
     recommend,
 )
 from gputop.advisor.safety import SignalExit, SignalGuard, missing_privilege
-from gputop.backends.base import BackendOptions, NoPermission
-from gputop.backends.sim.backend import SimBackend
+from gputop.backends.base import NoPermission
 from gputop.core.errors import GputopError
 from gputop.core.model import Device, Saturation, Snapshot
-from tests.support.advise import make_env
-
-
-@pytest.fixture
-def adv(tmp_path, monkeypatch):
-    return make_env(tmp_path, monkeypatch)
+from tests.support.advise import state_sim
 
 
 def dev(i=0, power=300.0, limit=400.0, energy=0.0, clock=1400.0, reasons=("sw_power_cap",),
@@ -166,14 +159,8 @@ def test_plan_never_raises_a_limit_or_goes_below_a_minimum():
 
 
 # ------------------------------------------------------------------ journal
-def sim(adv, **kw):
-    b = SimBackend(BackendOptions(sim_state=str(adv.state), **kw))
-    b.open()
-    return b
-
-
 def test_journal_written_before_change_and_removed_after_restore(adv):
-    b = sim(adv)
+    b = state_sim(adv)
     guard = journal.LimitGuard(b, [0, 2])
     j = guard.begin()
     doc = json.loads(j.path.read_text())
@@ -191,7 +178,7 @@ def test_journal_written_before_change_and_removed_after_restore(adv):
 
 
 def test_guard_restores_when_the_body_raises(adv):
-    b = sim(adv)
+    b = state_sim(adv)
     with pytest.raises(RuntimeError):
         with journal.LimitGuard(b, [1]) as guard:
             guard.set({1: 300.0})
@@ -199,35 +186,8 @@ def test_guard_restores_when_the_body_raises(adv):
     assert b.power_limit(1) == 700 and adv.journals() == []
 
 
-def dead_pid() -> int:
-    proc = subprocess.Popen(["true"])
-    proc.wait()
-    return proc.pid
-
-
-def test_restore_failure_keeps_the_journal_and_names_the_commands(adv, monkeypatch):
-    b = sim(adv)
-    guard = journal.LimitGuard(b, [3])
-    guard.begin()
-    guard.set({3: 400.0})
-    monkeypatch.setenv("GPUTOP_SIM_NO_PERMISSION", "1")
-    with pytest.raises(journal.RestoreFailed, match=r"sudo nvidia-smi -i 3 -pl 700"):
-        guard.finish()
-    [path] = adv.journals()
-    monkeypatch.delenv("GPUTOP_SIM_NO_PERMISSION")
-    # As if this process had been killed: the journal's writer is gone.
-    doc = json.loads(path.read_text())
-    doc["pid"] = dead_pid()
-    path.write_text(json.dumps(doc))
-    again = sim(adv)
-    [left] = journal.leftovers(again)
-    assert left.entries[0].original_w == 700
-    assert journal.restore_from(again, left) == [(3, 400.0, 700.0)]
-    assert adv.journals() == [] and sim(adv).power_limit(3) == 700
-
-
 def test_restore_matches_devices_by_uuid(adv):
-    b = sim(adv)
+    b = state_sim(adv)
     path = journal.journal_path(b.info().host, "sim", ["GPU-elsewhere"])
     j = journal.write(path, b.info().host, "sim", [journal.JournalEntry(0, "GPU-elsewhere", 500)])
     with pytest.raises(GputopError, match="names devices this node does not have"):
@@ -287,7 +247,7 @@ def test_missing_privilege_on_nvml(monkeypatch):
 
 
 def test_sim_no_permission_env(adv, monkeypatch):
-    b = sim(adv)
+    b = state_sim(adv)
     monkeypatch.setenv("GPUTOP_SIM_NO_PERMISSION", "1")
     with pytest.raises(NoPermission, match="CAP_SYS_ADMIN"):
         b.set_power_limit(0, 500)

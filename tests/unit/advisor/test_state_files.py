@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,6 @@ from gputop.backends import open_backend
 from gputop.backends.base import BackendError, BackendOptions
 from gputop.core import userfile
 from gputop.core.errors import GputopError
-from tests.support.paths import ROOT, gputop_cmd
 
 MIN_W, MAX_W = 200, 700  # the training scenario's H100: power_limit_min_w .. max_w
 
@@ -74,24 +72,6 @@ def test_a_good_limit_is_used(tmp_path):
         assert backend.sample([0]).devices[0].power_limit_w == 450
     finally:
         backend.close()
-
-
-def test_the_reported_state_file_is_one_line_in_every_command(tmp_path):
-    state = tmp_path / "state.json"
-    state.write_text('{"power_limits": [1]}')
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUTOP_")}
-    env["XDG_STATE_HOME"] = str(tmp_path / "xdg")
-    for argv in (["snapshot", "--json"], ["advise", "--sweep", "--dry-run"],
-                 ["--query-gpu=index,power.limit", "--format=csv"]):
-        r = subprocess.run(gputop_cmd(*argv, "--backend", "sim", "--sim-state", str(state)),
-                           capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
-        assert r.returncode == 1 and r.stdout == "", (argv, r.stderr)
-        assert r.stderr.splitlines() == [
-            f"gputop: simulator state file {state}: \"power_limits\" must map GPU UUIDs to watts,"
-            " found an array"], argv
-
-
-# ---------------------------------------------------------------- the advisor's journal
 
 
 def journal_doc(**devices_and_fields) -> dict:

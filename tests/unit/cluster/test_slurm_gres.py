@@ -16,7 +16,6 @@ from gputop.cluster.slurm import (
 from gputop.commands.cluster import JobView, job_devices, only_jobs
 from gputop.core.model import Device, Job, Process, Snapshot
 from tests.support.paths import FIXTURES as ALL_FIXTURES
-from tests.support.paths import ROOT
 
 FIXTURES = ALL_FIXTURES / "slurm"
 
@@ -178,16 +177,3 @@ def test_job_gpus_refuses_what_is_not_a_job_id(job):
         slurm.job_gpus(job)
 
 
-@pytest.mark.parametrize("flag", [["--slurm", "42"], ["--slurm-me"]])
-def test_slurm_with_the_prometheus_view_is_one_line(flag):
-    """The Prometheus view has no node snapshot to find a job's GPUs in: refused, not ignored."""
-    import subprocess
-    import sys
-
-    out = subprocess.run([sys.executable, "-m", "gputop", "cluster", "--prometheus",
-                          "http://127.0.0.1:1", *flag, "--once"],
-                         cwd=ROOT, capture_output=True, text=True,
-                         timeout=60)
-    assert out.returncode == 2 and out.stdout == ""
-    assert out.stderr == ("gputop: --slurm and --slurm-me watch a job's nodes over SSH; "
-                          "they do not go with --prometheus\n")

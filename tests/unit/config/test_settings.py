@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -16,19 +13,7 @@ from gputop.config.columns import PROCESS_COLUMNS
 from gputop.config.settings import Settings, load
 from gputop.core.errors import UsageError
 from tests.support.paths import ROOT
-
-
-def write(folder: Path, text: str) -> Path:
-    path = folder / "gputop" / "config.toml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-@pytest.fixture
-def config_home(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
-    return tmp_path
+from tests.support.settings_file import config_home_fixture, write_settings  # noqa: F401
 
 
 def dashboard_args(*argv: str):
@@ -48,7 +33,7 @@ def readme_example() -> str:
 
 
 def test_the_readme_example_is_a_valid_file_and_sets_every_key(config_home):
-    settings = load(write(config_home, readme_example()))
+    settings = load(write_settings(config_home, readme_example()))
     assert settings.theme == "light" and settings.interval == 2.0 and settings.readonly is True
     assert settings.sort == "gpu_mem" and settings.sort_descending is True
     assert settings.columns == ("gpu", "pid", "user", "job", "gpu_mem", "sm", "cpu", "time",
@@ -63,7 +48,7 @@ def test_columns_are_those_of_the_process_table():
 
 
 def test_columns_are_drawn_in_the_tables_order_whatever_the_files_order(config_home):
-    settings = load(write(config_home, 'columns = ["command", "pid"]\n'))
+    settings = load(write_settings(config_home, 'columns = ["command", "pid"]\n'))
     assert settings.columns == ("pid", "command")
 
 
@@ -97,7 +82,7 @@ def test_columns_are_drawn_in_the_tables_order_whatever_the_files_order(config_h
     ('theme = "light\n', "not valid TOML: "),
 ])
 def test_a_bad_value_is_one_error_naming_the_file_and_the_key(config_home, text, message):
-    path = write(config_home, text)
+    path = write_settings(config_home, text)
     with pytest.raises(UsageError) as caught:
         load(path)
     assert str(caught.value).startswith(f"{path}: {message}"), str(caught.value)
@@ -106,7 +91,7 @@ def test_a_bad_value_is_one_error_naming_the_file_and_the_key(config_home, text,
 
 def test_a_file_under_home_is_named_as_the_user_writes_it(monkeypatch, tmp_path):
     monkeypatch.setenv("HOME", str(tmp_path))
-    path = write(tmp_path / ".config", "interval = 0\n")
+    path = write_settings(tmp_path / ".config", "interval = 0\n")
     with pytest.raises(UsageError, match=r"^~/\.config/gputop/config\.toml: interval: "):
         load(path)
 
@@ -131,7 +116,7 @@ def test_no_file_at_the_default_place_is_no_settings(config_home):
 
 
 def test_the_file_gives_the_defaults_and_options_win(config_home):
-    write(config_home, 'theme = "light"\ninterval = 2\nreadonly = true\n'
+    write_settings(config_home, 'theme = "light"\ninterval = 2\nreadonly = true\n'
                        'record_fields = ["index", "power.draw"]\n')
     args = dashboard_args()
     assert (args.theme, args.source.interval, args.readonly) == ("light", 2.0, True)
@@ -145,7 +130,7 @@ def test_the_file_gives_the_defaults_and_options_win(config_home):
 
 
 def test_gputop_config_and_the_config_option_pick_another_file(config_home, monkeypatch, tmp_path):
-    write(config_home, "interval = 2\n")
+    write_settings(config_home, "interval = 2\n")
     other = tmp_path / "other.toml"
     other.write_text("interval = 5\n")
     monkeypatch.setenv("GPUTOP_CONFIG", str(other))
@@ -170,7 +155,7 @@ def test_commands_for_scripts_never_read_it(config_home, monkeypatch):
     from gputop.commands import advise, agent, cluster, exporter, snapshot
     from gputop.commands.cluster import ClusterConfig
 
-    write(config_home, 'interval = "fast"\n')  # would stop the dashboard
+    write_settings(config_home, 'interval = "fast"\n')  # would stop the dashboard
     seen = []
     for module in (advise, agent, cluster, exporter, snapshot):
         monkeypatch.setattr(module, "run", lambda config: seen.append(config) or 0)
@@ -191,36 +176,3 @@ def test_commands_for_scripts_never_read_it(config_home, monkeypatch):
 # ------------------------------------------------------------------ as a user meets it
 
 
-def run_gputop(*argv: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gputop", *argv], capture_output=True,
-                          text=True, timeout=60, stdin=subprocess.DEVNULL,
-                          env={**os.environ, **env})
-
-
-def test_a_bad_file_stops_the_dashboard_with_one_line_and_exit_2(config_home):
-    path = write(config_home, 'interval = "fast"\n')
-    r = run_gputop("--backend", "sim", env={})
-    assert r.returncode == 2
-    assert r.stderr == (f'gputop: {path}: interval: must be a number from 0.05 to 86400 s '
-                        '(got "fast")\n')
-
-
-def test_an_unknown_theme_in_the_file_names_the_file_and_the_key(config_home):
-    path = write(config_home, 'theme = "neon"\n')
-    r = run_gputop("--backend", "sim", env={})
-    assert r.returncode == 2
-    assert r.stderr.startswith(f"gputop: {path}: theme: unknown theme 'neon' (available: dark,")
-    assert len(r.stderr.splitlines()) == 1
-
-
-def test_snapshot_prints_the_same_whatever_the_file_says(config_home):
-    argv = ("snapshot", "--json", "--backend", "sim", "--seed", "3")
-    before = run_gputop(*argv, env={})
-    write(config_home, 'interval = "fast"\n')  # would stop the dashboard
-    after = run_gputop(*argv, env={})
-    assert before.returncode == after.returncode == 0, after.stderr
-
-    def without_clock(text: str) -> str:
-        return re.sub(r"\"(time|started)\":[0-9.]+", "", text)
-
-    assert without_clock(after.stdout) == without_clock(before.stdout)

@@ -22,6 +22,7 @@ from gputop.cluster.protocol import AgentDecoder, Checked, Problem, build_snapsh
 from gputop.commands.cluster import once_document, render_table
 from gputop.core import jsonout, untrusted
 from gputop.core.model import Device, Process, Saturation, SchemaError, Snapshot, snapshot_to_json
+from tests.support import strict_json
 
 HELLO = b'{"hello":"gputop","version":"0.1.0","schema":"gputop/1","backend":"sim","host":"n"}'
 
@@ -74,13 +75,9 @@ def survives(doc: dict) -> None:
     else:
         assert status.reason
     text = jsonout.dumps(once_document([status], 1.0))
-    json.loads(text, parse_constant=strict_constant)
+    strict_json.loads(text)
     render_table([status], 1.0)
     assert status.summary is not None
-
-
-def strict_constant(name: str):
-    raise AssertionError(f"{name} in the JSON output")
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

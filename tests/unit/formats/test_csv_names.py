@@ -7,12 +7,9 @@ comma written ``\\x2c`` and a double quote ``\\x22``; a replayed log's cells kee
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 from gputop.formats.query_csv import text_cell
-from tests.support.paths import ROOT, gputop_cmd
 
 
 @pytest.mark.parametrize("name", ["python", "/root/tools/memhog", "./gpu_burn",
@@ -32,19 +29,3 @@ def test_a_name_cannot_start_a_row_or_a_column_or_a_quoted_field(name, cell):
     assert text_cell(name) == cell
 
 
-def test_a_replayed_logs_cells_keep_their_commas_but_not_their_controls(tmp_path):
-    log = tmp_path / "apps.csv"
-    log.write_bytes(b"timestamp, pid, process_name, used_gpu_memory [MiB]\n"
-                    b"2026/07/14 08:12:53.500, 11327, /root/\x1b]0;pwned\x07hog, 2566 MiB\n"
-                    b"2026/07/14 08:12:53.500, 11328, /root/a, b, 1542 MiB\n"
-                    b"2026/07/14 08:12:53.500, 11329, BAD\xff, 1 MiB\n")
-    out = subprocess.run(gputop_cmd("--backend", "replay", "--replay", str(log),
-                                    "--query-compute-apps=pid,process_name,used_memory",
-                                    "--format=csv,noheader"),
-                         cwd=ROOT, capture_output=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.decode("utf-8").splitlines() == [
-        "11327, /root/^[]0;pwned^Ghog, 2566 MiB",
-        "11328, /root/a, b, 1542 MiB",  # as nvidia-smi wrote it
-        r"11329, BAD\xff, 1 MiB",
-    ]

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-
 from gputop.backends.base import BackendOptions
 from gputop.backends.sim.backend import SimBackend
 from gputop.formats.query_csv import apps_lines, gpu_lines
 from gputop.formats.query_fields import NA, parse_field_list
-from tests.support.paths import gputop_cmd
 from tests.support.query import FIX, MIG_FIX, header_names
 
 MIG_CAPTURE = MIG_FIX / "csv_all-fields_1xH100-MIG_590.48.01_load.csv"
@@ -69,12 +66,3 @@ def _rows(path) -> list[list[str]]:
     return [line.split(", ") for line in path.read_text().splitlines()[1:]]
 
 
-def test_the_command_line_prints_na_utilization_on_mig_gpus_only():
-    out = subprocess.run(
-        gputop_cmd("--backend", "sim", "--scenario", "mig",
-                   "--query-gpu=index,utilization.gpu,utilization.memory,mig.mode.current,"
-                   "mig.mode.pending", "--format=csv,noheader"),
-        capture_output=True, text=True, timeout=60, check=True).stdout.splitlines()
-    assert [line.split(", ")[1:3] == [NA, NA] for line in out] == [True] * 4 + [False] * 4
-    assert [line.split(", ")[3:] for line in out] == \
-        [["Enabled", "Enabled"]] * 4 + [["Disabled", "Disabled"]] * 4

@@ -1,16 +1,4 @@
-"""Fixtures the dashboard tests share."""
+"""What every dashboard test gets: clock text in UTC, and none of the developer's own themes,
+settings or advisor journals."""
 
-import subprocess
-import sys
-
-import pytest
-
-
-@pytest.fixture
-def child():
-    """Start a real local process for the dashboard to signal; kill it afterwards if it lives."""
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    yield proc
-    if proc.poll() is None:
-        proc.kill()
-    proc.wait()
+from tests.support.tui import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 import time
 
-import psutil
 import pytest
 
 from gputop.commands.dashboard import run_dashboard
@@ -16,14 +13,12 @@ from gputop.core.model import Snapshot
 from gputop.tui.app import GputopApp
 from gputop.tui.text.wants import DASHBOARD as DASHBOARD_WANTS
 from tests.support.demo import advance, demo_backend
-from tests.support.tui import (  # noqa: F401 - autouse fixtures
+from tests.support.tui import (
     LocalBackend,
     make_app,
-    no_user_themes_fixture,
     notices,
     settle,
     table,
-    utc_fixture,
     visible_lines,
 )
 
@@ -548,84 +543,6 @@ async def test_command_palette_offers_the_same_actions():
 # ---------------------------------------------------------------------------------- signals
 
 
-async def test_kill_asks_first_and_sends_only_after_yes(child):
-    app = GputopApp(LocalBackend([child.pid]), autostart=False)
-    async with app.run_test(size=(120, 40)) as pilot:
-        app.sampler.tick()
-        await settle(pilot)
-        from gputop.tui.screens.modals import ConfirmSignal
-
-        await pilot.press("k")
-        await settle(pilot)
-        assert isinstance(app.screen, ConfirmSignal) and app.screen.signal_name == "SIGTERM"
-        time.sleep(0.2)
-        assert child.poll() is None  # nothing sent before the answer
-        await pilot.press("n")
-        await settle(pilot)
-        assert not isinstance(app.screen, ConfirmSignal)
-        time.sleep(0.2)
-        assert child.poll() is None
-        await pilot.press("k")
-        await settle(pilot)
-        await pilot.press("y")
-        await settle(pilot)
-        assert child.wait(timeout=5) == -15
-        assert any("sent SIGTERM" in n.message for n in notices(app))
-
-
-async def test_sigkill_and_sigint_keys(child):
-    app = GputopApp(LocalBackend([child.pid]), autostart=False)
-    async with app.run_test(size=(120, 40)) as pilot:
-        app.sampler.tick()
-        await settle(pilot)
-        await pilot.press("i")
-        await settle(pilot)
-        assert app.screen.signal_name == "SIGINT"
-        await pilot.press("escape")
-        await pilot.press("K")
-        await settle(pilot)
-        assert app.screen.signal_name == "SIGKILL"
-        await pilot.press("y")
-        await settle(pilot)
-        assert child.wait(timeout=5) == -9
-
-
-async def test_readonly_has_no_signal_action(child):
-    app = GputopApp(LocalBackend([child.pid]), autostart=False, readonly=True)
-    async with app.run_test(size=(120, 40)) as pilot:
-        app.sampler.tick()
-        await settle(pilot)
-        from gputop.tui.screens.modals import ConfirmSignal
-
-        for key in ("k", "K", "i"):
-            await pilot.press(key)
-            await settle(pilot)
-            assert not isinstance(app.screen, ConfirmSignal)
-        titles = [c.title for c in app.get_system_commands(app.screen)]
-        assert not any("SIG" in t for t in titles)
-        assert "SIGTERM" not in "\n".join(visible_lines(app))  # not in the footer either
-        await pilot.press("question_mark")
-        await settle(pilot)
-        assert not any("SIG" in what for _, what in app.screen.rows)
-    time.sleep(0.2)
-    assert child.poll() is None
-
-
-async def test_a_vanished_process_is_not_an_error(child):
-    app = GputopApp(LocalBackend([child.pid]), autostart=False)
-    async with app.run_test(size=(120, 40)) as pilot:
-        app.sampler.tick()
-        await settle(pilot)
-        await pilot.press("k")
-        await settle(pilot)
-        child.kill()
-        child.wait()
-        await pilot.press("y")
-        await settle(pilot)
-        notes = [(n.message, n.severity) for n in notices(app)]
-        assert any("already exited" in m and s == "information" for m, s in notes), notes
-
-
 async def test_another_users_process_is_refused(monkeypatch):
     # PID 1 belongs to root; as an ordinary user (uid 54321 here) we may not signal it.
     from gputop.host import signals
@@ -641,20 +558,6 @@ async def test_another_users_process_is_refused(monkeypatch):
 
         assert not isinstance(app.screen, ConfirmSignal)
         assert any("another user" in n.message for n in notices(app))
-
-
-def test_ownership_rule_refuses_other_users_unless_root(monkeypatch, child):
-    from gputop.host import signals
-
-    real_uid = psutil.Process(child.pid).uids().real
-    monkeypatch.setattr(signals.os, "geteuid", lambda: real_uid + 1)
-    assert "another user" in signals.refusal(child.pid)
-    monkeypatch.setattr(signals.os, "geteuid", lambda: 0)
-    assert signals.refusal(child.pid) is None
-    monkeypatch.setattr(signals.os, "geteuid", lambda: real_uid)
-    assert signals.refusal(child.pid) is None
-    created = psutil.Process(child.pid).create_time()
-    assert "reused" in signals.refusal(child.pid, started=created - 100)
 
 
 async def test_simulated_processes_are_never_signalled():
@@ -735,19 +638,6 @@ def test_run_dashboard_refuses_an_unknown_theme_before_opening_anything():
     parser, argv = build_parser(), ["--backend", "sim", "--theme", "nope", "--no-config"]
     with pytest.raises(UsageError, match="unknown theme 'nope'"):
         run_dashboard(configure(parser, argv, parser.parse_args(argv)))
-
-
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--record-fields", "index,bogus"],
-     "gputop: --record-fields: Field \"bogus\" is not a valid field to query.\n"),
-    (["--record-dir", "/no/such/folder"],
-     "gputop: --record-dir '/no/such/folder' is not a folder\n"),
-])
-def test_bad_recording_options_are_one_line_errors_before_the_dashboard_opens(argv, message):
-    proc = subprocess.run([sys.executable, "-m", "gputop", "--backend", "sim", *argv],
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2
-    assert proc.stderr == message and proc.stdout == ""
 
 
 async def test_a_real_log_replays_in_the_dashboard_with_pause_step_seek_and_speed(tmp_path):

@@ -11,7 +11,7 @@ from gputop.tui import themes
 from gputop.tui.app import GputopApp
 from gputop.tui.text import colour_rules
 from tests.support.demo import advance, demo_backend
-from tests.support.tui import no_user_themes_fixture, screen_styles, utc_fixture  # noqa: F401
+from tests.support.tui import screen_styles
 
 tomllib = __import__("tomllib" if sys.version_info >= (3, 11) else "tomli")
 SHIPPED = ("dark", "light", "high-contrast", "ansi")
@@ -154,16 +154,3 @@ async def test_an_empty_no_color_leaves_the_dashboard_in_colour(monkeypatch):
         assert app.theme == "dark" and not app.no_color
 
 
-def test_the_cluster_view_says_why_a_users_theme_of_that_name_failed(tmp_path):
-    """`gputop cluster --theme NAME` as the dashboard: a user's theme file of that name that
-    cannot be used is named with why, not called unknown."""
-    import subprocess
-
-    folder = tmp_path / "cfg" / "gputop" / "themes"
-    folder.mkdir(parents=True)
-    (folder / "bad.toml").write_text('name = "bad"\n[colors\nprimary = "#ffffff"\n')
-    env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "PATH": "/usr/bin:/bin"}
-    out = subprocess.run([sys.executable, "-m", "gputop", "cluster", "--theme", "bad",
-                          "node-a"], capture_output=True, text=True, timeout=60, env=env)
-    assert out.returncode == 2
-    assert "bad.toml: not valid TOML" in out.stderr and "unknown theme" not in out.stderr

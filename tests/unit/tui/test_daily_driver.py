@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 from gputop.core.model import Device
 from gputop.tui.app import GputopApp
 from gputop.tui.text import fmt
 from gputop.tui.widgets.gpu import GpuCard
 from tests.support.demo import advance, demo_backend
-from tests.support.tui import (  # noqa: F401 - autouse fixtures
+from tests.support.tui import (
     make_app,
-    no_user_themes_fixture,
     notices,
     screen_text,
     settle,
-    utc_fixture,
 )
 
 
@@ -120,25 +115,6 @@ def test_a_steady_load_draws_a_line_not_a_second_bar():
     assert trace.strip() and set(trace.strip()) == {"⠉"}
     filled, _ = fmt.bar(97, 10)
     assert not set(trace) & set(filled)
-
-
-def test_an_unknown_scenario_is_a_usage_error():
-    out = subprocess.run([sys.executable, "-m", "gputop", "--backend", "sim", "--scenario",
-                          "nope", "snapshot"], capture_output=True, text=True, timeout=60)
-    assert out.returncode == 2
-    assert out.stderr.startswith("gputop: unknown scenario 'nope'")
-
-
-def test_a_theme_with_a_toml_syntax_error_names_it(tmp_path, monkeypatch):
-    folder = tmp_path / "cfg" / "gputop" / "themes"
-    folder.mkdir(parents=True)
-    (folder / "bad.toml").write_text('name = "bad"\n[colors\nprimary = "#ffffff"\n')
-    env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "PATH": "/usr/bin:/bin"}
-    out = subprocess.run([sys.executable, "-m", "gputop", "--backend", "sim", "--theme", "bad"],
-                         capture_output=True, text=True, timeout=60, env=env)
-    assert out.returncode == 2
-    assert "bad.toml: not valid TOML" in out.stderr and "unknown theme" not in out.stderr
-    assert len(out.stderr.strip().splitlines()) == 1
 
 
 async def test_the_command_palette_says_each_action_once():

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from gputop.tui.app import GputopApp
 from tests.support.demo import demo_backend
-from tests.support.tui import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse fixtures
 
 
 async def test_a_notification_holding_markup_shows_it_as_text_and_does_not_act_on_it():

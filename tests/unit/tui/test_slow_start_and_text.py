@@ -8,7 +8,7 @@ import pytest
 from gputop.commands.dashboard import open_backend_telling_why
 from gputop.core.model import Device
 from gputop.tui.widgets.gpu import clock_text, power_text
-from tests.support.tui import no_user_themes_fixture, notices, utc_fixture  # noqa: F401
+from tests.support.tui import notices
 
 
 def test_a_slow_backend_open_is_announced_not_a_blank_terminal():

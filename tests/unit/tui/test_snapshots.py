@@ -5,7 +5,6 @@ Update after an intended change: pytest tests/unit/tui/test_snapshots.py --snaps
 
 from gputop.tui.app import GputopApp
 from tests.support.demo import advance, demo_backend
-from tests.support.tui import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse fixtures
 
 
 def dashboard(scenario: str, **kwargs) -> GputopApp:

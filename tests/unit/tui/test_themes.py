@@ -2,7 +2,6 @@ import pytest
 
 from gputop.core.errors import UsageError
 from gputop.tui import themes
-from tests.support.tui import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse fixtures
 
 
 def test_at_least_four_shipped_themes_each_defining_every_app_variable():

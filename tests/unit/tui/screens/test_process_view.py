@@ -3,21 +3,15 @@ with the table's rules."""
 
 from __future__ import annotations
 
-import time
-
 from gputop.core.model import Container, Job, Process
 from gputop.tui.app import GputopApp
-from gputop.tui.screens.modals import ConfirmSignal
 from gputop.tui.screens.process_view import ProcessView, TracePlot, axis_top, describe_process
 from gputop.tui.widgets.processes import ProcessTable
 from tests.support.demo import advance, demo_backend
-from tests.support.tui import (  # noqa: F401 - autouse fixtures
-    LocalBackend,
-    no_user_themes_fixture,
+from tests.support.tui import (
     notices,
     screen_text,
     settle,
-    utc_fixture,
 )
 
 
@@ -70,90 +64,6 @@ async def test_the_trace_stays_bounded_however_long_the_view_is_open():
         advance(app, 700)
         await settle(pilot)
         assert len(view.trace.points) == view.trace.points.maxlen == 600
-
-
-async def test_an_exited_process_keeps_its_last_plots_and_says_so(child):  # noqa: F811 - the fixture
-    backend = LocalBackend([child.pid])
-    app = GputopApp(backend, autostart=False)
-    async with app.run_test(size=(120, 40)) as pilot:
-        for _ in range(5):
-            app.sampler.tick()
-        await settle(pilot)
-        await pilot.press("d")
-        await settle(pilot)
-        view = app.screen
-        assert "● running on GPU 0" in screen_text(app)
-        assert "sleeping" in screen_text(app) or "running" in screen_text(app)  # the OS status
-        child.kill()
-        child.wait()
-        backend.pids = []  # the driver drops an exited process
-        time.sleep(0.01)
-        app.sampler.tick()
-        await settle(pilot)
-        text = screen_text(app)
-        assert "■ exited at " in text and "the plots keep its last readings" in text
-        assert "exited (no longer running on this host)" in text
-        assert len(view.trace.points) == 5
-        assert braille(view.query_one("#pv-memory", TracePlot).render().plain) > 0
-
-
-async def test_a_process_that_only_released_its_gpu_is_not_called_exited(child):  # noqa: F811 - the fixture
-    backend = LocalBackend([child.pid])
-    app = GputopApp(backend, autostart=False)
-    async with app.run_test(size=(120, 40)) as pilot:
-        app.sampler.tick()
-        await settle(pilot)
-        await pilot.press("d")
-        await settle(pilot)
-        backend.pids = []
-        app.sampler.tick()
-        await settle(pilot)
-        assert "released its GPUs at" in screen_text(app)
-        assert "still running on this host" in screen_text(app)
-
-
-async def test_signal_keys_in_the_view_ask_first_and_keep_the_trace_going(child):  # noqa: F811 - the fixture
-    app = GputopApp(LocalBackend([child.pid]), autostart=False)
-    async with app.run_test(size=(120, 40)) as pilot:
-        app.sampler.tick()
-        await settle(pilot)
-        await pilot.press("d")
-        await settle(pilot)
-        view = app.screen
-        await pilot.press("k")
-        await settle(pilot)
-        assert isinstance(app.screen, ConfirmSignal) and app.screen.signal_name == "SIGTERM"
-        time.sleep(0.01)
-        app.sampler.tick()  # a sample while the question is open still reaches the trace
-        await settle(pilot)
-        assert len(view.trace.points) == 2
-        await pilot.press("n")
-        await settle(pilot)
-        time.sleep(0.2)
-        assert child.poll() is None  # no means nothing sent
-        assert app.screen is view
-        await pilot.press("K")
-        await settle(pilot)
-        await pilot.press("y")
-        await settle(pilot)
-        assert child.wait(timeout=5) == -9
-        assert any("sent SIGKILL" in n.message for n in notices(app))
-
-
-async def test_readonly_view_has_no_signal_keys(child):  # noqa: F811 - the fixture
-    app = GputopApp(LocalBackend([child.pid]), autostart=False, readonly=True)
-    async with app.run_test(size=(120, 40)) as pilot:
-        app.sampler.tick()
-        await settle(pilot)
-        await pilot.press("d")
-        await settle(pilot)
-        assert "SIGTERM" not in screen_text(app)
-        for key in ("k", "K", "i"):
-            await pilot.press(key)
-            await settle(pilot)
-            assert isinstance(app.screen, ProcessView)
-    time.sleep(0.2)
-    assert child.poll() is None
 
 
 async def test_simulated_processes_are_not_signalled_from_the_view_either():

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from tests.support.demo import advance
-from tests.support.tui import (  # noqa: F401 - autouse fixtures
+from tests.support.tui import (
     make_app,
-    no_user_themes_fixture,
     notices,
     settle,
     table,
-    utc_fixture,
     visible_lines,
 )
 

@@ -14,7 +14,7 @@ from gputop.tui.app import GputopApp
 from gputop.tui.text import fmt
 from gputop.tui.widgets.hostline import HostLine
 from tests.support.demo import demo_backend
-from tests.support.tui import no_user_themes_fixture, screen_lines, utc_fixture  # noqa: F401
+from tests.support.tui import screen_lines
 
 GIB = 2**30
 FACTS = HostFacts(cpu_pct=12.4, load=(1.25, 0.9, 0.75), mem_used=int(61.2 * GIB),

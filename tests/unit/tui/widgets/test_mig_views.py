@@ -15,7 +15,7 @@ from gputop.tui.widgets.dashboard import choose_layout
 from gputop.tui.widgets.gpu import GpuCard
 from gputop.tui.widgets.processes import build_rows
 from tests.support.demo import advance, demo_backend
-from tests.support.tui import no_user_themes_fixture, screen_lines, utc_fixture  # noqa: F401
+from tests.support.tui import screen_lines
 
 
 def inst(gi: int, profile: str = "1g.10gb", sm: float | None = 50.0, used: float = 5000.0,

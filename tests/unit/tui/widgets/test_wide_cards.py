@@ -6,7 +6,7 @@ from gputop.core.model import Device, Saturation
 from gputop.tui.text.rates import link_text, rates_spans
 from gputop.tui.widgets.dashboard import rates_layout
 from tests.support.demo import advance
-from tests.support.tui import make_app, no_user_themes_fixture, settle, utc_fixture  # noqa: F401
+from tests.support.tui import make_app, settle
 
 
 def text(spans) -> str:

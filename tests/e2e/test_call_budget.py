@@ -1,0 +1,89 @@
+"""The call budget, counted on the real nvidia-ml-py binding over the C fake of libnvidia-ml
+(tests/support/cfake.py): each consumer's tick makes the NVML calls its declared wants need, no more.
+If a read creeps back into a tick these fail with the per-function counts."""
+
+from __future__ import annotations
+
+import pytest
+
+from gputop.backends.nvml import reads
+from gputop.core import budget
+from gputop.formats.query_fields import parse_field_list, query_wants
+from gputop.tui.widgets.dashboard import WANTS as DASHBOARD
+from tests.support import cfake
+
+GPUS = 8
+
+
+@pytest.fixture(scope="module")
+def node(tmp_path_factory):
+    why = cfake.available()
+    if why is not None:
+        pytest.skip(why)
+    folder = cfake.build(tmp_path_factory.mktemp("fakenvml"))
+    with cfake.Node(folder, gpus=GPUS, procs_per_gpu=4) as n:
+        yield n
+
+
+def per_gpu(node, wants) -> tuple[float, dict[str, float]]:
+    per_tick, calls = cfake.calls_per_tick(node, wants)
+    ticks = 30
+    return per_tick / GPUS, {fn: n / ticks / GPUS for fn, n in calls.items()}
+
+
+def test_the_dashboard_reads_what_it_shows_and_nothing_else(node):
+    total, calls = per_gpu(node, DASHBOARD)
+    assert total <= 9.0, calls
+    # one call each per tick: the process lists through kept buffers, not size-then-fill
+    assert calls["nvmlDeviceGetComputeRunningProcesses_v3"] == 1.0
+    assert calls["nvmlDeviceGetGraphicsRunningProcesses_v3"] == 1.0
+    assert calls["nvmlDeviceGetProcessUtilization"] == 1.0
+    assert calls["nvmlDeviceGetTemperature"] == pytest.approx(0.2)  # every 5 s
+    for unshown in ("nvmlDeviceGetEncoderUtilization", "nvmlDeviceGetDecoderUtilization",
+                    "nvmlDeviceGetCurrPcieLinkGeneration", "nvmlDeviceGetTotalEnergyConsumption",
+                    "nvmlDeviceGetFieldValues", "nvmlDeviceGetTotalEccErrors"):
+        assert unshown not in calls
+
+
+def test_a_gpu_query_reads_only_its_fields_on_every_row(node):
+    fields = parse_field_list("timestamp,index,power.draw,clocks_event_reasons.sw_power_cap")
+    total, calls = per_gpu(node, query_wants("gpu", fields))
+    assert calls == {"nvmlDeviceGetPowerUsage": 1.0,
+                     "nvmlDeviceGetCurrentClocksEventReasons": 1.0}
+
+
+def test_everything_still_reads_energy_and_every_query_field(node):
+    total, calls = per_gpu(node, budget.EVERYTHING)
+    assert calls["nvmlDeviceGetTotalEnergyConsumption"] == 1.0  # the advisor's counter
+    assert calls["nvmlDeviceGetPowerUsage"] == 1.0
+    assert calls["nvmlDeviceGetEncoderUtilization"] == 1.0
+    assert calls["nvmlDeviceGetEccMode"] == pytest.approx(1 / reads.SLOW_REFRESH_S)
+
+
+# ---------------------------------------------------------------------------- pure parts
+
+async def dashboard_wants(size: tuple[int, int]):
+    """What a running dashboard of 8 simulated GPUs asks its sampler for at ``size``."""
+    from gputop.tui.app import GputopApp
+    from tests.support.demo import advance, demo_backend
+
+    app = GputopApp(demo_backend("training"), autostart=False)
+    async with app.run_test(size=size) as pilot:
+        advance(app, 3)
+        await pilot.pause()
+        await pilot.pause()
+        return app.sampler.wants
+
+
+async def test_a_narrow_dashboard_never_reads_the_wide_cards_rates(node):
+    total, calls = per_gpu(node, await dashboard_wants((120, 40)))
+    for unshown in ("nvmlDeviceGetEncoderUtilization", "nvmlDeviceGetDecoderUtilization"):
+        assert unshown not in calls
+    assert total <= 9.0, calls
+
+
+async def test_a_wide_dashboard_reads_the_rates_it_shows_on_every_tick(node):
+    total, calls = per_gpu(node, await dashboard_wants((200, 60)))
+    assert calls["nvmlDeviceGetEncoderUtilization"] == 1.0
+    assert calls["nvmlDeviceGetDecoderUtilization"] == 1.0
+    assert total <= 11.0, calls  # the dashboard's 8.8 and these two; GPM where Hopper has it
