@@ -3,6 +3,27 @@ from pathlib import Path
 
 import pytest
 
+# ------------------------------------------------------------------ workers and order
+E2E = Path(__file__).resolve().parent / "e2e"
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """Run one worker more than this process may use cores: the dashboard tests spend a third of
+    their time in Textual's idle waits, which another worker fills. $PYTEST_XDIST_AUTO_NUM_WORKERS
+    still wins (xdist reads it when this returns None)."""
+    import os
+
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    return len(os.sched_getaffinity(0)) + 1
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Put the unit tests first and the e2e tests last, each in pytest-randomly's order: the
+    quick ones fail first, and the e2e group starts once the unit tests are handed out."""
+    items.sort(key=lambda item: E2E in item.path.resolve().parents)
+
 
 @pytest.fixture
 def fixtures_dir() -> Path:
@@ -44,11 +65,15 @@ SESSION_MARK = "GPUTOP_TEST_SESSION"
 LEFT_BEHIND_GRACE_S = 5.0
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist starts its workers: they inherit the mark
 def pytest_sessionstart(session: pytest.Session) -> None:
     import os
 
     import psutil
+    import xdist
 
+    if xdist.is_xdist_worker(session):  # its processes carry the controller's mark
+        return
     os.environ[SESSION_MARK] = str(os.getpid())
     session.config.stash[_BEFORE] = {p.pid for p in psutil.process_iter()}
 
@@ -135,7 +160,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     import psutil
 
     before = session.config.stash.get(_BEFORE, None)
-    if before is None:
+    if before is None:  # an xdist worker: the controller checks once every worker has ended
         return
     folders = [str(session.config.rootpath) + "/"]  # this checkout (an inner pytester run's own)
     factory = getattr(session.config, "_tmp_path_factory", None)  # pytest's own tmp_path root

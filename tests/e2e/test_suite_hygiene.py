@@ -6,15 +6,19 @@ import re
 from pathlib import Path
 
 import psutil
+import pytest
 
 from tests.support.paths import ROOT
 
 pytest_plugins = ["pytester"]
 
 CONFTEST = Path(__file__).resolve().parents[1] / "conftest.py"
+# In this one process, and on xdist's workers as the suite runs (the controller checks for all).
+RUNS = pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["one-process", "xdist"])
 
 
-def test_a_process_a_test_leaves_behind_fails_the_run_and_is_killed(pytester):
+@RUNS
+def test_a_process_a_test_leaves_behind_fails_the_run_and_is_killed(pytester, dist):
     """A test that orphans a process (its parent gone, so only the environment marker says whose
     it is) and one that leaves a child running: the run fails, names both, and kills them."""
     pytester.makeconftest(CONFTEST.read_text())
@@ -27,7 +31,7 @@ def test_a_process_a_test_leaves_behind_fails_the_run_and_is_killed(pytester):
         def test_child():
             subprocess.Popen(["sleep", "302"])
     """)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *dist)
     assert result.ret == 1
     text = result.stderr.str()
     assert "processes the tests left running" in text
@@ -71,7 +75,8 @@ ORPHAN_LOOP = """
 """
 
 
-def test_an_orphaned_fake_nvidia_smi_loop_fails_the_run(pytester):
+@RUNS
+def test_an_orphaned_fake_nvidia_smi_loop_fails_the_run(pytester, dist):
     """The loop a full run used to leave behind (#25): no marker in its environment, parent 1,
     only its command line names the run's folder. The check finds it, fails the run, kills it."""
     pytester.makeconftest(CONFTEST.read_text())
@@ -79,7 +84,7 @@ def test_an_orphaned_fake_nvidia_smi_loop_fails_the_run(pytester):
     def test_leaves_the_loop(tmp_path):
         start_loop(tmp_path)
     """)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *dist)
     assert result.ret == 1
     text = result.stderr.str()
     # The line names the loop by its script (the report cuts long command lines short).
