@@ -600,17 +600,21 @@ class _DaemonPool(Executor):
         self._name = name
         self._threads: list[threading.Thread] = []
         self._closed = False
+        # A submit is whole before shutdown closes the pool or not begun: a job queued behind
+        # the workers' stop signals would be neither run nor cancelled.
+        self._lock = threading.Lock()
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
-        if self._closed:
-            raise RuntimeError("the query threads are stopped")
-        future: Future = Future()
-        self._jobs.put((future, fn, args, kwargs))
-        if len(self._threads) < self._size:
-            thread = threading.Thread(target=self._work, daemon=True,
-                                      name=f"{self._name}-{len(self._threads)}")
-            self._threads.append(thread)
-            thread.start()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the query threads are stopped")
+            future: Future = Future()
+            self._jobs.put((future, fn, args, kwargs))
+            if len(self._threads) < self._size:
+                thread = threading.Thread(target=self._work, daemon=True,
+                                          name=f"{self._name}-{len(self._threads)}")
+                self._threads.append(thread)
+                thread.start()
         return future
 
     def _work(self) -> None:
@@ -626,7 +630,8 @@ class _DaemonPool(Executor):
                 future.set_result(result)
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        self._closed = True
+        with self._lock:
+            self._closed = True
         while cancel_futures:
             try:
                 job = self._jobs.get_nowait()
@@ -634,6 +639,9 @@ class _DaemonPool(Executor):
                 break
             if job is not None:
                 job[0].cancel()
+                # Tell those waiting on it (concurrent.futures.wait counts a cancelled future
+                # as done only once it is notified, as an executor must).
+                job[0].set_running_or_notify_cancel()
         for _ in self._threads:
             self._jobs.put(None)
         if wait:

@@ -306,3 +306,31 @@ async def test_a_refresh_while_quitting_with_a_node_open_ends_quietly():
                             app.screen.seq >= 0)
         await app.screen.query_one("#node-status").remove()
         app.refresh_view(force=True)
+
+
+def test_a_query_submitted_as_the_pool_stops_is_run_or_cancelled_never_stranded():
+    """A refresh hands its queries to the pool while the view quits: each query either runs or is
+    cancelled, and whoever waits on it is told. A query cancelled without telling its waiter, or
+    queued behind the workers' stop signals, kept its refresh waiting until its deadline (the
+    cluster thread outlived stop)."""
+    import threading
+    from concurrent.futures import wait
+
+    from gputop.cluster.prometheus import _DaemonPool
+
+    for _ in range(300):
+        pool = _DaemonPool(2, "t")
+        futures = []
+
+        def submit_many():
+            for _ in range(40):
+                try:
+                    futures.append(pool.submit(lambda: None))
+                except RuntimeError:  # stopped: the caller is told
+                    return
+
+        submitter = threading.Thread(target=submit_many)
+        submitter.start()
+        pool.shutdown(wait=True, cancel_futures=True)
+        submitter.join()
+        assert not wait(futures, 2.0).not_done, "a query was left neither run nor cancelled"
