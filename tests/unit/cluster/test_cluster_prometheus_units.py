@@ -318,18 +318,17 @@ def test_a_query_submitted_as_the_pool_stops_is_run_or_cancelled_never_stranded(
 
     from gputop.cluster.prometheus import _DaemonPool
 
+    def submit_many(pool: _DaemonPool, futures: list) -> None:
+        for _ in range(40):
+            try:
+                futures.append(pool.submit(lambda: None))
+            except RuntimeError:  # stopped: the caller is told
+                return
+
     for _ in range(300):
         pool = _DaemonPool(2, "t")
-        futures = []
-
-        def submit_many():
-            for _ in range(40):
-                try:
-                    futures.append(pool.submit(lambda: None))
-                except RuntimeError:  # stopped: the caller is told
-                    return
-
-        submitter = threading.Thread(target=submit_many)
+        futures: list = []
+        submitter = threading.Thread(target=submit_many, args=(pool, futures))
         submitter.start()
         pool.shutdown(wait=True, cancel_futures=True)
         submitter.join()
