@@ -4,9 +4,26 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
+
+
+def sleeper(seconds: int = 60) -> subprocess.Popen:
+    """Start a Python child that sleeps, returned once it runs its own script.
+
+    Popen returns before the child has exec'd: a lookup in that moment sees the parent's name
+    and no command line, and a later one sees the script, so tests that compare two lookups or
+    group by command wait for the child's word first."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", f"import time; print(flush=True); time.sleep({seconds})"],
+        stdout=subprocess.PIPE)
+    assert child.stdout is not None
+    child.stdout.readline()
+    child.stdout.close()  # it says nothing more
+    return child
 
 
 def alive(pid: int) -> bool:

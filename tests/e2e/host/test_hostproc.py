@@ -11,6 +11,7 @@ import psutil
 
 from gputop.core.units import MIB
 from gputop.host.processes import NO_FACTS, HostProcesses
+from tests.support.procs import sleeper
 
 
 def test_cpu_and_rss_agree_with_psutil_for_a_busy_child() -> None:
@@ -35,7 +36,7 @@ def test_cpu_and_rss_agree_with_psutil_for_a_busy_child() -> None:
 
 
 def test_a_reused_pid_is_looked_up_afresh_and_a_gone_one_has_no_facts() -> None:
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    child = sleeper(30)
     try:
         host = HostProcesses()
         before = host.lookup(child.pid)

@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from tests.support.procs import sleeper
 from tests.support.tmux import Pane
 from tests.support.tui import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse
 
@@ -32,7 +33,7 @@ def pane(tmp_path):
 @pytest.fixture
 def child():
     """Start a real local process for the dashboard to signal; kill it afterwards if it lives."""
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    proc = sleeper()
     yield proc
     if proc.poll() is None:
         proc.kill()

@@ -4,16 +4,16 @@ no NVML library on the machine `gputop snapshot --backend nvml` is one line and 
 from __future__ import annotations
 
 import subprocess
-import sys
 
 from gputop.backends.base import BackendOptions
 from gputop.backends.nvml.backend import NvmlBackend
 from tests.support.fake_pynvml import FakeNvml, FakeProcess, ManualClock, h100
 from tests.support.paths import ROOT, gputop_cmd
+from tests.support.procs import sleeper
 
 
 def test_a_vanished_pid_is_fine() -> None:
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    child = sleeper(30)
     try:
         clock = ManualClock()
         nv = FakeNvml([h100(0, [FakeProcess(pid=child.pid)])], clock=clock.wall)

@@ -3,8 +3,6 @@ group with one process that may not be signalled is signalled not at all, readon
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 
 import psutil
@@ -15,6 +13,7 @@ from gputop.core.model import Snapshot
 from gputop.tui.app import GputopApp
 from gputop.tui.screens.modals import ConfirmSignal
 from gputop.tui.widgets.grouped import GroupRow
+from tests.support.procs import sleeper
 from tests.support.tui import (
     LocalBackend,
     notices,
@@ -26,8 +25,7 @@ from tests.support.tui import (
 
 @pytest.fixture
 def children():
-    procs = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-             for _ in range(2)]
+    procs = [sleeper() for _ in range(2)]
     yield procs
     for p in procs:
         if p.poll() is None:
