@@ -30,8 +30,11 @@ def type_keys(viewer: RawViewer, *keys: str, settle: float = 0.4) -> None:
         viewer.drain(settle)
 
 
-def files_written(tmp_path: Path, *more: str) -> dict[str, list[str]]:
-    """What `gputop web` writes to, given these options: the record folder and $HOME."""
+def files_written(tmp_path: Path, *more: str, awaited: int = 0) -> dict[str, list[str]]:
+    """What `gputop web` writes to, given these options: the record folder and $HOME.
+
+    With ``awaited``, the viewer stays until the record folder holds that many files (or 10 s
+    have passed): on a busy machine the screenshot can land after the keys' fixed settle."""
     record, home = tmp_path / "record", tmp_path / "home"
     record.mkdir(parents=True)
     home.mkdir()
@@ -43,6 +46,9 @@ def files_written(tmp_path: Path, *more: str) -> dict[str, list[str]]:
         viewer.drain(0.5)  # … of a few samples
         type_keys(viewer, "r")
         type_keys(viewer, CTRL_P, "Screenshot", "\r")  # the palette's screenshot
+        deadline = time.monotonic() + 10
+        while len(list(record.iterdir())) < awaited and time.monotonic() < deadline:
+            viewer.drain(0.1)
         viewer.vanish()
     finally:
         server.stop()
@@ -54,7 +60,7 @@ def test_a_read_only_viewer_writes_no_file(tmp_path):
     assert files_written(tmp_path / "ro") == {"record": [], "home": []}
     # The same keys from a viewer the serving user allowed to act: a recording and a
     # screenshot, so the keys above did arrive.
-    allowed = files_written(tmp_path / "rw", "--allow-signals")
+    allowed = files_written(tmp_path / "rw", "--allow-signals", awaited=2)
     assert sorted(Path(n).suffix for n in allowed["record"]) == [".csv", ".svg"], allowed
     assert allowed["home"] == [], allowed
 
