@@ -197,6 +197,22 @@ class RawViewer:
         self.sock.close()
 
 
+def read_together(viewers: list[RawViewer], at_least: int = 1000,
+                  timeout: float = 30.0) -> list[int]:
+    """Read several viewers in turn until each has ``at_least`` bytes (or the time is up); how
+    many each got.
+
+    Browser tabs read all the time. Read one after another, a viewer waiting its turn while
+    another's app is slow to start (a busy machine) answers no ping, and the server rightly
+    ends it after half a heartbeat."""
+    got = [0] * len(viewers)
+    deadline = time.monotonic() + timeout
+    while min(got) < at_least and time.monotonic() < deadline:
+        for i, viewer in enumerate(viewers):
+            got[i] += viewer.read(max(1, at_least - got[i]), timeout=0.05)
+    return got
+
+
 def gone(pids: list[int], timeout: float = 15.0) -> bool:
     """Whether every one of ``pids`` has ended (or is a zombie) within ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
