@@ -205,7 +205,13 @@ class Run:
         return depth
 
     def problems(self) -> list[str]:
-        """What the terminal was left with that it did not start with."""
+        """What the terminal was left with that it did not start with.
+
+        Once the run has ended, the reader first reads to the pty's end (EIO: no process left on
+        it), so the last bytes gputop wrote, the ones that give the terminal back, are counted
+        even when a busy machine let the exit be seen before they were read."""
+        if self.exited() and self._reading.is_set() and not self.closed:
+            self._reader.join(2.0)
         modes = self.modes()
         found = [f"mode ?{m} left on" for m in MUST_BE_OFF if modes.get(m)]
         if modes.get(25) is False:

@@ -63,7 +63,6 @@ def assert_given_back(run: Run, pid: int, code: int | None) -> None:
     assert run.gone(pid, EXITED_WITHIN_S), f"gputop {pid} still runs"
     if code is not None:
         assert run.wait(2) == code
-    time.sleep(0.1)  # the last bytes, read by the lab
     assert run.problems() == []
 
 
