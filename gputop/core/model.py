@@ -151,6 +151,9 @@ class Device:
     power_limit_default_w: float | None = None
     power_limit_min_w: float | None = None
     power_limit_max_w: float | None = None
+    # The limit set through the management interface (nvidia-smi -pl); power_limit_w is the one
+    # the driver enforces, which another limiter (out-of-band, the board) may hold lower.
+    power_management_limit_w: float | None = None
     energy_j: float | None = None
     clock_sm_mhz: float | None = None
     clock_mem_mhz: float | None = None
@@ -192,6 +195,22 @@ class Device:
     remapped_rows_correctable: int | None = None
     remapped_rows_uncorrectable: int | None = None
     remapped_rows_failed: bool | None = None
+    remapped_rows_pending: bool | None = None  # a remap waits for the next GPU reset
+    # Pages retired for ECC errors (GPUs before Ampere; later ones remap rows instead).
+    retired_pages_sbe: int | None = None  # for repeated single-bit errors
+    retired_pages_dbe: int | None = None  # for double-bit errors
+    retired_pages_pending: bool | None = None  # a retirement waits for the next reboot
+    # NVLink error counters, summed over the GPU's links.
+    nvlink_crc_flit_errors: int | None = None
+    nvlink_crc_data_errors: int | None = None
+    nvlink_replay_errors: int | None = None
+    nvlink_recovery_errors: int | None = None
+    # The driver's temperature thresholds: where it slows the clocks, where it shuts the GPU
+    # down, and the highest the GPU and its memory are meant to run at.
+    temperature_slowdown_c: float | None = None
+    temperature_shutdown_c: float | None = None
+    temperature_gpu_max_c: float | None = None
+    temperature_memory_max_c: float | None = None
     # The kernel's minor number of its device file (/dev/nvidiaN): what Slurm's GRES indices
     # count, where NVML's index need not agree.
     minor_number: int | None = None

@@ -155,6 +155,15 @@ class FakeGpu:
     pcie_replay: int | None = 0  # None: NotSupported
     # (correctable, uncorrectable, pending, failure occurred); None: NotSupported (pre-Ampere)
     remapped_rows: tuple[int, int, int, int] | None = (0, 0, 0, 0)
+    # Retired pages per cause (NVML_PAGE_RETIREMENT_CAUSE_*) and whether one is pending;
+    # None: NotSupported (Ampere and later remap rows instead)
+    retired_pages: dict[int, int] | None = None
+    retired_pending: int = 0
+    # NVML_FI_DEV_NVLINK_*_ERROR_COUNT_TOTAL field id -> value; None: no NVLink (NotSupported)
+    nvlink_errors: dict[int, int] | None = None
+    # NVML_TEMPERATURE_THRESHOLD_* -> °C (an H100 SXM's); a missing one is NotSupported
+    temperature_thresholds: dict[int, int] = field(
+        default_factory=lambda: {0: 92, 1: 89, 2: 95, 3: 87})
     gpm: bool = True
     # metric id -> value (float, NaN allowed) or an NVML error code int wrapped as ("err", code)
     gpm_metrics: dict[int, float | tuple[str, int]] = field(default_factory=dict)
@@ -611,6 +620,10 @@ class FakeNvml:
                 v.valueType = _real.NVML_VALUE_TYPE_UNSIGNED_INT
                 v.nvmlReturn = _real.NVML_SUCCESS
                 v.value.uiVal = gpu.memory_temperature
+            elif gpu.nvlink_errors is not None and fid in gpu.nvlink_errors:
+                v.valueType = _real.NVML_VALUE_TYPE_UNSIGNED_LONG_LONG
+                v.nvmlReturn = _real.NVML_SUCCESS
+                v.value.ullVal = gpu.nvlink_errors[fid]
             elif fid == _real.NVML_FI_DEV_ENERGY:
                 v.valueType = _real.NVML_VALUE_TYPE_UNSIGNED_LONG_LONG
                 v.nvmlReturn = _real.NVML_SUCCESS
@@ -637,6 +650,24 @@ class FakeNvml:
         if gpu.remapped_rows is None:
             raise NVMLError(_real.NVML_ERROR_NOT_SUPPORTED)
         return gpu.remapped_rows
+
+    def nvmlDeviceGetRetiredPages(self, device: FakeHandle, sourceFilter: int) -> list[int]:
+        gpu = self._dev("nvmlDeviceGetRetiredPages", device)
+        if gpu.retired_pages is None:
+            raise NVMLError(_real.NVML_ERROR_NOT_SUPPORTED)
+        return [0x1000 * (n + 1) for n in range(gpu.retired_pages.get(sourceFilter, 0))]
+
+    def nvmlDeviceGetRetiredPagesPendingStatus(self, device: FakeHandle) -> int:
+        gpu = self._dev("nvmlDeviceGetRetiredPagesPendingStatus", device)
+        if gpu.retired_pages is None:
+            raise NVMLError(_real.NVML_ERROR_NOT_SUPPORTED)
+        return gpu.retired_pending
+
+    def nvmlDeviceGetTemperatureThreshold(self, handle: FakeHandle, threshold: int) -> int:
+        gpu = self._dev("nvmlDeviceGetTemperatureThreshold", handle)
+        if threshold not in gpu.temperature_thresholds:
+            raise NVMLError(_real.NVML_ERROR_NOT_SUPPORTED)
+        return gpu.temperature_thresholds[threshold]
 
     def nvmlDeviceGetPowerUsage(self, handle: FakeHandle) -> int:
         return self._dev("nvmlDeviceGetPowerUsage", handle).power_mw

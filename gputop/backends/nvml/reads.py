@@ -178,7 +178,61 @@ def _remapped_rows(r: Reader, gpu: Any, read: str) -> dict[str, Any]:
     rows = r.call(gpu, "remapped_rows", "nvmlDeviceGetRemappedRows")
     return {"remapped_rows_correctable": rows[0] if rows is not None else None,
             "remapped_rows_uncorrectable": rows[1] if rows is not None else None,
+            "remapped_rows_pending": bool(rows[2]) if rows is not None else None,
             "remapped_rows_failed": bool(rows[3]) if rows is not None else None}
+
+
+def _retired_pages(r: Reader, gpu: Any, read: str) -> dict[str, Any]:
+    # Pre-Ampere GPUs retire pages; later ones answer NOT_SUPPORTED and are not asked again.
+    nv = r.nv
+    sbe = r.call(gpu, "retired_sbe", "nvmlDeviceGetRetiredPages",
+                 nv.NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS)
+    dbe = r.call(gpu, "retired_dbe", "nvmlDeviceGetRetiredPages",
+                 nv.NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR)
+    pending = r.call(gpu, "retired_pending", "nvmlDeviceGetRetiredPagesPendingStatus")
+    return {"retired_pages_sbe": len(sbe) if sbe is not None else None,
+            "retired_pages_dbe": len(dbe) if dbe is not None else None,
+            "retired_pages_pending": bool(pending) if pending is not None else None}
+
+
+# NVLink error counters, each NVML's total over all links: model attribute -> field id name.
+NVLINK_ERRORS = {
+    "nvlink_crc_flit_errors": "NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL",
+    "nvlink_crc_data_errors": "NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL",
+    "nvlink_replay_errors": "NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL",
+    "nvlink_recovery_errors": "NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL",
+}
+
+
+def _nvlink_errors(r: Reader, gpu: Any, read: str) -> dict[str, Any]:
+    # One field-values call for the four totals; a GPU without NVLink refuses each, and one that
+    # refuses all of them is not asked again.
+    nv = r.nv
+    ids = [getattr(nv, name) for name in NVLINK_ERRORS.values()]  # pynvml's constants, by name
+    values = r.field(gpu, read, nv.nvmlDeviceGetFieldValues, gpu.handle, ids)
+    out: dict[str, Any] = dict.fromkeys(NVLINK_ERRORS)
+    if values is None:
+        return out
+    for attr, v in zip(NVLINK_ERRORS, values):
+        if v.nvmlReturn == nv.NVML_SUCCESS:
+            out[attr] = int(v.value.ullVal)
+    if all(value is None for value in out.values()):
+        gpu.skip.add(read)
+    return out
+
+
+# Temperature thresholds: model attribute -> NVML threshold constant name.
+TEMPERATURE_THRESHOLDS = {
+    "temperature_shutdown_c": "NVML_TEMPERATURE_THRESHOLD_SHUTDOWN",
+    "temperature_slowdown_c": "NVML_TEMPERATURE_THRESHOLD_SLOWDOWN",
+    "temperature_memory_max_c": "NVML_TEMPERATURE_THRESHOLD_MEM_MAX",
+    "temperature_gpu_max_c": "NVML_TEMPERATURE_THRESHOLD_GPU_MAX",
+}
+
+
+def _temperature_thresholds(r: Reader, gpu: Any, read: str) -> dict[str, Any]:
+    return {attr: r.call(gpu, attr, "nvmlDeviceGetTemperatureThreshold", getattr(r.nv, name))
+            for attr, name in TEMPERATURE_THRESHOLDS.items()}  # pynvml's constants, by name
 
 
 def _ecc_counters(r: Reader, gpu: Any, read: str) -> dict[str, Any]:
@@ -249,6 +303,9 @@ READS: dict[str, Read] = {
     "pcie_width": Read(("pcie_width",), LIVE, one_call("nvmlDeviceGetCurrPcieLinkWidth")),
     "limit": Read(("power_limit_w",), SLOW,
                   one_call("nvmlDeviceGetEnforcedPowerLimit", convert=lambda mw: mw / 1000.0)),
+    "management_limit": Read(("power_management_limit_w",), SLOW,
+                             one_call("nvmlDeviceGetPowerManagementLimit",
+                                      convert=lambda mw: mw / 1000.0)),
     "ecc": Read(("ecc_mode", "ecc_mode_pending"), SLOW, _ecc),
     "ecc_counters": Read(tuple(ECC_COUNTERS), SLOW, _ecc_counters),
     "mig": Read(("mig_mode", "mig_mode_pending"), SLOW, _mig),
@@ -260,7 +317,10 @@ READS: dict[str, Read] = {
     # health counters dashboards alert on (dcgm-exporter's defaults); they change rarely
     "pcie_replay": Read(("pcie_replay_count",), SLOW, one_call("nvmlDeviceGetPcieReplayCounter")),
     "remapped_rows": Read(("remapped_rows_correctable", "remapped_rows_uncorrectable",
-                           "remapped_rows_failed"), SLOW, _remapped_rows),
+                           "remapped_rows_pending", "remapped_rows_failed"), SLOW, _remapped_rows),
+    "retired_pages": Read(("retired_pages_sbe", "retired_pages_dbe", "retired_pages_pending"),
+                          SLOW, _retired_pages),
+    "nvlink_errors": Read(tuple(NVLINK_ERRORS), SLOW, _nvlink_errors),
     "serial": Read(("serial",), ONCE, one_call("nvmlDeviceGetSerial", convert=text)),
     "vbios": Read(("vbios_version",), ONCE, one_call("nvmlDeviceGetVbiosVersion", convert=text)),
     "minor": Read(("minor_number",), ONCE, one_call("nvmlDeviceGetMinorNumber")),
@@ -268,6 +328,7 @@ READS: dict[str, Read] = {
     "clock_graphics_max": Read(("clock_graphics_max_mhz",), ONCE,
                                one_call("nvmlDeviceGetMaxClockInfo", "NVML_CLOCK_GRAPHICS")),
     "supported_events": Read(("clock_event_supported_mask",), ONCE, _supported_events),
+    "temperature_thresholds": Read(tuple(TEMPERATURE_THRESHOLDS), ONCE, _temperature_thresholds),
 }
 # Reads beyond READS, each more than one attribute's worth, wanted like reads but made
 # otherwise: the process lists (and per-process SM%), GPM, under MIG each MIG device's memory

@@ -434,6 +434,7 @@ class SimBackend(Backend):
         util = round(100 * busy)
         used = self._memory_used(i, t)
         nvidia = part.vendor == "nvidia"
+        remaps, retires = nvidia and part.remaps_rows, nvidia and not part.remaps_rows
         mig = i in self._mig  # its instances hold the saturation and processes (_as_mig)
         whole = detail and not mig
         sat = self._saturation(i, job, busy, speed, t) if whole else Saturation()
@@ -454,6 +455,8 @@ class SimBackend(Backend):
             fan_pct=None,  # SXM parts are cooled by the chassis, not a fan of their own
             power_draw_w=round(power, 2),
             power_limit_w=self._limits[i],
+            # the simulator's one limiter: what is set is what is enforced
+            power_management_limit_w=self._limits[i],
             power_limit_default_w=part.tdp_w,
             power_limit_min_w=part.power_min_w,
             power_limit_max_w=part.tdp_w,
@@ -487,9 +490,17 @@ class SimBackend(Backend):
             utilization_decoder_pct=0 if nvidia else None,
             pcie_replay_count=0 if nvidia else None,
             xid_last=0 if nvidia else None,
-            remapped_rows_correctable=0 if nvidia else None,
-            remapped_rows_uncorrectable=0 if nvidia else None,
-            remapped_rows_failed=False if nvidia else None,
+            remapped_rows_correctable=0 if remaps else None,
+            remapped_rows_uncorrectable=0 if remaps else None,
+            remapped_rows_pending=False if remaps else None,
+            remapped_rows_failed=False if remaps else None,
+            retired_pages_sbe=0 if retires else None,
+            retired_pages_dbe=0 if retires else None,
+            retired_pages_pending=False if retires else None,
+            nvlink_crc_flit_errors=0 if nvidia else None,  # every part simulated is SXM: NVLink
+            nvlink_crc_data_errors=0 if nvidia else None,
+            nvlink_replay_errors=0 if nvidia else None,
+            nvlink_recovery_errors=0 if nvidia else None,
             saturation=sat,
             processes=self._processes(i, self._jobs_on[i], busy, t) if whole else (),
             # None where the rate is unknown, which the model's dict[str, float] does not say

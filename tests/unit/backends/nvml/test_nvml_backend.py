@@ -113,6 +113,39 @@ def test_every_field_of_an_h100_maps_from_nvml() -> None:
     assert proc.pid == 9_000_001 and proc.gpu_memory_mib == 2048 and proc.type == "C"
 
 
+def test_health_counters_limits_and_thresholds_map_from_nvml() -> None:
+    """What dcgm-exporter's health and limit fields serve: each from its own NVML call."""
+    import pynvml as real
+
+    healthy, worn = h100(0), a100(1)
+    healthy.power_limit_mw = 450_000  # set with -pl: the management limit
+    healthy.remapped_rows = (3, 1, 1, 0)  # (correctable, uncorrectable, pending, failure)
+    healthy.nvlink_errors = {real.NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL: 7,
+                             real.NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL: 2,
+                             real.NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL: 5,
+                             real.NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL: 0}
+    worn.remapped_rows = None  # an older part: pages are retired instead
+    worn.retired_pages = {real.NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS: 4,
+                          real.NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR: 1}
+    worn.retired_pending = 1
+    worn.temperature_thresholds = {0: 90, 1: 87}  # no GPU or memory maximum
+    backend, nv, clock = make([healthy, worn])
+    with backend:
+        h, w = backend.sample().devices
+    assert h.power_management_limit_w == 450.0
+    assert (h.remapped_rows_correctable, h.remapped_rows_uncorrectable,
+            h.remapped_rows_pending, h.remapped_rows_failed) == (3, 1, True, False)
+    assert (h.nvlink_crc_flit_errors, h.nvlink_crc_data_errors, h.nvlink_replay_errors,
+            h.nvlink_recovery_errors) == (7, 2, 5, 0)
+    assert (h.retired_pages_sbe, h.retired_pages_dbe, h.retired_pages_pending) == (None,) * 3
+    assert (h.temperature_shutdown_c, h.temperature_slowdown_c, h.temperature_memory_max_c,
+            h.temperature_gpu_max_c) == (92, 89, 95, 87)
+    assert (w.retired_pages_sbe, w.retired_pages_dbe, w.retired_pages_pending) == (4, 1, True)
+    assert w.remapped_rows_pending is None and w.nvlink_replay_errors is None
+    assert (w.temperature_shutdown_c, w.temperature_slowdown_c) == (90, 87)
+    assert (w.temperature_memory_max_c, w.temperature_gpu_max_c) == (None, None)
+
+
 def test_the_minor_number_is_the_device_files_not_the_index() -> None:
     """/dev/nvidiaN's N (what Slurm's GRES indices count) need not follow NVML's index."""
     gpus = [h100(0), h100(1)]
@@ -429,16 +462,19 @@ def test_process_utilization_raising_nvml_success_means_no_samples() -> None:
     assert all(p.sm_pct == 45 for d in later.devices for p in d.processes)
 
 
-def test_no_fan_and_no_memory_temperature_are_none() -> None:
+def test_no_fan_no_memory_temperature_and_no_nvlink_are_none_and_not_asked_again() -> None:
     gpu = h100(0)
     gpu.memory_temperature = None
     backend, nv, clock = make([gpu])
     with backend:
         dev = backend.sample().devices[0]
+        clock.advance(reads.SLOW_REFRESH_S)
         backend.sample()
     assert dev.fan_pct is None and dev.temperature_memory_c is None
+    assert dev.nvlink_replay_errors is None
     assert nv.count("nvmlDeviceGetFanSpeed") == 1
-    assert nv.count("nvmlDeviceGetFieldValues") == 1
+    # once for the memory temperature, once for the NVLink error totals
+    assert nv.count("nvmlDeviceGetFieldValues") == 2
 
 
 # ---------------------------------------------------------------------------- device failures
