@@ -36,8 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 import psutil  # noqa: E402
 
-from gputop.cluster.prometheus import PrometheusCluster  # noqa: E402
-from gputop.formats import dcgm  # noqa: E402
+from gputop.cluster.prometheus import VIEWED, PrometheusCluster  # noqa: E402
 from tests.support.prom_harness import Prometheus, find, start_exporter, stop  # noqa: E402
 
 OWN = (("gputop_snapshot_timestamp_seconds", None), ("gputop_power_limit_watts", 700.0),
@@ -54,7 +53,7 @@ def fleet_openmetrics(path: Path, nodes: int, gpus: int, stamp: float) -> int:
             out.write(f"{name}{{{labels}}} {value} {ts}\n")
             count += 1
 
-        for name in ("up", *(m.name for m in dcgm.METRICS), "gputop_info", "gputop_device_status",
+        for name in ("up", *VIEWED, "gputop_info", "gputop_device_status",
                      *(n for n, _ in OWN)):
             out.write(f"# TYPE {name} gauge\n")
             for n in range(nodes):

@@ -74,7 +74,20 @@ _BY_GPU = "max by (instance, gpu) ({m})"
 _BY_GPU_INSTANCE = "max by (instance, gpu, GPU_I_ID) ({m})"
 # A GPU instance's own figures, no part of its GPU's: its GPM and its free memory (the GPU's
 # free memory also counts what no instance holds).
-_INSTANCE_OWN = frozenset({m.name for m in dcgm.METRICS if m.sat} |
+# The DCGM fields the view reads back, a query each: what it shows, and no more (an exporter
+# serves many others). Each is a model attribute, so the device comes back as the model has it.
+VIEWED = {f.name: f for f in (dcgm.BY_NAME[name] for name in (
+    "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_MEM_CLOCK", "DCGM_FI_DEV_MEMORY_TEMP",
+    "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+    "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_MEM_COPY_UTIL",
+    "DCGM_FI_DEV_ENC_UTIL", "DCGM_FI_DEV_DEC_UTIL", "DCGM_FI_DEV_XID_ERRORS",
+    "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_RESERVED",
+    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+    "DCGM_FI_DEV_ROW_REMAP_FAILURE", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_SM_ACTIVE",
+    "DCGM_FI_PROF_SM_OCCUPANCY", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "DCGM_FI_PROF_DRAM_ACTIVE",
+    "DCGM_FI_PROF_PIPE_FP64_ACTIVE", "DCGM_FI_PROF_PIPE_FP32_ACTIVE",
+    "DCGM_FI_PROF_PIPE_FP16_ACTIVE", "DCGM_FI_PROF_PCIE_TX_BYTES", "DCGM_FI_PROF_PCIE_RX_BYTES"))}
+_INSTANCE_OWN = frozenset({m.name for m in VIEWED.values() if m.sat} |
                           {"DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_RESERVED"})
 QUERIES: tuple[tuple[str, str], ...] = (
     ("up", "{m}"),
@@ -86,8 +99,7 @@ QUERIES: tuple[tuple[str, str], ...] = (
     # Under MIG an exporter sends one series per GPU instance (GPU_I_ID), as dcgm-exporter
     # does. Kept apart here: the GPU's own figures come repeated on each (power, clocks, …);
     # memory used adds up to the GPU's; the rest is each instance's own (see _absorb).
-    *((m.name, _BY_GPU_INSTANCE) for m in dcgm.METRICS
-      if m.attr is not None and m.name != "DCGM_FI_DEV_FB_USED"),
+    *((name, _BY_GPU_INSTANCE) for name in VIEWED if name != "DCGM_FI_DEV_FB_USED"),
     ("gputop_memory_total_bytes", _BY_GPU),
     ("gputop_power_limit_watts", _BY_GPU),
     # The reasons that hold, plus one 0 per GPU that reports reasons at all (none held: []).
@@ -522,7 +534,7 @@ def _absorb(nodes: dict[str, _NodeData], name: str, s: dict) -> None:
             "pci_bus_id": labels.get("pci_bus_id") or None,
             "vendor": "huawei" if labels.get("device", "").startswith("davinci") else "nvidia"}
         node.driver = node.driver or labels.get("DCGM_FI_DRIVER_VERSION") or None
-    metric = dcgm.BY_NAME.get(name)
+    metric = VIEWED.get(name)
     if metric is not None:
         number = value / metric.scale
         if metric.attr in _BOOL_ATTRS:

@@ -11,10 +11,14 @@ import argparse
 import sys
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gputop.commands.common import bounded, source_config
 from gputop.config.options import SourceConfig
 from gputop.core import bounds
+
+if TYPE_CHECKING:
+    from gputop.formats import dcgm
 
 DEFAULT_LISTEN = ":9400"  # dcgm-exporter's port: a node runs one or the other
 
@@ -25,10 +29,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--web-config", metavar="FILE",
                         help="TLS and basic auth, in the Prometheus exporter-toolkit web-config "
                              "format")
-    parser.add_argument("--hostname-label", choices=("both", "Hostname", "hostname"),
-                        default="both",
-                        help="the node label(s): dcgm-exporter's older Hostname, its newer "
-                             "hostname, or both (default)")
+    parser.add_argument("-f", "--collectors", metavar="FILE", dest="counters_file",
+                        help="the DCGM fields to serve, in dcgm-exporter's counters CSV format "
+                             "(default: dcgm-exporter's default counters and the health, limit "
+                             "and clock-event fields; see the docs' DCGM field table)")
+    parser.add_argument("--hostname-label", choices=("hostname", "Hostname", "both"),
+                        default="hostname",
+                        help="the node label: hostname (default, as current dcgm-exporter), "
+                             "Hostname (as its releases up to 4.5.3-4.8.2), or both")
     parser.add_argument("--top-processes", type=bounded(bounds.EXPORTER_TOP_PROCESSES),
                         default=None, metavar="N",
                         help="per-process series for the N processes holding the most memory "
@@ -40,14 +48,15 @@ class ExporterConfig:
     source: SourceConfig
     listen: str = DEFAULT_LISTEN  # ADDR:PORT as given
     web_config: str | None = None  # the exporter-toolkit web-config file
-    hostname_label: str = "both"  # both, Hostname or hostname
+    hostname_label: str = "hostname"  # hostname, Hostname or both
     top_processes: int | None = None  # None: gputop.exporter.own.DEFAULT_TOP_PROCESSES
+    counters_file: str | None = None  # dcgm-exporter's counters CSV; None: the default fields
 
 
 def configure(args: argparse.Namespace) -> ExporterConfig:
     return ExporterConfig(source=source_config(args), listen=args.listen,
                           web_config=args.web_config, hostname_label=args.hostname_label,
-                          top_processes=args.top_processes)
+                          top_processes=args.top_processes, counters_file=args.counters_file)
 
 
 def run(config: ExporterConfig) -> int:
@@ -59,13 +68,15 @@ def run(config: ExporterConfig) -> int:
     from gputop.core.errors import GputopError
     from gputop.core.selection import select_devices
     from gputop.exporter import labels, own, server, webconfig
+    from gputop.formats import dcgm
     from gputop.sampler import Sampler
 
     host, port = parse_listen(config.listen)
     top = own.DEFAULT_TOP_PROCESSES if config.top_processes is None else config.top_processes
     web = webconfig.load(config.web_config) if config.web_config else webconfig.WebConfig()
+    counters = load_counters(config.counters_file) if config.counters_file else dcgm.DEFAULT
     opts = own.Options(hostname_labels=labels.HOSTNAME_LABELS[config.hostname_label],
-                       top_processes=top)
+                       top_processes=top, counters=counters)
     source = config.source
     backend = open_backend(source.backend, source.options)
     try:
@@ -101,3 +112,19 @@ def run(config: ExporterConfig) -> int:
     finally:
         backend.close()
     return 0
+
+
+def load_counters(path: str) -> tuple[dcgm.Metric, ...]:
+    """The metrics a counters file asks for; one line on stderr for each row not served, and a
+    UsageError naming the file and row that dcgm-exporter would refuse too."""
+    from gputop.core.errors import UsageError
+    from gputop.core.userfile import FileProblem, read_text
+    from gputop.formats import dcgm_counters
+
+    try:
+        counters = dcgm_counters.parse(read_text(path))
+    except (FileProblem, OSError, dcgm_counters.CountersError) as exc:
+        raise UsageError(f"exporter: counters file {path}: {exc}") from None
+    for note in counters.notes:
+        print(f"gputop exporter: {path}: {note}", file=sys.stderr, flush=True)
+    return counters.metrics

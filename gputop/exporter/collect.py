@@ -6,27 +6,38 @@ from prometheus_client.core import Metric
 
 from gputop.core.model import Snapshot
 from gputop.exporter import own
-from gputop.exporter.labels import device_labels, instance_labels
+from gputop.exporter.labels import device_labels, instance_labels, owner_labels
 from gputop.formats import dcgm
 
 
 def dcgm_families(snap: Snapshot, opts: own.Options) -> list[Metric]:
-    out = [Metric(m.name, m.help, m.type) for m in dcgm.METRICS]
+    """The counters' families in the counters' order; a GPU's series carry its owners' labels
+    (one series per Slurm job, as dcgm-exporter's transforms copy them)."""
+    numbers = [m for m in opts.counters if not m.label]
+    out = [Metric(m.name, m.help, m.type) for m in numbers]
     for dev in snap.devices:
-        labels = device_labels(snap, dev, opts.hostname_labels)
+        labels = device_labels(snap, dev, opts.hostname_labels, opts.label_fields)
         if dev.mig_instances:  # the GPU instances stand in for the GPU, as in dcgm-exporter
             for inst in dcgm.gpu_instances(dev):
                 ilabels = instance_labels(labels, inst.profile, inst.gpu_instance_id)
-                for metric, family in zip(dcgm.METRICS, out):
-                    value = dcgm.read_instance(metric, dev, inst)
-                    if value is not None:
-                        family.add_sample(metric.name, ilabels, value)
+                owners = owner_labels(p for p in dev.processes
+                                      if p.gpu_instance_id == inst.gpu_instance_id)
+                for metric, family in zip(numbers, out):
+                    _add(family, metric, dcgm.value(metric.field, snap, dev, inst), ilabels,
+                         owners)
             continue
-        for metric, family in zip(dcgm.METRICS, out):
-            value = metric.read(dev)
-            if value is not None:
-                family.add_sample(metric.name, labels, value)
+        owners = owner_labels(dev.processes)
+        for metric, family in zip(numbers, out):
+            _add(family, metric, dcgm.value(metric.field, snap, dev), labels, owners)
     return out
+
+
+def _add(family: Metric, metric: dcgm.Metric, value: dcgm.Value, labels: dict[str, str],
+         owners: list[dict[str, str]]) -> None:
+    if value is None or isinstance(value, str):
+        return  # nothing read, or text (served only as a label)
+    for owner in owners:
+        family.add_sample(metric.name, {**labels, **owner}, value)
 
 
 def families(snap: Snapshot, opts: own.Options, version: str) -> list[Metric]:

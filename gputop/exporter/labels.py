@@ -3,12 +3,17 @@
 
 from __future__ import annotations
 
-from gputop.core.model import Device, Process, Snapshot
+from collections.abc import Iterable, Sequence
 
-# dcgm-exporter called the node label "Hostname" and moved to "hostname"; both by default so
-# that dashboards of either age keep working.
-HOSTNAME_LABELS = {"both": ("Hostname", "hostname"), "Hostname": ("Hostname",),
-                   "hostname": ("hostname",)}
+from gputop.core.model import Device, Process, Snapshot
+from gputop.formats import dcgm
+
+# dcgm-exporter called the node label "Hostname" until its release 4.5.3-4.8.2 and "hostname"
+# since (its commit d5e5f51, PR #655); dashboards and alerts of either age exist, so both can be
+# served at once.
+HOSTNAME_LABELS = {"hostname": ("hostname",), "Hostname": ("Hostname",),
+                   "both": ("Hostname", "hostname")}
+DEFAULT_HOSTNAME_LABEL = "hostname"  # what current dcgm-exporter emits
 
 
 def device_node_name(dev: Device) -> str:
@@ -22,9 +27,12 @@ def node_labels(snap: Snapshot, hostname_labels: tuple[str, ...]) -> dict[str, s
     return {name: snap.host for name in hostname_labels}
 
 
-def device_labels(snap: Snapshot, dev: Device, hostname_labels: tuple[str, ...]) -> dict[str, str]:
-    """dcgm-exporter's labels for one GPU. A label a device lacks is empty, which PromQL treats
-    as absent."""
+def device_labels(snap: Snapshot, dev: Device, hostname_labels: tuple[str, ...],
+                  label_fields: Sequence[dcgm.Metric] = ()) -> dict[str, str]:
+    """dcgm-exporter's labels for one GPU, in its order: identity, node, then the counters
+    file's label rows sorted by name (``DCGM_FI_DRIVER_VERSION`` by default), each left out
+    where the device has no value for it. An identity label a device lacks is empty, which
+    PromQL treats as absent."""
     labels = {
         "gpu": str(dev.index),
         "UUID": dev.uuid or "",
@@ -33,7 +41,10 @@ def device_labels(snap: Snapshot, dev: Device, hostname_labels: tuple[str, ...])
         "modelName": dev.name or "",
     }
     labels.update(node_labels(snap, hostname_labels))
-    labels["DCGM_FI_DRIVER_VERSION"] = snap.driver_version or ""
+    for metric in sorted(label_fields, key=lambda m: m.name):
+        value = dcgm.value(metric.field, snap, dev)
+        if value is not None:
+            labels[metric.name] = value if isinstance(value, str) else f"{value:g}"
     return labels
 
 
@@ -48,6 +59,32 @@ def instance_labels(labels: dict[str, str], profile: str | None,
             out["GPU_I_PROFILE"] = profile or ""
             out["GPU_I_ID"] = str(gpu_instance_id)
     return out
+
+
+def owner_labels(processes: Iterable[Process]) -> list[dict[str, str]]:
+    """The label sets a GPU's (or a GPU instance's) series carry for who holds it, one series per
+    set, as dcgm-exporter's transforms label them: its Kubernetes transform puts ``pod``,
+    ``namespace`` and ``container`` on the series of a GPU a pod holds (one pod per GPU: where
+    two share it, dcgm-exporter takes the last the kubelet lists, gputop the one holding the most
+    memory there); its HPC transform then copies the series once per Slurm job on the GPU, with
+    ``hpc_job``. A GPU nobody holds gets none of these labels (not empty ones). Keys come sorted,
+    as dcgm-exporter renders its attributes."""
+    procs = list(processes)
+    pods: dict[tuple[str, str, str], float] = {}
+    for p in procs:
+        c = p.container
+        if c is not None and c.pod:
+            key = (c.pod, c.pod_namespace or "", c.label or "")
+            pods[key] = pods.get(key, 0.0) + (p.gpu_memory_mib or 0.0)
+    base: dict[str, str] = {}
+    if pods:
+        pod, namespace, container = min(pods, key=lambda k: (-pods[k], k))
+        base = {"container": container, "namespace": namespace, "pod": pod}
+    jobs = sorted({p.job.id for p in procs if p.job is not None},
+                  key=lambda j: (not j.isdigit(), int(j) if j.isdigit() else 0, j))
+    if not jobs:
+        return [base]
+    return [dict(sorted({**base, "hpc_job": job}.items())) for job in jobs]
 
 
 def process_labels(base: dict[str, str], proc: Process) -> dict[str, str]:

@@ -11,16 +11,31 @@ from gputop.analysis.mig import instance_of
 from gputop.core import clock_events
 from gputop.core.model import DEVICE_STATUSES, Device, Snapshot
 from gputop.core.units import MIB
-from gputop.exporter.labels import device_labels, instance_labels, node_labels, process_labels
+from gputop.exporter.labels import (
+    DEFAULT_HOSTNAME_LABEL,
+    HOSTNAME_LABELS,
+    device_labels,
+    instance_labels,
+    node_labels,
+    process_labels,
+)
+from gputop.formats import dcgm
 
 DEFAULT_TOP_PROCESSES = 10
 
 
 @dataclass(frozen=True)
 class Options:
-    hostname_labels: tuple[str, ...] = ("Hostname", "hostname")
+    hostname_labels: tuple[str, ...] = HOSTNAME_LABELS[DEFAULT_HOSTNAME_LABEL]
     # Series per GPU are bounded: the N processes holding the most memory.
     top_processes: int = DEFAULT_TOP_PROCESSES
+    # The DCGM fields served (a counters file's, else dcgm.DEFAULT); its label rows label every
+    # series of a GPU, gputop's own included.
+    counters: tuple[dcgm.Metric, ...] = dcgm.DEFAULT
+
+    @property
+    def label_fields(self) -> tuple[dcgm.Metric, ...]:
+        return tuple(m for m in self.counters if m.label)
 
 
 def top_processes(dev: Device, n: int):
@@ -52,7 +67,7 @@ def families(snap: Snapshot, opts: Options, version: str) -> list[Metric]:
                      "A process's share of SM time, 0-1 (top processes per GPU by memory).",
                      "gauge")
     for dev in snap.devices:
-        labels = device_labels(snap, dev, opts.hostname_labels)
+        labels = device_labels(snap, dev, opts.hostname_labels, opts.label_fields)
         for name in DEVICE_STATUSES:
             status.add_sample(status.name, {**labels, "status": name},
                               1.0 if dev.status == name else 0.0)

@@ -1,47 +1,183 @@
-"""dcgm-exporter's metrics, read off the model: name, type, help text and unit as dcgm-exporter
-publishes them (its ``etc/default-counters.csv`` and ``dcp-metrics-included.csv``), so that its
-Grafana dashboard and users' PromQL read gputop unchanged. Pure: no I/O.
+"""dcgm-exporter's fields, read off the model: which ``DCGM_FI_*`` field gputop serves from which
+reading, under which name, type, unit and help text, and which it does not serve and why. The
+table is data (``gputop/data/dcgm-fields.toml``); this module loads it and reads values. What
+the exporter serves and the cluster view reads back sit on top of it. Pure: no I/O but the
+package's own data file.
 
 A reading the device does not report (None) gives no sample at all, never a 0.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from importlib import resources
+from typing import Any
 
-from gputop.core.model import Device, MigInstance
-from gputop.core.units import MB_PER_MIB, MIB
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+from gputop.core.model import Device, MigInstance, Snapshot
+from gputop.core.units import MB_PER_MIB
+
+TYPES = ("gauge", "counter", "label")
+# What a counters file may name as a type: dcgm-exporter's own list. It prints histogram and
+# summary rows as one plain sample each, and so does gputop.
+FILE_TYPES = ("gauge", "counter", "histogram", "summary", "label")
+MIG_RULES = ("parent", "instance", "none")
+SATURATION = "saturation."
+COMBINED = "@"
 
 
 @dataclass(frozen=True)
-class DcgmMetric:
-    """One metric and where it lives in the model: ``attr`` of the device (or of its saturation
-    when ``sat``), times ``scale``; ``custom`` for the one that combines two readings."""
+class Field:
+    """One field gputop serves: its DCGM id and default name, dcgm-exporter's type, unit and help,
+    where the value comes from (``source``: a Device attribute, ``saturation.X``, or ``@X`` for a
+    value combined below), the factor from the model's unit to DCGM's, whether it is text (served
+    only as a label), what it is under MIG, and whether it is served without a counters file."""
 
+    id: int
     name: str
-    type: str  # "gauge" | "counter"
+    type: str
     help: str
-    attr: str | None = None
+    source: str
+    unit: str = ""
     scale: float = 1.0
-    sat: bool = False
-    custom: Callable[[Device], float | None] | None = None
+    text: bool = False
+    mig: str = "parent"
+    default: bool = False
 
     @property
-    def field(self) -> str:
-        """Return the model field read: a declared one (tests/unit/formats/test_named_fields.py)."""
-        if self.attr is None:
-            raise TypeError(f"{self.name} combines readings: it has no one field")
-        return self.attr
+    def sat(self) -> bool:
+        """Whether the value is a GPM figure (the device's or a GPU instance's saturation)."""
+        return self.source.startswith(SATURATION)
 
-    def read(self, dev: Device) -> float | None:
-        if self.custom is not None:
-            return self.custom(dev)
-        value = getattr(dev.saturation if self.sat else dev, self.field)
-        return None if value is None else float(value) * self.scale
+    @property
+    def attr(self) -> str | None:
+        """The model attribute read (of the device, or of its saturation); None where the value
+        combines readings."""
+        if self.source.startswith(COMBINED):
+            return None
+        return self.source.removeprefix(SATURATION)
 
 
-def _nvlink_total(dev: Device) -> float | None:
+@dataclass(frozen=True)
+class Metric:
+    """A field as served: under the name and type a counters file gives it (or the table's), with
+    that file's help text, as dcgm-exporter serves whatever its file says."""
+
+    name: str
+    type: str
+    help: str
+    field: Field
+
+    @property
+    def label(self) -> bool:
+        return self.type == "label"
+
+
+@dataclass(frozen=True)
+class Table:
+    """The whole table: served fields by id, the reason for each field not served, and every name
+    dcgm-exporter accepts with its field id."""
+
+    fields: Mapping[int, Field]
+    unserved: Mapping[int, str]
+    names: Mapping[str, int]
+
+    def field(self, name: str) -> Field | None:
+        fid = self.names.get(name)
+        return None if fid is None else self.fields.get(fid)
+
+    def why_not(self, name: str) -> str | None:
+        """Why gputop does not serve the field ``name`` (None: it does, or no such field)."""
+        fid = self.names.get(name)
+        return None if fid is None else self.unserved.get(fid)
+
+
+def parse_table(doc: Mapping[str, Any]) -> Table:
+    """The table from the data file's TOML; ValueError names what is wrong with it."""
+    fields: dict[int, Field] = {}
+    for row in doc.get("field", []):
+        f = Field(id=row["id"], name=row["name"], type=row["type"], help=row["help"],
+                  source=row["from"], unit=row.get("unit", ""), scale=float(row.get("scale", 1.0)),
+                  text=row.get("text", False), mig=row.get("mig", "parent"),
+                  default=row.get("default", False))
+        if f.type not in TYPES or f.mig not in MIG_RULES or f.id in fields:
+            raise ValueError(f"dcgm field {f.name}: bad type, mig rule or a second row")
+        if f.text and f.type != "label":
+            raise ValueError(f"dcgm field {f.name}: a text field can only be a label")
+        fields[f.id] = f
+    unserved = {fid: group["reason"] for group in doc.get("unserved", []) for fid in group["ids"]}
+    names = dict(doc.get("names", {}))
+    both = sorted(set(fields) & set(unserved))
+    if both:
+        raise ValueError(f"dcgm fields both served and not: {both}")
+    missing = [f.name for f in fields.values() if names.get(f.name) != f.id]
+    if missing:
+        raise ValueError(f"dcgm fields without their name in [names]: {missing}")
+    return Table(fields=fields, unserved=unserved, names=names)
+
+
+def _load() -> Table:
+    text = resources.files("gputop").joinpath("data", "dcgm-fields.toml").read_text("utf-8")
+    return parse_table(tomllib.loads(text))
+
+
+TABLE = _load()
+FIELDS: tuple[Field, ...] = tuple(TABLE.fields.values())
+BY_NAME: dict[str, Field] = {f.name: f for f in FIELDS}
+# What the exporter serves without a counters file: dcgm-exporter's default counters, plus what
+# its published dashboards and common alert rules need (the clock-event bitmask, power limits and
+# clock maxima, fan, total memory, P-state, ECC and the other health counters).
+DEFAULT: tuple[Metric, ...] = tuple(Metric(f.name, f.type, f.help, f) for f in FIELDS if f.default)
+
+
+# ---------------------------------------------------------------- values
+
+_COMPUTE_MODES = {"Default": 0, "Exclusive_Thread": 1, "Prohibited": 2, "Exclusive_Process": 3}
+_MIG_MODES = {"disabled": 0, "enabled": 1}
+
+Value = float | str | None
+
+
+def _pstate(snap: Snapshot, dev: Device, inst: MigInstance | None) -> Value:
+    p = dev.pstate
+    return float(p[1:]) if p is not None and p.startswith("P") and p[1:].isdigit() else None
+
+
+def _compute_capability(snap: Snapshot, dev: Device, inst: MigInstance | None) -> Value:
+    # DCGM's i64: the major version in the upper 32 bits, the minor in the lower
+    cc = dev.compute_capability
+    if cc is None or "." not in cc:
+        return None
+    major, minor = cc.split(".", 1)
+    return str((int(major) << 32) | int(minor))
+
+
+def _mapped(attr: str, table: Mapping[str, int]) -> Callable[[Snapshot, Device, Any], Value]:
+    def read(snap: Snapshot, dev: Device, inst: MigInstance | None) -> Value:
+        code = table.get(getattr(dev, attr) or "")
+        return None if code is None else float(code)
+    return read
+
+
+def _fb_used_percent(snap: Snapshot, dev: Device, inst: MigInstance | None) -> Value:
+    # DCGM: Used / (Total - Reserved), a ratio 0-1; a GPU instance has no reservation of its own
+    reserved: float | None
+    if inst is not None:
+        used, total, reserved = inst.memory_used_mib, inst.memory_total_mib, 0.0
+    else:
+        used, total, reserved = dev.memory_used_mib, dev.memory_total_mib, dev.memory_reserved_mib
+    if used is None or total is None or reserved is None or total - reserved <= 0:
+        return None
+    return used / (total - reserved)
+
+
+def _nvlink_total(snap: Snapshot, dev: Device, inst: MigInstance | None) -> Value:
     # DCGM's field 449 is the current NVLink rate over all links (MB/s), whatever its type says.
     tx, rx = dev.saturation.nvlink_tx_mibps, dev.saturation.nvlink_rx_mibps
     if tx is None or rx is None:
@@ -49,56 +185,53 @@ def _nvlink_total(dev: Device) -> float | None:
     return (tx + rx) * MB_PER_MIB
 
 
-def _g(name: str, help: str, attr: str, scale: float = 1.0) -> DcgmMetric:
-    return DcgmMetric(name, "gauge", help, attr, scale)
+COMBINATIONS: dict[str, Callable[[Snapshot, Device, Any], Value]] = {
+    "driver_version": lambda snap, dev, inst: snap.driver_version,
+    "count": lambda snap, dev, inst: float(len(snap.devices)),
+    "pstate": _pstate,
+    "compute_capability": _compute_capability,
+    "compute_mode": _mapped("compute_mode", _COMPUTE_MODES),
+    "mig_mode": _mapped("mig_mode", _MIG_MODES),
+    "fb_used_percent": _fb_used_percent,
+    "nvlink_total": _nvlink_total,
+}
 
 
-def _c(name: str, help: str, attr: str, scale: float = 1.0) -> DcgmMetric:
-    return DcgmMetric(name, "counter", help, attr, scale)
+def _instance_free(inst: MigInstance) -> float | None:
+    if inst.memory_total_mib is None or inst.memory_used_mib is None:
+        return None
+    return inst.memory_total_mib - inst.memory_used_mib
 
 
-def _prof(name: str, help: str, attr: str, scale: float = 0.01) -> DcgmMetric:
-    """GPM figures: percent in the model, ratios 0–1 in DCGM's profiling fields."""
-    return DcgmMetric(name, "gauge", help, attr, scale, sat=True)
+# A GPU instance's own memory figures; its reservation is not reported per instance.
+_INSTANCE_MEMORY: dict[str, Callable[[MigInstance], float | None]] = {
+    "memory_used_mib": lambda inst: inst.memory_used_mib,
+    "memory_total_mib": lambda inst: inst.memory_total_mib,
+    "memory_free_mib": _instance_free,
+    "memory_reserved_mib": lambda inst: None,
+}
 
 
-METRICS: tuple[DcgmMetric, ...] = (
-    _g("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).", "clock_sm_mhz"),
-    _g("DCGM_FI_DEV_MEM_CLOCK", "Memory clock frequency (in MHz).", "clock_mem_mhz"),
-    _g("DCGM_FI_DEV_MEMORY_TEMP", "Memory temperature (in C).", "temperature_memory_c"),
-    _g("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", "temperature_c"),
-    _g("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", "power_draw_w"),
-    _c("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "Total energy consumption since boot (in mJ).", "energy_j", 1000.0),
-    _c("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "Total number of PCIe retries.", "pcie_replay_count"),
-    _g("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", "utilization_gpu_pct"),
-    _g("DCGM_FI_DEV_MEM_COPY_UTIL", "Memory utilization (in %).", "utilization_memory_pct"),
-    _g("DCGM_FI_DEV_ENC_UTIL", "Encoder utilization (in %).", "utilization_encoder_pct"),
-    _g("DCGM_FI_DEV_DEC_UTIL", "Decoder utilization (in %).", "utilization_decoder_pct"),
-    _g("DCGM_FI_DEV_XID_ERRORS", "Value of the last XID error encountered.", "xid_last"),
-    _g("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", "memory_free_mib"),
-    _g("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", "memory_used_mib"),
-    _g("DCGM_FI_DEV_FB_RESERVED", "Framebuffer memory reserved (in MiB).", "memory_reserved_mib"),
-    DcgmMetric("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "counter",
-               "Total number of NVLink bandwidth counters for all lanes.", custom=_nvlink_total),
-    _c("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "Number of remapped rows for uncorrectable errors", "remapped_rows_uncorrectable"),
-    _c("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "Number of remapped rows for correctable errors", "remapped_rows_correctable"),
-    _g("DCGM_FI_DEV_ROW_REMAP_FAILURE", "Whether remapping of rows has failed",
-       "remapped_rows_failed"),
-    _prof("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "Ratio of time the graphics engine is active.", "gr_engine_active_pct"),
-    _prof("DCGM_FI_PROF_SM_ACTIVE", "The ratio of cycles an SM has at least 1 warp assigned.", "sm_active_pct"),
-    _prof("DCGM_FI_PROF_SM_OCCUPANCY", "The ratio of number of warps resident on an SM.", "sm_occupancy_pct"),
-    _prof("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "Ratio of cycles the tensor (HMMA) pipe is active.", "tensor_active_pct"),
-    _prof("DCGM_FI_PROF_DRAM_ACTIVE", "Ratio of cycles the device memory interface is active sending or receiving data.", "dram_bw_pct"),
-    _prof("DCGM_FI_PROF_PIPE_FP64_ACTIVE", "Ratio of cycles the fp64 pipes are active.", "fp64_pct"),
-    _prof("DCGM_FI_PROF_PIPE_FP32_ACTIVE", "Ratio of cycles the fp32 pipes are active.", "fp32_pct"),
-    _prof("DCGM_FI_PROF_PIPE_FP16_ACTIVE", "Ratio of cycles the fp16 pipes are active.", "fp16_pct"),
-    _prof("DCGM_FI_PROF_PCIE_TX_BYTES", "The rate of data transmitted over the PCIe bus - including both protocol headers "
-               "and data payloads - in bytes per second.", "pcie_tx_mibps", MIB),
-    _prof("DCGM_FI_PROF_PCIE_RX_BYTES", "The rate of data received over the PCIe bus - including both protocol headers "
-               "and data payloads - in bytes per second.", "pcie_rx_mibps", MIB),
-)
-
-BY_NAME = {m.name: m for m in METRICS}
+def value(f: Field, snap: Snapshot, dev: Device, inst: MigInstance | None = None) -> Value:
+    """``f`` for ``dev`` (or, under MIG, for its GPU instance ``inst``), in DCGM's unit: a number,
+    the text of a text field, or None where there is nothing to serve."""
+    if inst is not None and f.mig == "none":
+        return None
+    if f.source.startswith(COMBINED):
+        got = COMBINATIONS[f.source[1:]](snap, dev, inst if f.mig == "instance" else None)
+        if isinstance(got, float):
+            return got * f.scale
+        return got
+    attr = f.source.removeprefix(SATURATION)
+    if inst is not None and f.mig == "instance":
+        raw = getattr(inst.saturation, attr) if f.sat else _INSTANCE_MEMORY[attr](inst)
+    else:
+        raw = getattr(dev.saturation if f.sat else dev, attr)
+    if raw is None:
+        return None
+    if f.text:
+        return str(raw)
+    return float(raw) * f.scale
 
 
 # ---------------------------------------------------------------- MIG
@@ -108,36 +241,6 @@ BY_NAME = {m.name: m for m in METRICS}
 # GPU_I_ID, and no series is left for the parent itself. Framebuffer and profiling fields are the
 # instance's own; DCGM has no utilization fields under MIG (dcgm-exporter issues #105, #430);
 # the other device fields (clocks, temperature, power, …) are the parent's, repeated per instance.
-
-NOT_UNDER_MIG = frozenset({"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_MEM_COPY_UTIL",
-                           "DCGM_FI_DEV_ENC_UTIL", "DCGM_FI_DEV_DEC_UTIL"})
-
-
-def _instance_free(inst: MigInstance) -> float | None:
-    if inst.memory_total_mib is None or inst.memory_used_mib is None:
-        return None
-    return inst.memory_total_mib - inst.memory_used_mib
-
-
-_INSTANCE_MEMORY: dict[str, Callable[[MigInstance], float | None]] = {
-    "DCGM_FI_DEV_FB_USED": lambda inst: inst.memory_used_mib,
-    "DCGM_FI_DEV_FB_FREE": _instance_free,
-    "DCGM_FI_DEV_FB_RESERVED": lambda inst: None,  # not reported per instance
-}
-
-
-def read_instance(metric: DcgmMetric, dev: Device, inst: MigInstance) -> float | None:
-    """``metric`` for one GPU instance of ``dev``, as dcgm-exporter reports it (None: no sample)."""
-    if metric.name in NOT_UNDER_MIG:
-        return None
-    memory = _INSTANCE_MEMORY.get(metric.name)
-    if memory is not None:
-        value = memory(inst)
-    elif metric.sat:
-        value = getattr(inst.saturation, metric.field)
-    else:
-        return metric.read(dev)
-    return None if value is None else float(value) * metric.scale
 
 
 def gpu_instances(dev: Device) -> list[MigInstance]:

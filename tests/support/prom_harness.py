@@ -77,10 +77,12 @@ class Exporter:
         return body.decode()
 
 
-def start_exporter(*args: str, port: int | None = None) -> Exporter:
+def start_exporter(*args: str, port: int | None = None,
+                   env: dict[str, str] | None = None) -> Exporter:
     port = port or free_port()
     argv = [sys.executable, "-m", "gputop", "exporter", "--listen", f"127.0.0.1:{port}", *args]
-    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=env)
     exporter = Exporter(port, proc, tuple(args))
     try:
         wait_for(lambda: proc.poll() is not None or
@@ -94,18 +96,22 @@ def start_exporter(*args: str, port: int | None = None) -> Exporter:
 
 
 class Prometheus:
-    """``prometheus`` scraping the given targets every ``interval`` seconds as job ``job``."""
+    """``prometheus`` scraping the given targets every ``interval`` seconds as job ``job``,
+    evaluating ``rule_files`` (each group at its own interval, else every ``interval``)."""
 
     def __init__(self, workdir: Path, targets: list[str], job: str = "gpus",
                  interval: str = "1s", extra_flags: tuple[str, ...] = (),
-                 metric_relabel: list[dict] | None = None) -> None:
+                 metric_relabel: list[dict] | None = None,
+                 rule_files: tuple[Path, ...] = ()) -> None:
         self.workdir = workdir
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = workdir / "prometheus.yml"
         config.write_text(json.dumps({  # YAML is a superset of JSON
             "global": {"scrape_interval": interval, "scrape_timeout": "900ms"
-                       if interval == "1s" else "5s", "evaluation_interval": "1m"},
+                       if interval == "1s" else "5s",
+                       "evaluation_interval": interval if rule_files else "1m"},
+            "rule_files": [str(f) for f in rule_files],
             "scrape_configs": [{"job_name": job, "static_configs": [{"targets": targets}],
                                 **({"metric_relabel_configs": metric_relabel}
                                    if metric_relabel else {})}],
@@ -130,6 +136,13 @@ class Prometheus:
         doc = json.loads(body)
         assert status == 200 and doc["status"] == "success", body
         return doc["data"]["result"]
+
+    def api(self, path: str) -> dict:
+        """``/api/v1/PATH``'s data."""
+        status, body = get(f"{self.url}/api/v1/{path}")
+        doc = json.loads(body)
+        assert status == 200 and doc["status"] == "success", body
+        return doc["data"]
 
     def stop(self) -> None:
         stop(self.proc)

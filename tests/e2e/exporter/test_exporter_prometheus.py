@@ -48,7 +48,8 @@ def lab(tmp_path_factory):
     try:
         for scenario, seed in SEEDS:
             exporters.append(start_exporter("--backend", "sim", "--scenario", scenario,
-                                            "--seed", seed, "--interval", "60"))
+                                            "--seed", seed, "--interval", "60",
+                                            "--hostname-label", "both"))
         # A third exporter, stopped by the test that watches a node go down.
         exporters.append(start_exporter("--backend", "sim", "--seed", "3", "--interval", "60"))
         prom = Prometheus(tmp_path_factory.mktemp("prom"), [e.target for e in exporters])
@@ -71,7 +72,12 @@ def test_prometheus_holds_every_metric_with_the_snapshots_values_and_labels(lab)
     prom, exporters = lab
     for exporter, (scenario, seed) in zip(exporters, SEEDS):
         snap = snapshot_json(scenario, seed)
-        for metric in dcgm.METRICS:
+        devices = {d["index"]: _device(d) for d in snap["devices"]}
+        model = _snapshot(snap)
+        for metric in dcgm.DEFAULT:
+            values = {i: dcgm.value(metric.field, model, dev) for i, dev in devices.items()}
+            if metric.label or all(v is None for v in values.values()):
+                continue
             got = by_target(prom, f'{metric.name}{{instance="{exporter.target}"}}')
             assert len(got) == 8, metric.name
             for dev in snap["devices"]:
@@ -82,13 +88,15 @@ def test_prometheus_holds_every_metric_with_the_snapshots_values_and_labels(lab)
                     "device": f"nvidia{dev['index']}", "modelName": dev["name"],
                     "Hostname": snap["host"], "hostname": snap["host"],
                     "DCGM_FI_DRIVER_VERSION": snap["driver_version"]}
-                if metric.custom is None:
-                    source = dev["saturation"] if metric.sat else dev
-                    expected = float(source[metric.attr]) * metric.scale
-                else:
-                    expected = metric.read(_device(dev))
-                assert float(series["value"][1]) == pytest.approx(expected, rel=1e-12), \
+                assert float(series["value"][1]) == pytest.approx(values[dev["index"]],
+                                                                  rel=1e-12), \
                     (metric.name, dev["index"])
+
+
+def _snapshot(doc: dict):
+    from gputop.core.model import snapshot_from_json
+
+    return snapshot_from_json(doc)
 
 
 def _device(doc: dict):

@@ -22,11 +22,22 @@ def samples(body: bytes) -> dict[str, list[str]]:
     return out
 
 
-def test_the_simulator_fills_every_dcgm_metric_on_every_gpu():
-    body = exposition.render(collect.families(sim_snapshot(), own.Options(), "t"))
-    got = samples(body)
-    for metric in dcgm.METRICS:
-        assert len(got.get(metric.name, [])) == 8, metric.name
+def test_every_default_field_the_simulator_reads_is_served_on_every_gpu_and_no_other():
+    snap = sim_snapshot()
+    got = samples(exposition.render(collect.families(snap, own.Options(), "t")))
+    served = [m for m in dcgm.DEFAULT if not m.label]
+    assert len(served) > 60
+    for metric in served:
+        values = [dcgm.value(metric.field, snap, dev) for dev in snap.devices]
+        if all(v is None for v in values):
+            assert metric.name not in got, metric.name  # nothing read: no family at all
+        else:
+            assert len(got[metric.name]) == 8, metric.name
+    # what the simulator does not model is not made up: an SXM part has no fan, and it has no
+    # thresholds or retired pages to report
+    for absent in ("DCGM_FI_DEV_FAN_SPEED", "DCGM_FI_DEV_SLOWDOWN_TEMP", "DCGM_FI_DEV_RETIRED_SBE"):
+        assert absent not in got
+    assert len(got["DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"]) == 8
 
 
 def test_a_value_the_device_does_not_report_is_absent_not_zero():
@@ -36,8 +47,7 @@ def test_a_value_the_device_does_not_report_is_absent_not_zero():
     got = samples(exposition.render(collect.families(snap, own.Options(), "t")))
     assert got["DCGM_FI_DEV_POWER_USAGE"] == [
         'DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-x",pci_bus_id="00000000:01:00.0",'
-        'device="nvidia0",modelName="T",Hostname="n",hostname="n",DCGM_FI_DRIVER_VERSION=""}'
-        ' 250.0']
+        'device="nvidia0",modelName="T",hostname="n"} 250.0']  # no driver version: no label
     assert "DCGM_FI_DEV_GPU_TEMP" not in got
     assert "DCGM_FI_PROF_SM_ACTIVE" not in got
     assert "# TYPE DCGM_FI_DEV_GPU_TEMP" not in exposition.render(
@@ -61,11 +71,11 @@ def test_units_follow_dcgm_exporter():
 def test_hostname_labels_and_process_series_are_bounded():
     snap = sim_snapshot("crowded")
     assert all(len(d.processes) > 3 for d in snap.devices)
-    opts = own.Options(hostname_labels=("hostname",), top_processes=3)
+    opts = own.Options(hostname_labels=("Hostname",), top_processes=3)
     text = exposition.render(collect.families(snap, opts, "t")).decode()
     got = samples(text.encode())
     assert len(got["gputop_process_gpu_memory_bytes"]) == 8 * 3
-    assert "Hostname=" not in text and 'hostname="' in text
+    assert 'hostname="' not in text and 'Hostname="' in text  # the older name alone
     biggest = max(snap.devices[0].processes, key=lambda p: p.gpu_memory_mib)
     assert any(f'pid="{biggest.pid}"' in line and 'gpu="0"' in line
                for line in got["gputop_process_gpu_memory_bytes"])
@@ -78,7 +88,7 @@ def test_hints_device_status_and_clock_events():
     snap = Snapshot(host="n", time=1.0, backend="sim", devices=(dev,),
                     hints=(Hint(device=2, code="power-capped", severity="warning", message="m"),))
     text = exposition.render(collect.families(snap, own.Options(), "t")).decode()
-    assert 'gputop_hint{Hostname="n",hostname="n",gpu="2",code="power-capped",' \
+    assert 'gputop_hint{hostname="n",gpu="2",code="power-capped",' \
            'severity="warning"} 1.0' in text
     assert 'status="lost"} 1.0' in text and 'status="ok"} 0.0' in text
     assert 'reason="sw_power_cap"} 1.0' in text and 'reason="gpu_idle"} 0.0' in text
@@ -114,7 +124,7 @@ def test_mig_gpus_are_exported_per_gpu_instance_as_dcgm_exporter_does():
     assert used[0] == (
         f'DCGM_FI_DEV_FB_USED{{gpu="2",UUID="{dev.uuid}",pci_bus_id="{dev.pci_bus_id}",'
         f'device="nvidia2",modelName="{dev.name}",GPU_I_PROFILE="{first.profile}",'
-        f'GPU_I_ID="{first.gpu_instance_id}",Hostname="{snap.host}",hostname="{snap.host}",'
+        f'GPU_I_ID="{first.gpu_instance_id}",hostname="{snap.host}",'
         f'DCGM_FI_DRIVER_VERSION="{snap.driver_version}"}} {float(first.memory_used_mib)}')
     for line in used:
         inst = next(i for i in dev.mig_instances

@@ -24,11 +24,13 @@ def test_every_query_field_with_a_model_source_names_a_device_field() -> None:
     assert sorted(named - DEVICE) == []
 
 
-def test_every_dcgm_metric_names_a_field_of_the_device_or_of_its_saturation() -> None:
-    wrong = [m.name for m in dcgm.METRICS
-             if m.custom is None and m.attr not in (SATURATION if m.sat else DEVICE)]
+def test_every_dcgm_field_names_a_field_of_the_device_or_of_its_saturation_or_a_combination():
+    wrong = [f.name for f in dcgm.FIELDS
+             if f.attr is not None and f.attr not in (SATURATION if f.sat else DEVICE)]
     assert wrong == []
-    assert any(m.sat for m in dcgm.METRICS) and any(not m.sat for m in dcgm.METRICS)
+    combined = {f.source[1:] for f in dcgm.FIELDS if f.attr is None}
+    assert combined == set(dcgm.COMBINATIONS)  # each combination used, none missing
+    assert any(f.sat for f in dcgm.FIELDS) and any(not f.sat for f in dcgm.FIELDS)
 
 
 def test_the_advisors_activity_curve_names_saturation_fields() -> None:
