@@ -223,6 +223,41 @@ def test_a_real_prometheus_runs_the_published_rules_on_gputop(sims, slurm_node, 
         stop(fake.proc)
 
 
+def test_promtool_records_the_job_gputop_attributes(slurm_node, tmp_path):
+    """The published per-job recording rules, in `promtool test rules`, over the fake NVML
+    node's scrape as it is: the job gputop attributes, with its two GPUs' figures."""
+    exporter = start_exporter("--backend", "nvml", "--interval", "1", env=slurm_node)
+    try:
+        _, samples = parse(exporter.metrics())
+    finally:
+        stop(exporter.proc)
+    inputs = [{"series": series(name, labels), "values": f"{value:g}+0x10"}
+              for name in ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE")
+              for labels, value in samples[name]]
+    used = {labels["gpu"]: value for labels, value in samples["DCGM_FI_DEV_FB_USED"]}
+    free = {labels["gpu"]: value for labels, value in samples["DCGM_FI_DEV_FB_FREE"]}
+    assert used["0"] == used["1"] == 4096.0  # the job's process holds 4 GiB on each
+    pct = [used[g] / (used[g] + free[g]) * 100 for g in ("0", "1")]
+
+    def expect(record: str, value: float) -> dict:
+        return {"expr": record, "eval_time": "2m",
+                "exp_samples": [{"labels": f'{record}{{hpc_job="{JOB}"}}', "value": value}]}
+
+    spec = tmp_path / "job-tests.yml"
+    spec.write_text(json.dumps({"rule_files": [str(JOB_RULES)], "evaluation_interval": "1m",
+                                "tests": [{"interval": "1m", "input_series": inputs,
+                                           "promql_expr_test": [
+        expect("job:gpu_utilization:current_avg", 60.0),
+        expect("job:gpu_count:current", 2.0),
+        expect("job:gpu_memory:current_used_bytes", 8192.0),
+        expect("job:gpu_memory:current_max_pct", max(pct)),
+        {"expr": "job:gpu_underutilized:bool", "eval_time": "2m", "exp_samples": []},
+    ]}]}))
+    out = subprocess.run([find("promtool"), "test", "rules", str(spec)], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
 def test_every_field_the_fake_nvml_answers_is_served_with_the_tables_type_and_unit(slurm_node,
                                                                                    tmp_path):
     """A counters file naming every field gputop serves: each one NVML answers is served, with

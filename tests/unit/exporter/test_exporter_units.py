@@ -187,3 +187,26 @@ def test_process_series_name_their_pod_container_and_slurm_job():
     assert 'pod="",namespace="",container="",hpc_job="4242"' in lines[8]
     assert 'container="cdcdcdcdcdcd"' in lines[9]
     assert 'pod="",namespace="",container="",hpc_job=""' in lines[10]
+
+
+@pytest.mark.parametrize("scenario", sorted(
+    p.stem for p in (Path(__file__).parents[3] / "gputop" / "data" / "scenarios").glob("*.toml")))
+def test_every_scenarios_exposition_follows_the_field_table(scenario: str):
+    """Each family is a table field under its type; a default field is served on a device
+    exactly when the device reports it."""
+    snap = sim_snapshot(scenario)
+    text = exposition.render(collect.families(snap, own.Options(), "t")).decode()
+    types = dict(line.split(" ")[2:4] for line in text.splitlines() if line.startswith("# TYPE "))
+    dcgm_names = {n for n in types if n.startswith("DCGM_")}
+    assert dcgm_names and all(dcgm.BY_NAME[n].type == types[n] for n in dcgm_names)
+    got = samples(text.encode())
+    for metric in dcgm.DEFAULT:
+        if metric.label:
+            continue
+        served = {_labels(line)["gpu"] for line in got.get(metric.name, [])}
+        reported = set()
+        for dev in snap.devices:
+            parts = dcgm.gpu_instances(dev) if dev.mig_instances else [None]
+            if any(dcgm.value(metric.field, snap, dev, inst) is not None for inst in parts):
+                reported.add(str(dev.index))
+        assert served == reported, (scenario, metric.name)
