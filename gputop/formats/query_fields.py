@@ -278,7 +278,9 @@ _DEPRECATED = frozenset({
 })
 
 # Value formats: how a number (or flag) from the model is written.
-#   str: as is; int: rounded; floor: whole MiB (nvidia-smi divides bytes); f2: two decimals;
+#   str: as is; int: rounded; floor: whole MiB, rounded down; ceil: whole MiB, rounded up (a
+#   GPU's memory figures: NVML gives bytes, and nvidia-smi 580 on an H200 printed 615.0625 MiB
+#   reserved as 616, 11250.8125 used as 11251, 131905.125 free as 131906); f2: two decimals;
 #   hex2/hex4/hex8/hex16: 0x + upper-case hex digits; enabled: Enabled/Disabled;
 #   active: Active/Not Active; yesno: Yes/No; mode: a model mode word ("enabled") capitalised
 Getter = Callable[[Snapshot, Device, int], Any]
@@ -360,10 +362,10 @@ _SOURCES: dict[str, tuple[str, str | Getter]] = {
     "pstate": ("str", "pstate"),
     "clocks_event_reasons.supported": ("hex16", "clock_event_supported_mask"),
     "clocks_event_reasons.active": ("hex16", _active_mask),
-    "memory.total": ("floor", "memory_total_mib"),
-    "memory.reserved": ("floor", "memory_reserved_mib"),
-    "memory.used": ("floor", "memory_used_mib"),
-    "memory.free": ("floor", _memory_free),
+    "memory.total": ("ceil", "memory_total_mib"),
+    "memory.reserved": ("ceil", "memory_reserved_mib"),
+    "memory.used": ("ceil", "memory_used_mib"),
+    "memory.free": ("ceil", _memory_free),
     "compute_mode": ("str", "compute_mode"),
     "compute_cap": ("str", "compute_capability"),
     "utilization.gpu": ("int", "utilization_gpu_pct"),
@@ -529,6 +531,8 @@ def format_value(field: Field, value: Any, units: bool = True) -> str:
         text = f"{float(value):.2f}"
     elif kind == "floor":
         text = str(math.floor(value))
+    elif kind == "ceil":
+        text = str(math.ceil(value))
     else:  # int
         text = str(round(value))
     return text + field.suffix if units else text

@@ -52,9 +52,23 @@ def test_model_values_format_like_the_real_capture(capture):
     assert sourced >= 60
 
 
+def test_memory_is_rounded_up_to_whole_mib_as_nvidia_smi_does():
+    """NVML's bytes and nvidia-smi 580.159.04's answer on an H200 under load, read one after the
+    other (branch captures/h200-580.159.04, probe_nvml-memory-bytes-vs-smi_1xH200_580.159.04.txt):
+    reserved 644939776 B = 615.0625 MiB printed 616, used 11250.8125 printed 11251, free
+    131905.125 printed 131906."""
+    mib = 1 << 20
+    dev = Device(index=0, memory_total_mib=150754820096 / mib, memory_reserved_mib=644939776 / mib,
+                 memory_used_mib=11797331968 / mib, memory_free_mib=138312548352 / mib)
+    snap = Snapshot(host="h", time=1.0, backend="nvml", devices=(dev,))
+    row = gpu_lines(parse_field_list("memory.total,memory.reserved,memory.used,memory.free"),
+                    snap, count=1, units=False)
+    assert row == "143771, 616, 11251, 131906\n"
+
+
 def test_formats_of_each_kind():
     dev = Device(index=0, name="NVIDIA H100 80GB HBM3", pci_bus_id="00000000:1A:00.0",
-                 power_draw_w=85.123, memory_total_mib=143771.9, memory_used_mib=0.0,
+                 power_draw_w=85.123, memory_total_mib=143771.0, memory_used_mib=0.0,
                  utilization_gpu_pct=0, pstate="P0", persistence_mode=True, ecc_mode=False,
                  clock_event_mask=0x4, clock_event_supported_mask=0x1FF, clock_sm_mhz=1979.6,
                  fan_pct=None, pci_device_id=0x233010DE, mig_mode="disabled")
