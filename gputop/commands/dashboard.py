@@ -64,6 +64,38 @@ def checked_record_fields(text: str | None) -> str | None:
     return text
 
 
+def has_terminal() -> bool:
+    """Whether there is a terminal to run the dashboard on: standard input and output are TTYs
+    and this process has a controlling terminal. textual-serve's web driver (``TEXTUAL_DRIVER``)
+    draws over pipes, with none. Without one, a full-screen app would wait forever for keys
+    nobody can type (a script's ``subprocess.check_output(["gputop"])``, a shim named
+    nvidia-smi, ``setsid``, cron)."""
+    if os.environ.get("TEXTUAL_DRIVER"):
+        return True
+    try:
+        if sys.stdin is None or sys.stdout is None:
+            return False
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            return False
+        # opening /dev/tty fails (ENXIO) in a process with no controlling terminal
+        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+    except (OSError, ValueError):
+        return False
+    os.close(fd)
+    return True
+
+
+def check_theme(name: str | None) -> None:
+    """Refuse a ``--theme`` that names no usable theme, as the dashboard would on opening."""
+    if name is None:
+        return
+    from gputop.tui.themes import all_themes, unknown_theme
+
+    names = [t.name for t in all_themes()[0]]
+    if name not in names:
+        raise unknown_theme(name, names)
+
+
 def first_frame_text(snap, columns: int, rows: int) -> str:
     """The pre-frame: the snapshot view's header and one line per GPU, cut to the terminal."""
     from gputop.tui.text.compact import render_text
@@ -131,16 +163,24 @@ def configure(parser: argparse.ArgumentParser, argv: list[str],
                            record_dir=args.record_dir, settings=found)
 
 
-def run_dashboard(config: DashboardConfig) -> int:
-    """Open the backend, draw the text preview and run the dashboard, all under one lifeline:
-    from before the first byte reaches the terminal, every way out gives it back."""
+def checked(config: DashboardConfig) -> DashboardConfig:
+    """``config`` with its recording options checked: a bad one is one line, before any device
+    is opened, whether or not the dashboard then opens."""
     from dataclasses import replace
-
-    from gputop.tui.text.wants import DASHBOARD
 
     config = replace(config, record_fields=checked_record_fields(config.record_fields))
     if not os.path.isdir(config.record_dir):
         raise UsageError(f"--record-dir {config.record_dir!r} is not a folder")
+    return config
+
+
+def run_dashboard(config: DashboardConfig) -> int:
+    """Open the backend, draw the text preview and run the dashboard, all under one lifeline:
+    from before the first byte reaches the terminal, every way out gives it back."""
+
+    from gputop.tui.text.wants import DASHBOARD
+
+    config = checked(config)
     terminal = Terminal()
     with Lifeline(quit_code, terminal) as lifeline:
         backend = None

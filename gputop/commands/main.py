@@ -1,6 +1,7 @@
 """Command line entry point: `gputop [options] [snapshot|agent|cluster|advise|replay|exporter|web]`.
 
-With no subcommand it opens the dashboard. nvidia-smi's query flags (`--query-gpu=…`) switch to
+With no subcommand it opens the dashboard, or, with no terminal to open it on, prints the text
+view once. nvidia-smi's query flags (`--query-gpu=…`) switch to
 the nvidia-smi compatible query mode, which has its own parser because its flags are nvidia-smi's.
 Each command turns the parsed namespace into its frozen config object and runs on that.
 """
@@ -93,6 +94,10 @@ def run_command(parser: argparse.ArgumentParser, argv: list[str],
         config = dashboard.configure(parser, argv, args)  # the settings file under the options
         if args.command == "replay":
             return replay.run(replay.configure(args, config))
+        if not dashboard.has_terminal():  # a script, a pipe, cron, setsid: the text view once
+            dashboard.checked(config)  # a bad option is said even here
+            dashboard.check_theme(config.theme)
+            return snapshot.print_once(config.source)
         return dashboard.run_dashboard(config)
     if args.config is not None:  # asked for, and it would do nothing: say so
         raise UsageError(f"--config: only the dashboard reads a settings file, not "

@@ -12,6 +12,7 @@ from gputop.commands import dashboard
 from gputop.commands.common import bounded
 from gputop.config.dashboard import DashboardConfig
 from gputop.core.bounds import REPLAY_SPEED
+from gputop.core.errors import UsageError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,4 +36,8 @@ def run(config: DashboardConfig) -> int:
     from gputop.backends import open_backend
 
     open_backend("replay", config.source.options).close()
+    if not dashboard.has_terminal():
+        dashboard.checked(config)
+        raise UsageError("replay opens the dashboard, which needs a terminal (standard input and "
+                         "output a TTY)")
     return dashboard.run_dashboard(config)

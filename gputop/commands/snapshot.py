@@ -61,9 +61,25 @@ def run(config: SnapshotConfig) -> int:
         doc["jobs"] = jobs
         write_stdout(jsonout.dumps(doc, separators=(",", ":")) + "\n")
     else:
-        from gputop.tui.text.compact import render_text, use_color
+        write_text(snap, config.color)
+    return 0
 
-        write_stdout(render_text(snap, color=use_color(config.color, sys.stdout)))
+
+def write_text(snap: Snapshot, color: str = "auto") -> None:
+    """The text view of ``snap`` on standard output."""
+    from gputop.core.output import write_stdout
+    from gputop.tui.text.compact import render_text, use_color
+
+    write_stdout(render_text(snap, color=use_color(color, sys.stdout)))
+
+
+def print_once(source: SourceConfig) -> int:
+    """What plain ``gputop`` does without a terminal: the text view once, as nvidia-smi prints
+    its table and nvitop and gpustat print once when not on a terminal. The backend is the one
+    asked for, never the simulator in its place: a script gets a device's figures or one line
+    saying there is none."""
+    snap, _ = take_snapshot(source)
+    write_text(snap)
     return 0
 
 

@@ -12,6 +12,8 @@ SCRIPT_COMMANDS = {
     "agent": ["agent", "--ignore-stdin"],
     "advise": ["advise", "--window", "1"],
     "advise-sweep": ["advise", "--sweep", "--dry-run"],
+    # plain `gputop` with no terminal (a script's subprocess, a pipe): the text view once
+    "no-terminal": [],
 }
 
 
@@ -19,7 +21,7 @@ def assert_no_readings(argv: list[str], stdout: str) -> None:
     """Nothing but the agent's hello (sent before the backend opens, so a slow first read never
     looks like a dead node) reaches stdout: no device, simulated or not."""
     lines = stdout.splitlines()
-    if argv[0] == "agent":
+    if argv[:1] == ["agent"]:
         assert len(lines) == 1 and json.loads(lines[0])["hello"] == "gputop"
         assert "devices" not in lines[0]
     else:

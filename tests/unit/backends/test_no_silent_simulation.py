@@ -61,6 +61,9 @@ def test_the_dashboard_alone_falls_back_and_says_so(monkeypatch):
             return self.return_code
 
     monkeypatch.setattr(app_module, "GputopApp", Recorder)
+    from gputop.commands import dashboard
+
+    monkeypatch.setattr(dashboard, "has_terminal", lambda: True)  # as on a terminal
     assert main([]) == 0
     assert seen == {"backend": "sim", "reason": "NVML: NVIDIA driver not loaded"}
 

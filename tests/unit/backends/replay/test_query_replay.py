@@ -191,6 +191,7 @@ def test_replay_command_hands_the_dashboard_a_replay_backend(monkeypatch):
     seen = {}
     monkeypatch.setattr(dashboard, "run_dashboard",
                         lambda config: seen.update(source=config.source) or 0)
+    monkeypatch.setattr(dashboard, "has_terminal", lambda: True)  # as on a terminal
     assert main(["replay", str(V100), "--speed", "4"]) == 0
     source = seen["source"]
     assert source.backend == "replay" and source.options.replay == str(V100)
