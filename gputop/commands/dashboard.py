@@ -85,15 +85,15 @@ def has_terminal() -> bool:
     return True
 
 
-def check_theme(name: str | None) -> None:
-    """Refuse a ``--theme`` that names no usable theme, as the dashboard would on opening."""
-    if name is None:
+def check_theme(config: DashboardConfig) -> None:
+    """Refuse a theme that names no usable theme, as the dashboard does on opening."""
+    if config.theme is None:
         return
-    from gputop.tui.themes import all_themes, unknown_theme
+    from gputop.tui import themes
 
-    names = [t.name for t in all_themes()[0]]
-    if name not in names:
-        raise unknown_theme(name, names)
+    names = [t.name for t in themes.all_themes()[0]]
+    themes.check_theme(config.theme, names,
+                       config.settings.path if config.theme_from_settings else None)
 
 
 def first_frame_text(snap, columns: int, rows: int) -> str:

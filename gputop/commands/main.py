@@ -96,7 +96,7 @@ def run_command(parser: argparse.ArgumentParser, argv: list[str],
             return replay.run(replay.configure(args, config))
         if not dashboard.has_terminal():  # a script, a pipe, cron, setsid: the text view once
             dashboard.checked(config)  # a bad option is said even here
-            dashboard.check_theme(config.theme)
+            dashboard.check_theme(config)
             return snapshot.print_once(config.source)
         return dashboard.run_dashboard(config)
     if args.config is not None:  # asked for, and it would do nothing: say so

@@ -34,7 +34,7 @@ from gputop.tui import actions
 from gputop.tui.actions import Action
 from gputop.tui.screens import HidesDashboardKeys, TakesSnapshots
 from gputop.tui.shell import ShellApp
-from gputop.tui.themes import all_themes
+from gputop.tui.themes import all_themes, check_theme
 from gputop.tui.widgets.dashboard import WANTS as DASHBOARD_WANTS
 from gputop.tui.widgets.dashboard import DashboardView
 from gputop.tui.widgets.header import Header
@@ -714,14 +714,7 @@ def run_app(config: DashboardConfig, backend: Backend, devices, first: Snapshot 
     themes, warnings = all_themes()
     names = [t.name for t in themes]
     settings = config.settings
-    if config.theme is not None and config.theme not in names:
-        from gputop.core.errors import UsageError
-        from gputop.tui.themes import unknown_theme
-
-        error = unknown_theme(config.theme, names)
-        if config.theme_from_settings:
-            raise UsageError(f"{settings.path}: theme: {error}")
-        raise error
+    check_theme(config.theme, names, settings.path if config.theme_from_settings else None)
     app = GputopApp(backend, interval=config.source.interval, devices=devices, theme=config.theme,
                     readonly=config.readonly, themes=themes, theme_warnings=warnings,
                     record_fields=config.record_fields, record_dir=config.record_dir, first=first,

@@ -176,6 +176,18 @@ def unknown_theme(name: str, available: Iterable[str], folder: Path | None = Non
     return UsageError(f"unknown theme {name!r} (available: {', '.join(available)})")
 
 
+def check_theme(name: str | None, names: Iterable[str], settings_path: object = None) -> None:
+    """Refuse a theme ``name`` that is none of ``names``; where the settings file at
+    ``settings_path`` asked for it, the error names that file and its key."""
+    names = list(names)
+    if name is None or name in names:
+        return
+    error = unknown_theme(name, names)
+    if settings_path is not None:
+        raise UsageError(f"{settings_path}: theme: {error}")
+    raise error
+
+
 def install_themes(app, themes: Iterable[Theme] | None, theme_warnings: Iterable[str],
                    theme: str | None, no_color: bool) -> None:
     """Register ``themes`` (default: shipped + user) on ``app`` and switch to ``theme``.
