@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from gputop.commands.common import bounded, source_config
 from gputop.config.options import SourceConfig
 from gputop.core import bounds
+from gputop.exporter.node_label import DEFAULT_HOSTNAME_LABEL, HOSTNAME_LABELS
 
 if TYPE_CHECKING:
     from gputop.formats import dcgm
@@ -33,8 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the DCGM fields to serve, in dcgm-exporter's counters CSV format "
                              "(default: dcgm-exporter's default counters and the health, limit "
                              "and clock-event fields; see the docs' DCGM field table)")
-    parser.add_argument("--hostname-label", choices=("hostname", "Hostname", "both"),
-                        default="hostname",
+    parser.add_argument("--hostname-label", choices=tuple(HOSTNAME_LABELS),
+                        default=DEFAULT_HOSTNAME_LABEL,
                         help="the node label: hostname (default, as current dcgm-exporter), "
                              "Hostname (as its releases up to 4.5.3-4.8.2), or both")
     parser.add_argument("--top-processes", type=bounded(bounds.EXPORTER_TOP_PROCESSES),
@@ -48,7 +49,7 @@ class ExporterConfig:
     source: SourceConfig
     listen: str = DEFAULT_LISTEN  # ADDR:PORT as given
     web_config: str | None = None  # the exporter-toolkit web-config file
-    hostname_label: str = "hostname"  # hostname, Hostname or both
+    hostname_label: str = DEFAULT_HOSTNAME_LABEL  # a key of HOSTNAME_LABELS
     top_processes: int | None = None  # None: gputop.exporter.own.DEFAULT_TOP_PROCESSES
     counters_file: str | None = None  # dcgm-exporter's counters CSV; None: the default fields
 
@@ -67,7 +68,7 @@ def run(config: ExporterConfig) -> int:
     from gputop.core import stop_signals
     from gputop.core.errors import GputopError
     from gputop.core.selection import select_devices
-    from gputop.exporter import labels, own, server, webconfig
+    from gputop.exporter import own, server, webconfig
     from gputop.formats import dcgm
     from gputop.sampler import Sampler
 
@@ -75,7 +76,7 @@ def run(config: ExporterConfig) -> int:
     top = own.DEFAULT_TOP_PROCESSES if config.top_processes is None else config.top_processes
     web = webconfig.load(config.web_config) if config.web_config else webconfig.WebConfig()
     counters = load_counters(config.counters_file) if config.counters_file else dcgm.DEFAULT
-    opts = own.Options(hostname_labels=labels.HOSTNAME_LABELS[config.hostname_label],
+    opts = own.Options(hostname_labels=HOSTNAME_LABELS[config.hostname_label],
                        top_processes=top, counters=counters)
     source = config.source
     backend = open_backend(source.backend, source.options)

@@ -8,13 +8,6 @@ from collections.abc import Iterable, Sequence
 from gputop.core.model import Device, Process, Snapshot
 from gputop.formats import dcgm
 
-# dcgm-exporter called the node label "Hostname" until its release 4.5.3-4.8.2 and "hostname"
-# since (its commit d5e5f51, PR #655); dashboards and alerts of either age exist, so both can be
-# served at once.
-HOSTNAME_LABELS = {"hostname": ("hostname",), "Hostname": ("Hostname",),
-                   "both": ("Hostname", "hostname")}
-DEFAULT_HOSTNAME_LABEL = "hostname"  # what current dcgm-exporter emits
-
 
 def device_node_name(dev: Device) -> str:
     """The device file dcgm-exporter's ``device`` label names (nvidia0, …; Ascend: davinci0)."""

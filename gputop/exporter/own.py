@@ -11,14 +11,8 @@ from gputop.analysis.mig import instance_of
 from gputop.core import clock_events
 from gputop.core.model import DEVICE_STATUSES, Device, Snapshot
 from gputop.core.units import MIB
-from gputop.exporter.labels import (
-    DEFAULT_HOSTNAME_LABEL,
-    HOSTNAME_LABELS,
-    device_labels,
-    instance_labels,
-    node_labels,
-    process_labels,
-)
+from gputop.exporter.labels import device_labels, instance_labels, node_labels, process_labels
+from gputop.exporter.node_label import DEFAULT_HOSTNAME_LABEL, HOSTNAME_LABELS
 from gputop.formats import dcgm
 
 DEFAULT_TOP_PROCESSES = 10
