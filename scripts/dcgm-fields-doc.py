@@ -27,9 +27,9 @@ def _source(f: dcgm.Field) -> str:
 
 
 def render(table: dcgm.Table = dcgm.TABLE) -> str:
-    """The page, from the table."""
+    """The page, from the table (the DCGM 4.6 names are listed after a field's older ones)."""
     aliases: dict[int, list[str]] = {}
-    for name, fid in sorted(table.names.items()):
+    for name, fid in table.names.items():  # the older names first, then DCGM 4.6's
         if fid in table.fields and name != table.fields[fid].name:
             aliases.setdefault(fid, []).append(name)
     served = sorted(table.fields.values(), key=lambda f: f.id)
@@ -40,7 +40,8 @@ def render(table: dcgm.Table = dcgm.TABLE) -> str:
         " -->",
         "",
         f"Of the {len(set(table.names.values()))} fields dcgm-exporter can serve "
-        f"({len(table.names)} names, aliases and 1.x names included), gputop serves "
+        f"({len(table.names)} names: aliases, 1.x names and DCGM 4.6's new names included), "
+        "gputop serves "
         f"{len(served)}; the others are listed below with the reason. **Default** marks the "
         "fields served without `-f`. A counters file (`gputop exporter -f FILE`, dcgm-exporter's "
         "format) may name any served field by any of its names; it is served under that name, "
@@ -57,10 +58,10 @@ def render(table: dcgm.Table = dcgm.TABLE) -> str:
     groups: dict[str, list[int]] = {}
     for fid, reason in table.unserved.items():
         groups.setdefault(reason, []).append(fid)
-    canonical: dict[int, str] = {}
+    canonical: dict[int, str] = {}  # a field's first DCGM_FI_ name: never one DCGM 4.6 gave it
     for name, fid in table.names.items():
-        if name.startswith("DCGM_FI_") and (fid not in canonical or len(name) < len(canonical[fid])):
-            canonical[fid] = name
+        if name.startswith("DCGM_FI_"):
+            canonical.setdefault(fid, name)
     for reason, ids in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         names = ", ".join(f"`{canonical[i]}`" for i in sorted(ids))
         out.append(f"- **{reason[0].upper()}{reason[1:]}** ({len(ids)}): {names}")

@@ -82,7 +82,7 @@ class Metric:
 @dataclass(frozen=True)
 class Table:
     """The whole table: served fields by id, the reason for each field not served, and every name
-    dcgm-exporter accepts with its field id."""
+    dcgm-exporter accepts (and DCGM 4.6's new names) with its field id."""
 
     fields: Mapping[int, Field]
     unserved: Mapping[int, str]
@@ -112,7 +112,7 @@ def parse_table(doc: Mapping[str, Any]) -> Table:
             raise ValueError(f"dcgm field {f.name}: a text field can only be a label")
         fields[f.id] = f
     unserved = {fid: group["reason"] for group in doc.get("unserved", []) for fid in group["ids"]}
-    names = dict(doc.get("names", {}))
+    names = {**doc.get("names", {}), **doc.get("names_dcgm_4_6", {})}
     both = sorted(set(fields) & set(unserved))
     if both:
         raise ValueError(f"dcgm fields both served and not: {both}")

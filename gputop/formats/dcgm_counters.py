@@ -5,12 +5,13 @@ Read as dcgm-exporter reads it (``internal/pkg/counters/counter_config.go``): ``
 comment line, blank lines are skipped, spaces around the commas are dropped, a row has exactly
 three columns (a help text holding a comma is quoted), the type is one of ``gauge``, ``counter``,
 ``histogram``, ``summary`` or ``label``, and each field is served under the name the row gives
-(an alias or a 1.x name included). Where dcgm-exporter stops, gputop stops too, with one line
-naming the row: a row that is not three columns, a name DCGM does not know, a type it does not
-know. Where dcgm-exporter goes on without the field (it skips a profiling field the GPU cannot
-watch), gputop goes on too and says why in one note per row: a field it does not serve (the
-reason is the table's), a text field asked for as a number, a field listed twice (the last row
-is served), one of dcgm-exporter's own ``DCGM_EXP_*`` counts. Pure: text in, metrics out.
+(an alias, a 1.x name or DCGM 4.6's new name included). A file that is not of this shape stops
+gputop with one line naming the row, as it stops dcgm-exporter: a row that is not three
+columns, a type it does not know. Every field row of the right shape that gputop does not serve
+is one note and the rest are served: a field it does not serve (the reason is the table's), a
+name no DCGM it knows has (dcgm-exporter d5e5f51 would stop there; a newer DCGM may know it), a
+text field asked for as a number, a field listed twice (the last row is served), one of
+dcgm-exporter's own ``DCGM_EXP_*`` counts. Pure: text in, metrics out.
 """
 
 from __future__ import annotations
@@ -66,11 +67,13 @@ def parse(text: str, table: dcgm.Table = dcgm.TABLE) -> Counters:
         if name in EXPORTER_ROWS:
             notes.append(f"line {number}: {name} not served: {EXPORTER_ROWS[name]}")
             continue
-        if name not in table.names:
-            raise CountersError(f"line {number}: {name!r} is not a DCGM field name")
         if kind not in dcgm.FILE_TYPES:
             raise CountersError(f"line {number}: {name}: type {kind!r} is none of "
                                 f"{', '.join(dcgm.FILE_TYPES)}")
+        if name not in table.names:
+            notes.append(f"line {number}: {name!r} not served: no DCGM field of that name is "
+                         "known here (DCGM 4.6 and older)")
+            continue
         field = table.field(name)
         if field is None:
             notes.append(f"line {number}: {name} not served: {table.why_not(name)}")

@@ -309,8 +309,9 @@ def test_every_field_the_fake_nvml_answers_is_served_with_the_tables_type_and_un
 
 
 def test_a_counters_file_is_read_at_start_with_a_line_per_row_not_served(tmp_path):
-    """An operator's file as it is: served, one line per row gputop does not serve. A row
-    dcgm-exporter refuses is one line and exit 2, before any device is opened."""
+    """An operator's file as it is: served, one line per row gputop does not serve. A row of
+    the wrong shape (here an unknown type) is one line and exit 2, before any device is
+    opened."""
     operator = HERE / "hardware-observer-operator_3d87061_dcgm_metrics.csv"
     exporter = start_exporter("--backend", "sim", "--interval", "60", "-f", str(operator))
     try:
@@ -326,11 +327,11 @@ def test_a_counters_file_is_read_at_start_with_a_line_per_row_not_served(tmp_pat
     assert [n for n in notes if n.startswith(f"gputop exporter: {operator}: line ")] == [
         f"gputop exporter: {operator}: {note}" for note in expected]
     bad = tmp_path / "bad.csv"
-    bad.write_text("DCGM_FI_DEV_SM_CLOCK, gauge, ok\nDCGM_FI_DEV_GPU_TEMPERATURE, gauge, typo\n")
+    bad.write_text("DCGM_FI_DEV_SM_CLOCK, gauge, ok\nDCGM_FI_DEV_GPU_TEMP, gaug, typo\n")
     out = subprocess.run([sys.executable, "-m", "gputop", "exporter", "--backend", "sim",
                           "--listen", "127.0.0.1:0", "-f", str(bad)], cwd=ROOT,
                          capture_output=True, text=True, timeout=30)
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == [
-        f"gputop: exporter: counters file {bad}: line 2: 'DCGM_FI_DEV_GPU_TEMPERATURE' is not a "
-        "DCGM field name"]
+        f"gputop: exporter: counters file {bad}: line 2: DCGM_FI_DEV_GPU_TEMP: type 'gaug' is "
+        "none of gauge, counter, histogram, summary, label"]

@@ -62,7 +62,6 @@ def test_the_1x_names_and_the_dcp_file_are_served_under_their_own_names() -> Non
 
 @pytest.mark.parametrize("text, needle", [
     ("DCGM_FI_DEV_SM_CLOCK, gauge\n", "line 1: 2 columns where dcgm-exporter reads 3"),
-    ("# c\n\nDCGM_FI_DEV_SM_CLOK, gauge, x\n", "line 3: 'DCGM_FI_DEV_SM_CLOK' is not a DCGM field"),
     ("DCGM_FI_DEV_SM_CLOCK, gaug, x\n", "line 1: DCGM_FI_DEV_SM_CLOCK: type 'gaug' is none of"),
     ("DCGM_FI_DEV_SM_CLOCK, gauge, a, b\n", "4 columns"),
     ("DCGM_FI_DEV_SM_CLOCK, Gauge, x\n", "type 'Gauge'"),  # case matters, as for dcgm-exporter
@@ -83,6 +82,15 @@ def test_quoted_help_text_exporter_rows_and_text_fields_asked_as_numbers() -> No
         ("DCGM_FI_DEV_NAME", "label", "Device Name")]
     assert got.notes[0].startswith("line 2: DCGM_EXP_XID_ERRORS_COUNT not served: ")
     assert got.notes[1] == "line 3: DCGM_FI_DEV_NAME is text: served only as a label (type label)"
+
+
+def test_a_name_no_dcgm_has_is_a_note_and_dcgm_46_names_are_served() -> None:
+    got = dcgm_counters.parse("# c\n\nDCGM_FI_DEV_SM_CLOK, gauge, x\n"
+                              "DCGM_FI_DEV_GPU_TEMP_CELSIUS, gauge, GPU temperature (in C).\n")
+    assert got.notes == ("line 3: 'DCGM_FI_DEV_SM_CLOK' not served: no DCGM field of that name "
+                         "is known here (DCGM 4.6 and older)",)
+    (temp,) = got.metrics  # DCGM 4.6.0's name of DCGM_FI_DEV_GPU_TEMP, served under it
+    assert temp.name == "DCGM_FI_DEV_GPU_TEMP_CELSIUS" and temp.field.id == 150
 
 
 def test_an_empty_file_serves_nothing() -> None:
