@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from prometheus_client.core import Metric
 
 from gputop.core.model import Snapshot
@@ -10,13 +12,15 @@ from gputop.exporter.labels import device_labels, instance_labels, owner_labels
 from gputop.formats import dcgm
 
 
-def dcgm_families(snap: Snapshot, opts: own.Options) -> list[Metric]:
-    """The counters' families in the counters' order; a GPU's series carry its owners' labels
-    (one series per Slurm job, as dcgm-exporter's transforms copy them)."""
+def dcgm_families(snap: Snapshot, opts: own.Options,
+                  gpu_labels: Mapping[int, dict[str, str]]) -> list[Metric]:
+    """The counters' families in the counters' order; a GPU's series carry its labels
+    (``gpu_labels``, by index) and its owners' (one series per Slurm job, as dcgm-exporter's
+    transforms copy them)."""
     numbers = [m for m in opts.counters if not m.label]
     out = [Metric(m.name, m.help, m.type) for m in numbers]
     for dev in snap.devices:
-        labels = device_labels(snap, dev, opts.hostname_labels, opts.label_fields)
+        labels = gpu_labels[dev.index]
         if dev.mig_instances:  # the GPU instances stand in for the GPU, as in dcgm-exporter
             for inst in dcgm.gpu_instances(dev):
                 ilabels = instance_labels(labels, inst.profile, inst.gpu_instance_id)
@@ -41,4 +45,6 @@ def _add(family: Metric, metric: dcgm.Metric, value: dcgm.Value, labels: dict[st
 
 
 def families(snap: Snapshot, opts: own.Options, version: str) -> list[Metric]:
-    return dcgm_families(snap, opts) + own.families(snap, opts, version)
+    gpu_labels = {dev.index: device_labels(snap, dev, opts.hostname_labels, opts.label_fields)
+                  for dev in snap.devices}
+    return dcgm_families(snap, opts, gpu_labels) + own.families(snap, opts, version, gpu_labels)

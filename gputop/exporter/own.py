@@ -3,6 +3,7 @@ Pure: snapshot in, metric families out."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from prometheus_client.core import Metric
@@ -11,7 +12,7 @@ from gputop.analysis.mig import instance_of
 from gputop.core import clock_events
 from gputop.core.model import DEVICE_STATUSES, Device, Snapshot
 from gputop.core.units import MIB
-from gputop.exporter.labels import device_labels, instance_labels, node_labels, process_labels
+from gputop.exporter.labels import instance_labels, node_labels, process_labels
 from gputop.exporter.node_label import DEFAULT_HOSTNAME_LABEL, HOSTNAME_LABELS
 from gputop.formats import dcgm
 
@@ -37,7 +38,10 @@ def top_processes(dev: Device, n: int):
     return ranked[:n]
 
 
-def families(snap: Snapshot, opts: Options, version: str) -> list[Metric]:
+def families(snap: Snapshot, opts: Options, version: str,
+             gpu_labels: Mapping[int, dict[str, str]]) -> list[Metric]:
+    """gputop's own families; ``gpu_labels`` holds each device's labels by index, built once
+    per snapshot for these and the DCGM families alike."""
     host = node_labels(snap, opts.hostname_labels)
     info = Metric("gputop_info", "gputop exporter: version and the backend it reads.", "gauge")
     info.add_sample("gputop_info", {**host, "version": version, "backend": snap.backend}, 1.0)
@@ -61,7 +65,7 @@ def families(snap: Snapshot, opts: Options, version: str) -> list[Metric]:
                      "A process's share of SM time, 0-1 (top processes per GPU by memory).",
                      "gauge")
     for dev in snap.devices:
-        labels = device_labels(snap, dev, opts.hostname_labels, opts.label_fields)
+        labels = gpu_labels[dev.index]
         for name in DEVICE_STATUSES:
             status.add_sample(status.name, {**labels, "status": name},
                               1.0 if dev.status == name else 0.0)
