@@ -91,9 +91,7 @@ def check_theme(config: DashboardConfig) -> None:
         return
     from gputop.tui import themes
 
-    names = [t.name for t in themes.all_themes()[0]]
-    themes.check_theme(config.theme, names,
-                       config.settings.path if config.theme_from_settings else None)
+    themes.check_theme(config, [t.name for t in themes.all_themes()[0]])
 
 
 def first_frame_text(snap, columns: int, rows: int) -> str:

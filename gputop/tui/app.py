@@ -714,7 +714,7 @@ def run_app(config: DashboardConfig, backend: Backend, devices, first: Snapshot 
     themes, warnings = all_themes()
     names = [t.name for t in themes]
     settings = config.settings
-    check_theme(config.theme, names, settings.path if config.theme_from_settings else None)
+    check_theme(config, names)
     app = GputopApp(backend, interval=config.source.interval, devices=devices, theme=config.theme,
                     readonly=config.readonly, themes=themes, theme_warnings=warnings,
                     record_fields=config.record_fields, record_dir=config.record_dir, first=first,

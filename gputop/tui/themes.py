@@ -17,6 +17,7 @@ from typing import Any
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
+from gputop.config.dashboard import DashboardConfig
 from gputop.core import userfile
 from gputop.core.errors import UsageError
 
@@ -176,15 +177,15 @@ def unknown_theme(name: str, available: Iterable[str], folder: Path | None = Non
     return UsageError(f"unknown theme {name!r} (available: {', '.join(available)})")
 
 
-def check_theme(name: str | None, names: Iterable[str], settings_path: object = None) -> None:
-    """Refuse a theme ``name`` that is none of ``names``; where the settings file at
-    ``settings_path`` asked for it, the error names that file and its key."""
+def check_theme(config: DashboardConfig, names: Iterable[str]) -> None:
+    """Refuse the dashboard's theme where it is none of ``names``; where the settings file asked
+    for it, the error names that file and its key."""
     names = list(names)
-    if name is None or name in names:
+    if config.theme is None or config.theme in names:
         return
-    error = unknown_theme(name, names)
-    if settings_path is not None:
-        raise UsageError(f"{settings_path}: theme: {error}")
+    error = unknown_theme(config.theme, names)
+    if config.theme_from_settings:
+        raise UsageError(f"{config.settings.path}: theme: {error}")
     raise error
 
 
