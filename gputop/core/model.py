@@ -168,6 +168,7 @@ class Device:
     pcie_width_max: int | None = None
     ecc_mode: bool | None = None
     persistence_mode: bool | None = None
+    display_active: bool | None = None  # a display is initialised on the GPU (nvidia-smi's Disp.A)
     mig_mode: str | None = None  # MIG_MODES; None where the device has no MIG
     compute_mode: str | None = None
     serial: str | None = None

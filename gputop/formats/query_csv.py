@@ -80,7 +80,7 @@ def _is_compute(proc: Process) -> bool:
     return proc.type is None or "C" in proc.type
 
 
-def _process_name(proc: Process) -> str | None:
+def process_name(proc: Process) -> str | None:
     # nvidia-smi prints argv[0] as the process was started ("/root/tools/memhog", "./gpu_burn").
     if proc.command:
         return proc.command.split(" ", 1)[0]
@@ -102,7 +102,7 @@ def _app_value(field: Field, snap: Snapshot, dev: Device, proc: Process) -> obje
     if name == "pid":
         return proc.pid
     if name == "process_name":
-        return _process_name(proc)
+        return process_name(proc)
     if name == "used_gpu_memory":
         return proc.gpu_memory_mib
     return None

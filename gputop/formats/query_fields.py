@@ -357,6 +357,7 @@ _SOURCES: dict[str, tuple[str, str | Getter]] = {
     "pcie.link.width.max": ("int", "pcie_width_max"),
     "index": ("int", "index"),
     "persistence_mode": ("enabled", "persistence_mode"),
+    "display_active": ("enabled", "display_active"),
     "vbios_version": ("str", "vbios_version"),
     "fan.speed": ("int", "fan_pct"),
     "pstate": ("str", "pstate"),

@@ -137,6 +137,7 @@ class FakeGpu:
     pcie_width_max: int = 16
     ecc: int = 1
     persistence: int = 1
+    display_active: int = 0  # a headless server GPU
     mig: int = 0
     minor: int | None = None  # /dev/nvidiaN; None: the index, as on most machines
     compute_mode: int = 0
@@ -758,6 +759,9 @@ class FakeNvml:
 
     def nvmlDeviceGetPersistenceMode(self, handle: FakeHandle) -> int:
         return self._dev("nvmlDeviceGetPersistenceMode", handle).persistence
+
+    def nvmlDeviceGetDisplayActive(self, handle: FakeHandle) -> int:
+        return self._dev("nvmlDeviceGetDisplayActive", handle).display_active
 
     def nvmlDeviceGetMigMode(self, device: FakeHandle) -> list[int]:
         gpu = self._dev("nvmlDeviceGetMigMode", device)

@@ -311,6 +311,8 @@ READS: dict[str, Read] = {
     "mig": Read(("mig_mode", "mig_mode_pending"), SLOW, _mig),
     "persistence": Read(("persistence_mode",), SLOW,
                         one_call("nvmlDeviceGetPersistenceMode", convert=bool)),
+    "display_active": Read(("display_active",), SLOW,
+                           one_call("nvmlDeviceGetDisplayActive", convert=bool)),
     "compute_mode": Read(("compute_mode",), SLOW,
                          one_call("nvmlDeviceGetComputeMode", convert=COMPUTE_MODES.get)),
     "pcie_max": Read(("pcie_gen_max", "pcie_width_max"), SLOW, _pcie_max),

@@ -474,6 +474,7 @@ class SimBackend(Backend):
             pcie_width_max=part.pcie_width,
             ecc_mode=True if part.vendor == "nvidia" else None,
             persistence_mode=True if part.vendor == "nvidia" else None,
+            display_active=False if part.vendor == "nvidia" else None,  # headless servers
             mig_mode="disabled" if part.vendor == "nvidia" else None,
             compute_mode="Default" if part.vendor == "nvidia" else None,
             serial=f"{1650000000000 + int(1e9 * physics.mix64(self.seed, i, 5))}",

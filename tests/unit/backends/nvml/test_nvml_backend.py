@@ -374,6 +374,7 @@ def test_older_binding_without_supported_clocks_event_reasons_uses_throttle_reas
     ("nvmlDeviceGetEnforcedPowerLimit", "power_limit_w"),
     ("nvmlDeviceGetEccMode", "ecc_mode"),
     ("nvmlDeviceGetPersistenceMode", "persistence_mode"),
+    ("nvmlDeviceGetDisplayActive", "display_active"),
     ("nvmlDeviceGetMigMode", "mig_mode"),
     ("nvmlDeviceGetComputeMode", "compute_mode"),
     ("nvmlDeviceGetMaxPcieLinkWidth", "pcie_width_max"),
