@@ -20,12 +20,13 @@ from gputop.commands import (
     cluster,
     dashboard,
     exporter,
+    nvidia_smi,
     query,
     replay,
     snapshot,
     web,
 )
-from gputop.commands.common import OneLineParser, add_common_arguments
+from gputop.commands.common import OneLineParser, add_common_arguments, source_config
 from gputop.core.errors import GputopError, UsageError
 
 # subcommand -> (module, one-line help). Each module has ``add_arguments(parser)``; the command
@@ -40,13 +41,7 @@ SUBCOMMANDS = {
     "web": (web, "serve the dashboard or the cluster view to browsers"),
 }
 
-QUERY_FLAGS = (
-    "--query-gpu",
-    "--query-compute-apps",
-    "--query-accounted-apps",
-    "--help-query-gpu",
-    "--help-query-compute-apps",
-)
+SMI = "nvidia-smi"  # the personality's command word, and the name of a link that means it
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,7 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="gputop",
         description="A terminal dashboard for multi-GPU nodes. Without a command, opens the dashboard.",
         epilog="nvidia-smi query mode: gputop --query-gpu=FIELDS --format=csv [-l SEC] [-f FILE]"
-               " (see gputop --help-query-gpu).",
+               " (see gputop --help-query-gpu). nvidia-smi's other faces: gputop nvidia-smi"
+               " [-L | -q [-x] [-d TYPES]] [-i IDS] [-l SEC] (see gputop nvidia-smi -h), or"
+               " gputop run through a link named nvidia-smi.",
     )
     parser.add_argument("--version", action="version", version=f"gputop {__version__}")
     add_common_arguments(parser)
@@ -80,8 +77,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _is_query_mode(argv: Sequence[str]) -> bool:
-    return any(a == f or a.startswith(f + "=") for a in argv for f in QUERY_FLAGS)
+def _personality(argv: list[str], program: str) -> tuple[list[str], list[str]] | None:
+    """(gputop's options, nvidia-smi's arguments) when the command line asks for the
+    personality: gputop run as `nvidia-smi`, or `gputop [backend options] nvidia-smi …`."""
+    if os.path.basename(program) == SMI:
+        return [], argv
+    if SMI not in argv:
+        return None
+    at = argv.index(SMI)
+    return argv[:at], argv[at + 1:]
+
+
+def _run_personality(mine: list[str], theirs: list[str]) -> int:
+    parser = OneLineParser(prog=f"gputop {SMI}", add_help=False)
+    add_common_arguments(parser)
+    return nvidia_smi.main(theirs, source_config(parser.parse_args(mine)), mine)
 
 
 def run_command(parser: argparse.ArgumentParser, argv: list[str],
@@ -116,10 +126,13 @@ def run_command(parser: argparse.ArgumentParser, argv: list[str],
     return web.run(web.configure(args, build_parser))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, program: str | None = None) -> int:
+    program = sys.argv[0] if program is None else program
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        if _is_query_mode(argv):
+        if (split := _personality(argv, program)) is not None:
+            return _run_personality(*split)
+        if query.is_query(argv):
             return query.main(argv)
         parser = build_parser()
         return run_command(parser, argv, parser.parse_args(argv))

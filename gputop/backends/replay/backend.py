@@ -30,6 +30,7 @@ from gputop.backends.base import (
 from gputop.core import clock_events, userfile
 from gputop.core.budget import EVERYTHING, Wants
 from gputop.core.model import Device, DeviceInfo, NodeInfo, Snapshot
+from gputop.formats import smi_capture
 from gputop.formats.query_fields import parse_timestamp, parse_value
 from gputop.formats.query_log import (
     Log,
@@ -412,11 +413,15 @@ class ReplayBackend(Backend):
 
     def open(self) -> None:
         where = self.path
-        log = parse_log(read_log_text(self.path), where)
+        text = read_log_text(self.path)
         try:
             mtime = os.stat(self.path).st_mtime
         except OSError:
             mtime = 0.0
+        if smi_capture.kind(text) is not None:
+            self._open_capture(text, mtime)
+            return
+        log = parse_log(text, where)
         samples = build_samples(log, where, end_time=mtime)
         host = os.path.basename(self.path)
         driver = next((r.cells["driver_version"] for r in log.rows[:1]
@@ -436,6 +441,22 @@ class ReplayBackend(Backend):
         self.clock = ReplayClock(self.player, start)
         self._info = NodeInfo(host=host, backend=self.name, driver_version=driver,
                               devices=self._device_infos())
+
+    def _open_capture(self, text: str, mtime: float) -> None:
+        """A real nvidia-smi capture (the table, -L, -q, -q -x): one sample, its node."""
+        try:
+            capture = smi_capture.read(text)
+        except smi_capture.CaptureError as exc:
+            raise LogFormatError(f"{self.path}: {exc}") from None
+        host = os.path.basename(self.path)
+        when = capture.time if capture.time is not None else mtime
+        self._samples = [Snapshot(host=host, time=when, backend=self.name,
+                                  devices=capture.devices, driver_version=capture.driver_version,
+                                  cuda_version=capture.cuda_version)]
+        self.player = Player([0.0], speed=self.speed)
+        self.clock = ReplayClock(self.player, when)
+        self._info = NodeInfo(host=host, backend=self.name, driver_version=capture.driver_version,
+                              cuda_version=capture.cuda_version, devices=self._device_infos())
 
     def _device_infos(self) -> tuple[DeviceInfo, ...]:
         seen: dict[int, DeviceInfo] = {}

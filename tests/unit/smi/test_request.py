@@ -1,0 +1,73 @@
+"""nvidia-smi's command line: what the personality answers, and what it refuses in nvidia-smi's
+own words and exit codes (captured from driver 580.159.04 on an H200)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gputop.commands.main import main
+from gputop.smi.request import DISPLAY, SmiRefusal, SmiRequest, parse
+from tests.support.paths import FIXTURES
+
+SMI = FIXTURES / "nvidia-smi"
+ERRORS = SMI / "errors_580.159.04"
+H200 = str(SMI / "qx_1xH200_580.159.04_schema-v13_idle.xml")  # one GPU, index 0
+
+
+def _index() -> dict[str, tuple[int, list[str]]]:
+    out = {}
+    for line in (ERRORS / "INDEX.tsv").read_text().splitlines():
+        name, rc, command = line.split("\t")
+        out[name] = (int(rc.removeprefix("rc=")), command.split()[1:])
+    return out
+
+
+# The refusals the personality itself answers (query mode's are its own: docs/nvidia-smi.md).
+REFUSED = ["bad_00.txt", "bad_01.txt", "bad_02.txt", "bad_03.txt", "bad_08.txt", "bad_09.txt",
+           "bad_10.txt", "bad_12.txt"]
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_a_refusal_is_nvidia_smis_words_and_code(name: str, capsys) -> None:
+    rc, argv = _index()[name]
+    got = main(["--backend", "replay", "--replay", H200, "nvidia-smi", *argv])
+    out, err = capsys.readouterr()
+    assert (got, out, err) == (rc, (ERRORS / name).read_text(), "")
+
+
+def test_the_forms_parse() -> None:
+    assert parse([]) == SmiRequest("table")
+    assert parse(["-L"]) == SmiRequest("list")
+    assert parse(["--list-gpus", "-l", "2"]) == SmiRequest("list", interval=2.0)
+    assert parse(["-q", "-x", "-i", "0,1"]) == SmiRequest("qx", ids="0,1")
+    assert parse(["--query", "--display=temperature,PIDS", "-l"]) == SmiRequest(
+        "q", display=("TEMPERATURE", "PIDS"), interval=5.0)
+    assert parse(["-q", "-d", "POWER", "-lms", "500", "-f", "out.txt"]) == SmiRequest(
+        "q", display=("POWER",), interval=0.5, filename="out.txt")
+    assert parse(["-l", "5", "-q", "-d", "TEMPERATURE"]) == SmiRequest(
+        "q", display=("TEMPERATURE",), interval=5.0)  # gpu-burn's stream
+    assert parse(["-x", "-q", "-l", "1"]) == SmiRequest("qx", interval=1.0)  # netdata's
+
+
+@pytest.mark.parametrize("argv, code", [
+    (["-pl", "300"], 3),  # a setting: never changed
+    (["-r"], 3),
+    (["dmon"], 3),  # a subcommand not answered
+    (["-q", "-x", "-d", "POWER"], 2),  # -d reads text only
+    (["-l", "0"], 2),
+    (["-lms", "abc"], 2),
+    (["-l", "1", "-lms", "100"], 2),
+    (["-i"], 2),
+])
+def test_what_is_not_answered_is_refused(argv: list[str], code: int) -> None:
+    with pytest.raises(SmiRefusal) as refusal:
+        parse(argv)
+    assert refusal.value.exit_code == code
+    assert refusal.value.text.endswith("\n") and "Traceback" not in refusal.value.text
+
+
+def test_every_display_type_of_the_help_is_known() -> None:
+    help_text = (SMI / "help_590.48.01_h100.txt").read_text()
+    listed = help_text.split("-d,   --display=")[1].split("Flags can be combined")[0]
+    names = {w.strip(",") for w in listed.replace(":", " ").split() if w.strip(",").isupper()}
+    assert names == set(DISPLAY)
