@@ -87,6 +87,7 @@ PLACES: tuple[Place, ...] = (
     _place("pcie.link.width.current", _p("PCI/GPU Link Info/Link Width/Current"),
            _p("pci/pci_gpu_link_info/link_widths/current_link_width"), "x"),
     _place("fan.speed", _p("Fan Speed"), _p("fan_speed")),
+    # (not <power_state>: driver 590 prints "Requested functionality has been deprecated" there)
     _place("pstate", _p("Performance State"), _p("performance_state")),
     *_reasons(),
     _place("memory.total", _p("FB Memory Usage/Total"), _p("fb_memory_usage/total")),

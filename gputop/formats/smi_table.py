@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gputop.core.model import Device, MigInstance, Process
+from gputop.formats.query_fields import format_value, lookup
 
 WIDTH = 89  # between the outer bars
 NA = "N/A"
@@ -60,6 +61,11 @@ def _n(value: float | None, unit: str = "") -> str:
     return NA if value is None else f"{value:.0f}{unit}"
 
 
+def _mib(field: str, value: float | None) -> str:
+    """Memory as the query field ``field`` rounds it (up, as nvidia-smi does), then "MiB"."""
+    return NA if value is None else format_value(lookup(field), value, units=False) + "MiB"
+
+
 def _on_off(flag: bool | None) -> str:
     return NA if flag is None else ("On" if flag else "Off")
 
@@ -91,7 +97,8 @@ def _mig(dev: Device) -> str:
 def gpu_rows(dev: Device) -> list[str]:
     """The three lines of one GPU."""
     power = f"{_n(dev.power_draw_w, 'W'):>15} / {_n(dev.power_limit_w, 'W'):>5}"
-    memory = f"{_n(dev.memory_used_mib, 'MiB'):>10} / {_n(dev.memory_total_mib, 'MiB'):>9}"
+    memory = (f"{_mib('memory.used', dev.memory_used_mib):>10} / "
+              f"{_mib('memory.total', dev.memory_total_mib):>9}")
     mode = COMPUTE_MODES.get(dev.compute_mode or "", dev.compute_mode or NA)
     return [
         f"| {dev.index:>3}  {gpu_name(dev.name):<{NAME_WIDTH}}    {_on_off(dev.persistence_mode):<3} |"

@@ -14,6 +14,10 @@ SCRIPT_COMMANDS = {
     "advise-sweep": ["advise", "--sweep", "--dry-run"],
     # plain `gputop` with no terminal (a script's subprocess, a pipe): the text view once
     "no-terminal": [],
+    # the nvidia-smi personality: the table, -L, an XML loop
+    "nvidia-smi": ["nvidia-smi"],
+    "nvidia-smi-list": ["nvidia-smi", "-L"],
+    "nvidia-smi-xml-loop": ["nvidia-smi", "-q", "-x", "-l", "1"],
 }
 
 
