@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from gputop import __version__
 from gputop.commands import (
@@ -77,21 +78,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _smi_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog=f"gputop {SMI}", add_help=False)
+    add_common_arguments(parser)
+    return parser
+
+
 def _personality(argv: list[str], program: str) -> tuple[list[str], list[str]] | None:
     """(gputop's options, nvidia-smi's arguments) when the command line asks for the
-    personality: gputop run as `nvidia-smi`, or `gputop [backend options] nvidia-smi …`."""
+    personality: gputop run as `nvidia-smi`, or `gputop [backend options] nvidia-smi …` (the
+    word after gputop's own options only: `gputop replay nvidia-smi` replays a file)."""
     if os.path.basename(program) == SMI:
         return [], argv
     if SMI not in argv:
         return None
     at = argv.index(SMI)
-    return argv[:at], argv[at + 1:]
+
+    class Probe(argparse.ArgumentParser):  # says "not options only" instead of exiting
+        def error(self, message: str) -> NoReturn:
+            raise ValueError(message)
+
+    probe = Probe(add_help=False)
+    add_common_arguments(probe)
+    try:
+        _, rest = probe.parse_known_args(argv[:at])
+    except ValueError:  # `--replay nvidia-smi`: the word is a value here
+        return None
+    return None if rest else (argv[:at], argv[at + 1:])
 
 
 def _run_personality(mine: list[str], theirs: list[str]) -> int:
-    parser = OneLineParser(prog=f"gputop {SMI}", add_help=False)
-    add_common_arguments(parser)
-    return nvidia_smi.main(theirs, source_config(parser.parse_args(mine)), mine)
+    return nvidia_smi.main(theirs, source_config(_smi_parser().parse_args(mine)), mine)
 
 
 def run_command(parser: argparse.ArgumentParser, argv: list[str],

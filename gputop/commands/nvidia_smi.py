@@ -24,7 +24,7 @@ gputop's nvidia-smi: nvidia-smi's read-only faces, answered from gputop's backen
     nvidia-smi                      the table (GPUs, MIG devices, processes)
     nvidia-smi -L                   one line per GPU and MIG device
     nvidia-smi -q [-d TYPES]        every GPU's details; -d keeps some sections:
-                                    {types}
+{types}
     nvidia-smi -q -x                the same as XML
     nvidia-smi --query-gpu=FIELDS --format=csv[,noheader][,nounits]
     nvidia-smi --query-compute-apps=FIELDS --format=csv[,noheader][,nounits]
@@ -56,7 +56,12 @@ def main(argv: Sequence[str], source: SourceConfig, gputop_argv: Sequence[str] =
         sys.stdout.flush()
         return refusal.exit_code
     if request.face == "help":
-        sys.stdout.write(HELP.format(types=", ".join(DISPLAY)))
+        import textwrap
+
+        indent = " " * 36
+        types = textwrap.fill(", ".join(DISPLAY), width=92, initial_indent=indent,
+                              subsequent_indent=indent)
+        sys.stdout.write(HELP.format(types=types))
         return 0
     return Session(request, source).run()
 

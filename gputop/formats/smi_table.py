@@ -110,7 +110,7 @@ def gpu_rows(dev: Device) -> list[str]:
 
 
 def mig_rows(dev: Device, mig: MigInstance) -> list[str]:
-    used = f"{_n(mig.memory_used_mib, 'MiB')} / {_n(mig.memory_total_mib, 'MiB'):>8}"
+    used = f"{_mib('memory.used', mig.memory_used_mib)} / {_mib('memory.total', mig.memory_total_mib):>8}"
     cells = mig if isinstance(mig, TableMig) else None
     bar1 = cells.bar1 if cells else f"{NA} / {NA}"
     ecc = cells.ecc if cells else NA

@@ -71,3 +71,24 @@ def test_every_display_type_of_the_help_is_known() -> None:
     listed = help_text.split("-d,   --display=")[1].split("Flags can be combined")[0]
     names = {w.strip(",") for w in listed.replace(":", " ").split() if w.strip(",").isupper()}
     assert names == set(DISPLAY)
+
+
+def test_the_word_is_the_personality_only_after_gputops_own_options(tmp_path, monkeypatch,
+                                                                    capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "nvidia-smi").write_text("index, name\n0, NVIDIA H200\n")  # a log of that name
+    assert main(["--backend", "replay", "--replay", "nvidia-smi", "--query-gpu=name",
+                 "--format=csv,noheader"]) == 0
+    assert main(["--query-gpu=index", "--format=csv,noheader", "--backend", "replay",
+                 "--replay", "nvidia-smi", "-f", "nvidia-smi.csv"]) == 0
+    assert (tmp_path / "nvidia-smi.csv").read_text() == "0\n"
+    assert main(["--backend", "replay", "--replay", H200, "nvidia-smi", "-L"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("NVIDIA H200\nGPU 0: NVIDIA H200 (UUID: GPU-")
+
+
+def test_run_as_nvidia_smi_every_argument_is_nvidia_smis(capsys) -> None:
+    assert main(["-h"], program="/usr/local/bin/nvidia-smi") == 0
+    out = capsys.readouterr().out
+    assert out.startswith("gputop's nvidia-smi:") and "-q -x" in out
+    assert main(["--bogus"], program="nvidia-smi") == 255
