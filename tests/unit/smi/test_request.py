@@ -92,3 +92,14 @@ def test_run_as_nvidia_smi_every_argument_is_nvidia_smis(capsys) -> None:
     out = capsys.readouterr().out
     assert out.startswith("gputop's nvidia-smi:") and "-q -x" in out
     assert main(["--bogus"], program="nvidia-smi") == 255
+
+
+def test_query_details_scripts_rely_on(capsys) -> None:
+    eight = str(SMI / "q_8xA100-SXM4-40GB_535.129.03.txt")
+    assert main(["--backend", "replay", "--replay", eight, "nvidia-smi", "--query-gpu=count",
+                 "--format=noheader,csv"]) == 0  # the options in either order
+    assert capsys.readouterr().out == "8\n" * 8  # the count once per GPU, each line ended
+    assert main(["--backend", "replay", "--replay", eight, "nvidia-smi",
+                 "--query-gpu=index,fan.speed", "--format=csv,noheader",
+                 "-i", "00000000:35:00.0"]) == 0
+    assert capsys.readouterr().out == "1, [N/A]\n"  # by bus id; [N/A] as nvidia-smi prints it
