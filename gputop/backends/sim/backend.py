@@ -540,6 +540,7 @@ class SimBackend(Backend):
             # the row remapper is not reported under MIG either (nvidia-smi: [N/A])
             remapped_rows_correctable=None,
             remapped_rows_uncorrectable=None,
+            remapped_rows_pending=None,
             remapped_rows_failed=None,
             memory_used_mib=used,
             memory_free_mib=cast(float, dev.memory_total_mib) - used - RESERVED_MIB,

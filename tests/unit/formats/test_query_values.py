@@ -137,3 +137,16 @@ def test_compute_apps_rows():
         "2026/07/14 08:12:53.500, NVIDIA H100 80GB HBM3, 00000000:00:09.0, 0000000000000, GPU-0, "
         "11345, gpu_burn, [N/A]\n")
     assert apps_lines([lookup("used_memory", "compute-apps")], snap, units=False) == "2566\n[N/A]\n"
+
+
+def test_the_row_remapper_and_retired_pages_are_read():
+    """What NVML reports of the row remapper and page retirement reaches query mode (as it does
+    `-q`); the H200 that keeps no retired pages says [N/A] there, as its driver does."""
+    dev = Device(index=0, remapped_rows_correctable=3, remapped_rows_uncorrectable=1,
+                 remapped_rows_pending=True, remapped_rows_failed=False)
+    snap = Snapshot(host="h", time=0.0, backend="nvml", devices=(dev,))
+    row = gpu_lines(parse_field_list(
+        "remapped_rows.correctable,remapped_rows.uncorrectable,remapped_rows.pending,"
+        "remapped_rows.failure,retired_pages.single_bit_ecc.count,retired_pages.pending"),
+        snap, count=1)
+    assert row == "3, 1, Yes, No, [N/A], [N/A]\n"
