@@ -32,6 +32,7 @@ class Key:
     label: str
     footer: int = 0
     title: str = ""
+    priority: bool = False  # taken before the focused widget sees it (see FILTER)
 
     @property
     def name(self) -> str:
@@ -70,8 +71,15 @@ def bindings(actions: Iterable[Action]) -> list[BindingType]:
     footer shows them in binding order), then the others in the help's order."""
     keys = [key for action in actions for key in action.bound]
     shown = sorted((k for k in keys if k.footer), key=lambda k: k.footer)
-    return [Binding(k.keys, k.action, k.label, show=bool(k.footer))
+    return [Binding(k.keys, k.action, k.label, show=bool(k.footer), priority=k.priority)
             for k in (*shown, *(k for k in keys if not k.footer))]
+
+
+def filter_key(footer: int) -> Key:
+    """`/`: the filter box. A priority key, so that it is handled in turn with the keys typed after
+    it in the same read (a paste, fast typing over SSH), which then reach the box it opens, not
+    the view's bindings; inside a text box it is text (ShellApp.check_action)."""
+    return Key("slash", "filter", "filter", footer, priority=True)
 
 
 def names(actions: Iterable[Action], *, changes: bool = False, on_table: bool = False,
@@ -111,7 +119,7 @@ DASHBOARD: tuple[Action, ...] = (
     Action("enter / d", "the selected process: live plots, facts, signal keys", PROCESSES,
            (Key("d", "details", "details", 8),), on_table=True),
     Action("/", "filter by user, command or PID (esc clears)", PROCESSES,
-           (Key("slash", "filter", "filter", 5),), on_table=True),
+           (filter_key(5),), on_table=True),
     Action("esc", "clear the filter", PROCESSES,
            (Key("escape", "clear_filter", "clear filter"),), on_table=True),
     Action("b", "group by job, by user, or none (cycles)", PROCESSES,
@@ -150,7 +158,7 @@ CLUSTER_VIEW: tuple[Action, ...] = (
     Action("u", "switch between the nodes table and the users view", CLUSTER,
            (Key("u", "toggle_users", "users / nodes", 3),), on_table=True),
     Action("/", "filter nodes: text in host, state, mode or reason; state:NAME for one state",
-           CLUSTER, (Key("slash", "filter", "filter", 6),), on_table=True),
+           CLUSTER, (filter_key(6),), on_table=True),
     *(Action(c.sort_key, f"sort by {c.title.lower()} (again: reverse)", CLUSTER,
              (Key(c.sort_key, f"sort('{SORT_LETTERS[c.sort_key]}')", f"sort by {c.title}"),),
              on_table=True)

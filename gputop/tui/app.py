@@ -323,7 +323,7 @@ class GputopApp(ShellApp):
             return False  # --readonly: the action does not exist
         if action in REPLAY_ACTIONS and self.player is None:
             return False
-        return True
+        return super().check_action(action, parameters)
 
     def help_heading(self, group: str) -> str:
         """Return ``group``'s heading; the process table's says how it groups, when it does."""

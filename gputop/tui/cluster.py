@@ -116,7 +116,7 @@ class NodeScreen(Screen):
     """One node in the dashboard's widgets, fed from that node's snapshot stream."""
 
     BINDINGS = [
-        Binding("escape,backspace", "back", "nodes"),
+        Binding("escape,backspace,q", "back", "nodes"),
         # The dashboard's process sort keys; here they win over the nodes table's letters.
         *(Binding(cast(str, c.sort_key), f"sort_processes('{c.key}')", f"sort by {c.title}",
                   show=False)
@@ -305,7 +305,7 @@ class ClusterApp(ShellApp):
         # The nodes table's actions do nothing useful over an opened node: hidden there.
         if isinstance(self.screen, NodeScreen) and action in NODES_ONLY_ACTIONS:
             return False
-        return True
+        return super().check_action(action, parameters)
 
     def on_keyed_table_selected(self, event: KeyedTable.Selected) -> None:
         if event.table.id == "nodes":

@@ -67,10 +67,18 @@ class ShellApp(TerminalApp):
         """Follow a theme just picked with ``t`` (what the CSS does not redraw itself)."""
 
     # ------------------------------------------------------------------ filter
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        """Return False for `/` while a text box has the keys: it is text there (the filter
+        binding takes precedence over the focused widget, see actions.filter_key)."""
+        return not (action == "filter" and isinstance(self.focused, Input))
+
     def action_filter(self) -> None:
         box = self.filter_box
         box.add_class("-shown")
-        box.focus()
+        # Now, not after this key's turn (Widget.focus defers): the keys typed after `/` in the
+        # same read (fast typing over SSH, a paste) are already queued and must reach the box,
+        # not the dashboard's bindings (`s` would open the saturation panel).
+        self.screen.set_focus(box)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "filter":

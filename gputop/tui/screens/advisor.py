@@ -68,7 +68,7 @@ class AdvisorScreen(Screen):
         Binding("s", "sweep", "sweep"),
         Binding("c", "cancel", "cancel sweep"),
         Binding("r", "restore", "restore journal"),
-        Binding("escape", "close", "back"),
+        Binding("escape,a,q", "close", "back"),
     ]
 
     DEFAULT_CSS = """

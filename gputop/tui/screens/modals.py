@@ -24,9 +24,8 @@ HELP_KEY_WIDTH = 16
 
 
 class HelpScreen(ModalScreen[None]):
-    # `q` quits, as the help itself says, here and in every panel
-    BINDINGS = [Binding("escape,question_mark", "dismiss", "close"),
-                Binding("q", "app.quit", "quit")]
+    # `q`, esc and `?` close it: what was set (filter, sort, grouping) stays; ctrl+c quits
+    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll { width: 76; max-width: 100%; height: 90%; border: round $primary;
@@ -49,7 +48,8 @@ class HelpScreen(ModalScreen[None]):
                 keys = ""
             text.append(f"  {keys:<{HELP_KEY_WIDTH}}", "bold")
             text.append(f"{what}\n")
-        text.append("\nctrl+p opens the command palette with the same actions. Esc closes.")
+        text.append("\nctrl+p opens the command palette with the same actions. q or esc closes"
+                    " this and every screen over the view; ctrl+c quits from anywhere.")
         with VerticalScroll():
             yield Static(text, id="help-text")
 
@@ -58,7 +58,7 @@ class HelpScreen(ModalScreen[None]):
 
 
 class ConfirmSignal(ModalScreen[bool]):
-    BINDINGS = [Binding("y", "answer(True)", "yes"), Binding("n,escape", "answer(False)", "no")]
+    BINDINGS = [Binding("y", "answer(True)", "yes"), Binding("n,escape,q", "answer(False)", "no")]
     DEFAULT_CSS = """
     ConfirmSignal { align: center middle; }
     ConfirmSignal > Vertical { width: 70; max-width: 100%; height: auto; border: thick $error;
@@ -135,7 +135,7 @@ class SaturationScreen(Screen[None]):
     """The saturation panel over the dashboard, fed each sample (TakesSnapshots); the sampler
     reads GPM on every tick while it is open."""
 
-    BINDINGS = [Binding("escape,s", "close", "back to the dashboard")]
+    BINDINGS = [Binding("escape,s,q", "close", "back to the dashboard")]
     DEFAULT_CSS = """
     SaturationScreen > VerticalScroll { background: $background; }
     SaturationScreen #sat-title { background: $panel; color: $primary; text-style: bold;

@@ -193,8 +193,7 @@ class ProcessView(HidesDashboardKeys, Screen[None]):
     """One process's view; it takes each sample (TakesSnapshots) and hides the table's keys."""
 
     BINDINGS = [
-        Binding("escape,d,enter", "close", "back"),
-        Binding("q", "app.quit", "quit"),
+        Binding("escape,d,enter,q", "close", "back"),
         *(Binding(key, f"signal('{signal}')", signal) for key, signal, _ in SIGNALS),
     ]
     DEFAULT_CSS = """

@@ -12,6 +12,7 @@ from tests.support.tui import (
     notices,
     screen_text,
     settle,
+    table,
 )
 
 
@@ -72,13 +73,31 @@ async def test_help_keys_never_run_into_their_description():
             assert "home/end" not in line or line.rstrip().endswith("home/end")
 
 
-async def test_q_quits_from_the_saturation_panel_and_from_help():
-    for keys in (("s", "q"), ("question_mark", "q")):
-        app = make_app()
+async def test_q_closes_what_is_over_the_dashboard_and_keeps_its_state():
+    """q over help, the saturation panel or the process view closes it, with the filter, sort
+    and grouping kept (it quit gputop and lost them: #27); ctrl+c still quits from there."""
+    for opener in ("question_mark", "s", "d"):
+        app = make_app("mixed")
         async with app.run_test(size=(120, 40)) as pilot:
-            await pilot.press(*keys)
+            advance(app, 2)
             await settle(pilot)
-            assert app._exit, keys  # exit() was called, not a screen closed
+            t = table(app)
+            user = sorted({r.process.user for r in t.rows})[0]
+            grouped = opener != "d"  # the process view opens on a process, not a group
+            await pilot.press("slash", *user, "enter", "m", *(("b",) if grouped else ()))
+            await settle(pilot)
+            state = (t.needle, t.sort_column, t.sort_reverse, t.grouping)
+            await pilot.press(opener)
+            await settle(pilot)
+            assert app.screen is not app.screen_stack[0], opener
+            await pilot.press("q")
+            await settle(pilot)
+            assert not app._exit and app.screen is app.screen_stack[0], opener
+            assert (t.needle, t.sort_column, t.sort_reverse, t.grouping) == state
+            assert state[0] == user and (state[3] != "process") == grouped
+            await pilot.press(opener, "ctrl+c")
+            await settle(pilot)
+            assert app._exit, opener
 
 
 async def test_the_history_plot_time_axis_follows_the_samples_after_an_interval_change():
@@ -266,3 +285,18 @@ async def test_stepping_a_10_hz_replay_moves_the_shown_position_and_snapshot(tmp
                                         "⏸ 0:02.1 / 0:04.9 x1"]
         assert all(r in header for r, header in seen)
         assert abs(app.snapshot.time - backend.snapshot(0).time - 2.1) < 1e-3
+
+
+async def test_keys_typed_after_slash_in_one_read_are_the_filters_text():
+    """`/sleep` arriving in one read (a paste, fast typing over SSH) opened the saturation panel
+    (`s`) and paused sampling (`p`): every key was queued before `/` focused the box (#27)."""
+    from textual import events
+
+    app = make_app("mixed")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        for ch in "/sleep/x":  # all queued before the first is handled; `/` in the box is text
+            app.post_message(events.Key("slash" if ch == "/" else ch, ch))
+        await settle(pilot)
+        assert app.screen is app.screen_stack[0] and not app.sampler.paused
+        assert app.filter_box.value == "sleep/x" and table(app).needle == "sleep/x"
