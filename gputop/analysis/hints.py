@@ -111,6 +111,14 @@ ADVICE = {
     "memory-nearly-full": "expect out-of-memory errors: reduce batch or sequence length, enable "
                           "activation checkpointing; expected if a serving engine pre-allocates",
     "device-unhealthy": "check `dmesg` for Xid errors and the GPU's health; reset or drain the node",
+    "ecc-uncorrected": "drain the node and reset the GPU; if the errors come back, replace the GPU",
+    "row-remap-failed": "the GPU cannot hide this memory fault: drain the node and replace the GPU",
+    "row-remap-pending": "reset the GPU (or reboot) when its jobs allow, to apply the remap",
+    "pages-pending": "reboot when its jobs allow, so the driver retires the pages",
+    "pcie-degraded": "reseat the GPU or its riser, check the slot and BIOS link settings: "
+                     "transfers to and from this GPU are slower",
+    "xid": "look the Xid up in NVIDIA's Xid catalog and `dmesg`; restart the job, or reset the "
+           "GPU if it recurs",
 }
 
 _SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
@@ -323,6 +331,44 @@ def device_unhealthy(dev: Device) -> Hint | None:
         return None
     why = f": {dev.status_reason}" if dev.status_reason else ""
     return _hint(dev.index, "device-unhealthy", "critical", f"GPU {dev.index} is {dev.status}{why}")
+
+
+def device_health(dev: Device) -> list[Hint]:
+    """One hint per health problem the device reports: uncorrectable ECC errors, a failed or
+    pending row remap, pages waiting to be retired, a PCIe link below its maximum width (or
+    generation while busy: an idle link slows down to save power), the last Xid error."""
+    if dev.status != "ok":
+        return []  # device_unhealthy says it
+    i = dev.index
+    out = []
+    if dev.ecc_errors_uncorrected_volatile:
+        n = dev.ecc_errors_uncorrected_volatile
+        out.append(_hint(i, "ecc-uncorrected", "critical",
+                         f"GPU {i} has {n} uncorrectable ECC error{'s' if n != 1 else ''} since "
+                         "the driver loaded"))
+    if dev.remapped_rows_failed:
+        out.append(_hint(i, "row-remap-failed", "critical",
+                         f"GPU {i} failed to remap a memory row with errors"))
+    elif dev.remapped_rows_pending:
+        out.append(_hint(i, "row-remap-pending", "warning",
+                         f"GPU {i} has a memory row remap waiting for the next GPU reset"))
+    if dev.retired_pages_pending:
+        out.append(_hint(i, "pages-pending", "warning",
+                         f"GPU {i} has retired memory pages waiting for the next reboot"))
+    narrow = (dev.pcie_width is not None and dev.pcie_width_max is not None
+              and dev.pcie_width < dev.pcie_width_max)
+    slow = (dev.pcie_gen is not None and dev.pcie_gen_max is not None
+            and dev.pcie_gen < dev.pcie_gen_max
+            and (dev.utilization_gpu_pct or 0.0) >= BUSY_UTIL_PCT)
+    if narrow or slow:
+        parts = ([f"x{dev.pcie_width} of its x{dev.pcie_width_max}"] if narrow else []) + (
+            [f"Gen {dev.pcie_gen} of its Gen {dev.pcie_gen_max} while busy"] if slow else [])
+        out.append(_hint(i, "pcie-degraded", "warning",
+                         f"GPU {i}'s PCIe link runs {' and '.join(parts)}"))
+    if dev.xid_last:
+        out.append(_hint(i, "xid", "warning",
+                         f"GPU {i} reported Xid {dev.xid_last} (the last since gputop started)"))
+    return out
 
 
 def _held_mib(dev: Device) -> float:
@@ -540,6 +586,7 @@ def analyze(history: Sequence[Snapshot]) -> list[Hint]:
                 hints.append(h)
         if dev.status == "ok":
             hints.extend(instances_nearly_full(dev))
+        hints.extend(device_health(dev))
     window = recent_window(history)
     series = device_series(window)
     current = {d.index for d in history[-1].devices if d.status == "ok"}

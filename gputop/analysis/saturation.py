@@ -39,6 +39,12 @@ SHORT = {
     "memory-bound": "limited by memory bandwidth, tensor cores mostly idle",
     "idle-allocated": "memory held, nothing running",
     "memory-nearly-full": "memory nearly full",
+    "ecc-uncorrected": "uncorrectable memory errors",
+    "row-remap-failed": "a memory row could not be remapped",
+    "row-remap-pending": "a memory row remap waits for a GPU reset",
+    "pages-pending": "retired memory pages wait for a reboot",
+    "pcie-degraded": "PCIe link below its maximum",
+    "xid": "the driver reported an Xid error",
 }
 _SEVERITY = {"critical": 0, "warning": 1, "info": 2}
 

@@ -24,6 +24,12 @@ HINT_CODES = (
     "idle-allocated",
     "memory-nearly-full",
     "device-unhealthy",
+    "ecc-uncorrected",
+    "row-remap-failed",
+    "row-remap-pending",
+    "pages-pending",
+    "pcie-degraded",
+    "xid",
 )
 HINT_SEVERITIES = ("info", "warning", "critical")
 MIG_MODES = ("enabled", "disabled")

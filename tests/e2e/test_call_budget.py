@@ -25,23 +25,38 @@ def node(tmp_path_factory):
         yield n
 
 
+# The health hints' reads (#27): counters that change rarely, which the dashboard asks for every
+# 30 s; they stand outside its per-tick budget, bounded on their own.
+HEALTH_CALLS = ("nvmlDeviceGetTotalEccErrors", "nvmlDeviceGetRemappedRows",
+                "nvmlDeviceGetRetiredPagesPendingStatus", "nvmlDeviceGetCurrPcieLinkGeneration",
+                "nvmlDeviceGetCurrPcieLinkWidth", "nvmlDeviceGetMaxPcieLinkGeneration",
+                "nvmlDeviceGetMaxPcieLinkWidth")
+HEALTH_READS_PER_30S = 10  # 4 ECC counters, remapped rows, pending pages, 4 link figures
+
+
 def per_gpu(node, wants) -> tuple[float, dict[str, float]]:
     per_tick, calls = cfake.calls_per_tick(node, wants)
     ticks = 30
     return per_tick / GPUS, {fn: n / ticks / GPUS for fn, n in calls.items()}
 
 
+def health(calls: dict[str, float]) -> float:
+    """The health reads' share of a dashboard's calls per tick, checked to be slow."""
+    share = sum(calls.get(fn, 0.0) for fn in HEALTH_CALLS)
+    assert share <= HEALTH_READS_PER_30S / 30 + 1e-9, calls
+    return share
+
+
 def test_the_dashboard_reads_what_it_shows_and_nothing_else(node):
     total, calls = per_gpu(node, DASHBOARD)
-    assert total <= 9.0, calls
+    assert total - health(calls) <= 9.0, calls
     # one call each per tick: the process lists through kept buffers, not size-then-fill
     assert calls["nvmlDeviceGetComputeRunningProcesses_v3"] == 1.0
     assert calls["nvmlDeviceGetGraphicsRunningProcesses_v3"] == 1.0
     assert calls["nvmlDeviceGetProcessUtilization"] == 1.0
     assert calls["nvmlDeviceGetTemperature"] == pytest.approx(0.2)  # every 5 s
     for unshown in ("nvmlDeviceGetEncoderUtilization", "nvmlDeviceGetDecoderUtilization",
-                    "nvmlDeviceGetCurrPcieLinkGeneration", "nvmlDeviceGetTotalEnergyConsumption",
-                    "nvmlDeviceGetFieldValues", "nvmlDeviceGetTotalEccErrors"):
+                    "nvmlDeviceGetTotalEnergyConsumption", "nvmlDeviceGetFieldValues"):
         assert unshown not in calls
 
 
@@ -79,11 +94,12 @@ async def test_a_narrow_dashboard_never_reads_the_wide_cards_rates(node):
     total, calls = per_gpu(node, await dashboard_wants((120, 40)))
     for unshown in ("nvmlDeviceGetEncoderUtilization", "nvmlDeviceGetDecoderUtilization"):
         assert unshown not in calls
-    assert total <= 9.0, calls
+    assert total - health(calls) <= 9.0, calls
 
 
 async def test_a_wide_dashboard_reads_the_rates_it_shows_on_every_tick(node):
     total, calls = per_gpu(node, await dashboard_wants((200, 60)))
     assert calls["nvmlDeviceGetEncoderUtilization"] == 1.0
     assert calls["nvmlDeviceGetDecoderUtilization"] == 1.0
-    assert total <= 11.0, calls  # the dashboard's 8.8 and these two; GPM where Hopper has it
+    # the dashboard's 8.8 and these two; GPM where Hopper has it
+    assert total - health(calls) <= 11.0, calls

@@ -147,6 +147,7 @@ class NvmlBackend(Backend):
         self._lost_code = -1
         self._direct = False  # our own buffers for process lists (procs.py)
         self._xids: XidEvents | None = None
+        self._xids_polled_at: float | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def open(self) -> None:
@@ -325,8 +326,12 @@ class NvmlBackend(Backend):
             now = clock.monotonic()
             wanted = range(len(self._gpus)) if devices is None else devices
             self._recover(now)
-            if "xid_last" in due and self._xids is not None:
+            if "xid_last" in due and self._xids is not None \
+                    and reads.due(due["xid_last"], self._xids_polled_at, now):
+                # drained on the wanted schedule (the dashboard: every 30 s); the last Xid
+                # seen is reported in between
                 self._xids.poll((g.info.index, g.handle) for g in self._gpus if g.status == "ok")
+                self._xids_polled_at = now
             out = []
             live: list[int] = []
             for i in wanted:

@@ -17,6 +17,11 @@ DASHBOARD = {
     # Under MIG the cards nest each instance's memory and the table its GI/CI (no cost elsewhere:
     # a GPU with MIG off is never asked).
     **budget.wants("mig_instances"),
+    # The health hints and badges (#27): counters that change rarely, read on a slow schedule so
+    # the call budget per tick does not grow.
+    **budget.wants("ecc_errors_uncorrected_volatile", "remapped_rows_pending",
+                   "remapped_rows_failed", "retired_pages_pending", "pcie_width",
+                   "pcie_width_max", "pcie_gen", "pcie_gen_max", "xid_last", every=30.0),
 }
 
 # The wide cards' rates line (gputop/tui/text/rates.py), added only while it is on screen: video

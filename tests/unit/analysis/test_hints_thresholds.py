@@ -230,3 +230,34 @@ def test_device_missing_from_some_snapshots():
     def make(i):
         return [device(0)] if i % 2 else [device(0), device(1, saturation=Saturation())]
     H.analyze(history(40, make))  # must not raise
+
+
+# ---------------------------------------------------------------- health (#27)
+def _health(**kw) -> list:
+    return [(h.code, h.severity, h.message) for h in H.analyze(history(1, lambda i: [device(**kw)]))
+            if h.code in ("ecc-uncorrected", "row-remap-failed", "row-remap-pending",
+                          "pages-pending", "pcie-degraded", "xid")]
+
+
+def test_each_health_problem_is_one_hint_with_its_reason():
+    assert _health(ecc_errors_uncorrected_volatile=12) == [
+        ("ecc-uncorrected", "critical", "GPU 0 has 12 uncorrectable ECC errors since the driver loaded")]
+    assert _health(remapped_rows_pending=True) == [
+        ("row-remap-pending", "warning", "GPU 0 has a memory row remap waiting for the next GPU reset")]
+    assert [c for c, _, _ in _health(remapped_rows_pending=True, remapped_rows_failed=True)] == [
+        "row-remap-failed"]  # the failure says more than the pending remap
+    assert [c for c, _, _ in _health(retired_pages_pending=True)] == ["pages-pending"]
+    assert _health(xid_last=79) == [
+        ("xid", "warning", "GPU 0 reported Xid 79 (the last since gputop started)")]
+    assert _health(pcie_width=4, pcie_width_max=16) == [
+        ("pcie-degraded", "warning", "GPU 0's PCIe link runs x4 of its x16")]
+
+
+def test_a_healthy_gpu_and_an_idle_link_give_none():
+    assert _health(ecc_errors_uncorrected_volatile=0, remapped_rows_pending=False,
+                   remapped_rows_failed=False, retired_pages_pending=False, xid_last=0,
+                   pcie_width=16, pcie_width_max=16) == []
+    # an idle link drops its generation to save power: only a busy one is degraded
+    assert _health(pcie_gen=1, pcie_gen_max=5, utilization_gpu_pct=0.0) == []
+    assert [m for _, _, m in _health(pcie_gen=3, pcie_gen_max=5, utilization_gpu_pct=87.0)] == [
+        "GPU 0's PCIe link runs Gen 3 of its Gen 5 while busy"]

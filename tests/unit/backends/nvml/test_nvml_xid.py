@@ -9,6 +9,7 @@ import pytest
 from gputop.backends.base import BackendOptions
 from gputop.backends.nvml import backend as nvml_backend
 from gputop.backends.nvml.backend import NvmlBackend
+from gputop.core import budget
 from gputop.exporter import collect, exposition, own
 from gputop.tui.text.wants import DASHBOARD
 from tests.support.fake_pynvml import FakeNvml, ManualClock, node
@@ -120,7 +121,18 @@ def test_a_reinit_frees_the_set_makes_a_new_one_and_keeps_the_last_xid(gpus):
 
 def test_a_consumer_that_shows_no_xid_makes_no_event_call(gpus):
     backend, nv, clock = gpus
+    cards_only = budget.wants("utilization_gpu_pct", "memory_used_mib", "power_draw_w")
     for _ in range(3):
-        assert all(d.xid_last is None for d in backend.sample(wants=DASHBOARD).devices)
+        assert all(d.xid_last is None for d in backend.sample(wants=cards_only).devices)
         clock.advance(1)
     assert nv.count("nvmlEventSetCreate") == 0 and nv.count("nvmlEventSetWait_v2") == 0
+
+
+def test_the_dashboard_drains_xid_events_on_its_slow_schedule(gpus):
+    """The dashboard's health badges name the last Xid (#27): it drains the events every 30 s,
+    not on every tick."""
+    backend, nv, clock = gpus
+    for _ in range(61):
+        backend.sample(wants=DASHBOARD)
+        clock.advance(1)
+    assert 0 < nv.count("nvmlEventSetWait_v2") <= 3 * len(backend.info().devices)
