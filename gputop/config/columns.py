@@ -27,7 +27,7 @@ PROCESS_TABLE: tuple[ProcessColumn, ...] = (
     ProcessColumn("sm", "SM%", 4, True, "S"),
     ProcessColumn("cpu", "CPU%", 6, True, "C"),
     ProcessColumn("host_mem", "HOST MEM", 8, True, "H"),
-    ProcessColumn("time", "TIME", 10, True, "T"),
+    ProcessColumn("time", "TIME", 7, True, "T"),  # "13h53m", "123d04h": never cut
     ProcessColumn("command", "COMMAND", 0, False, "O"),
 )
 PROCESS_COLUMNS = tuple(c.key for c in PROCESS_TABLE)

@@ -31,6 +31,7 @@ from textual.strip import Strip
 
 from gputop.core.visible import visible
 from gputop.tui.text import fmt
+from gputop.tui.text.command import elide_middle
 from gputop.tui.widgets.strips import StripCache, line_strip
 
 
@@ -41,6 +42,7 @@ class Column:
     width: int  # 0: takes the rest
     right: bool = False
     sort_key: str | None = None  # the key that sorts by this column (underlined in the title)
+    middle: bool = False  # a text too long loses its middle, not its end (a command line)
 
 
 class TableRow(Protocol):
@@ -64,10 +66,12 @@ class Row:
     styles: tuple[str | None, ...] = ()  # per cell: a component class suffix ("bad") or None
 
 
-def fit(text: str, width: int, right: bool = False) -> str:
+def fit(text: str, width: int, right: bool = False, middle: bool = False) -> str:
     """``text`` made visible, padded or cut to exactly ``width`` terminal cells (an ellipsis
-    marks a cut)."""
+    marks a cut: at the end, or in the ``middle``)."""
     text = visible(text)
+    if middle and len(text) > width and fmt.one_cell_each(text):
+        text = elide_middle(text, width)
     if fmt.one_cell_each(text):  # the usual case: no measuring
         return fmt.rfit(text, width) if right else fmt.fit(text, width)
     if width <= 0:
@@ -360,7 +364,7 @@ class KeyedTable(StripCache, ScrollView, can_focus=True):
     def _row_strip(self, cells: tuple[str, ...], styles: tuple, base: Style,
                    width: int) -> Strip:
         visible = self.visible
-        texts = [fit(_at(cells, n) or "", w, col.right)
+        texts = [fit(_at(cells, n) or "", w, col.right, col.middle)
                  for (n, col), w in zip(visible, self.column_widths(width), strict=True)]
         if not any(styles):
             # One style for the whole line: one text cut into ASCII runs that Rich measures fast.

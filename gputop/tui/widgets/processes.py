@@ -19,16 +19,39 @@ from gputop.config.columns import PROCESS_TABLE
 from gputop.core.formatting import NA, duration, host_mem, mib, num
 from gputop.core.model import Process, Snapshot
 from gputop.core.units import MIB_PER_GIB
+from gputop.tui.text.command import program_first
 from gputop.tui.widgets.keyed_table import Column, KeyedTable
 
 COLUMNS: tuple[Column, ...] = tuple(
-    Column(c.key, c.title, c.width, right=c.right, sort_key=c.sort_key) for c in PROCESS_TABLE)
+    Column(c.key, c.title, c.width, right=c.right, sort_key=c.sort_key,
+           middle=c.key == "command") for c in PROCESS_TABLE)
 # Shown after GPU only while some GPU has MIG on: the process's GPU instance / compute instance,
 # as nvidia-smi's process table pairs them ("2/0"); "-" for a process on a whole GPU.
 MIG_COLUMN = Column("mig", "GI/CI", 5, right=True)
 MIG_COLUMNS = COLUMNS[:1] + (MIG_COLUMN,) + COLUMNS[1:]
 SORT_KEYS = {c.sort_key: c.key for c in COLUMNS}
 COLUMN_BY_KEY = {c.key: c for c in COLUMNS}
+# Below this width the table leaves out CPU% and HOST MEM (the process view shows both), and
+# under MIG SM% too (GI/CI takes its room; a MIG process has no SM% of its own), so that at 80
+# columns the command keeps 30 characters or more.
+NARROW_WIDTH = 100
+NARROW_HIDDEN = frozenset({"cpu", "host_mem"})
+NARROW_MIG_HIDDEN = NARROW_HIDDEN | {"sm"}
+# Columns that hold nothing on some nodes (no job attributed, no per-process SM% under MIG or
+# on a backend without it, no host facts for processes in other PID namespaces): left out
+# while no process has a value, so the command gets their room.
+OPTIONAL: dict[str, Callable[[Process], object]] = {
+    "job": job_label,
+    "sm": lambda p: p.sm_pct,
+    "cpu": lambda p: p.cpu_pct,
+    "host_mem": lambda p: p.host_memory_mib,
+}
+
+
+def empty_columns(snapshot: Snapshot) -> frozenset[str]:
+    """The OPTIONAL columns no process of ``snapshot`` has a value for."""
+    procs = [p for d in snapshot.devices for p in d.processes]
+    return frozenset(k for k, get in OPTIONAL.items() if not any(get(p) for p in procs))
 # Numbers sort largest first by default, text A→Z.
 DESCENDING_FIRST = {"gpu_mem", "sm", "cpu", "host_mem", "time"}
 # A group row is named by its GROUP column: a settings file's `columns` never hides it.
@@ -72,7 +95,7 @@ def make_row(gpu: int, proc: Process, now: float, mig: bool = False) -> ProcRow:
         num(proc.cpu_pct, ".1f"),
         host_mem(proc.host_memory_mib),
         duration(running),
-        proc.command or proc.name or NA,
+        program_first(proc.command) if proc.command else proc.name or NA,
     )
     if mig:
         cells = with_mig(cells, proc)
@@ -90,8 +113,8 @@ def _sort_value(row: ProcRow, column: str, now: float):
         return (p.user or "").lower()
     if column == "job":
         return (job_label(p) or "").lower()
-    if column == "command":
-        return (p.command or p.name or "").lower()
+    if column == "command":  # as shown: by program name, not by its folder
+        return (program_first(p.command) if p.command else p.name or "").lower()
     if column == "time":
         return now - p.started if p.started is not None else missing
     value = {"gpu_mem": p.gpu_memory_mib, "sm": p.sm_pct, "cpu": p.cpu_pct,
@@ -190,6 +213,8 @@ class ProcessTable(KeyedTable):
         # the sampler's snapshots (per-job energy)
         self.history: Callable[[], Sequence[Snapshot]] | None = None
         self.hidden_by_settings: frozenset[str] = frozenset()  # see show_only
+        self._empty: frozenset[str] = frozenset()  # OPTIONAL columns with no value at all
+        self._narrow = False  # narrower than NARROW_WIDTH: CPU% and HOST MEM left out
         self._snapshot: Snapshot | None = None
 
     @property
@@ -204,9 +229,11 @@ class ProcessTable(KeyedTable):
             self.set_rows(self._group_rows(snapshot))
             return
         columns = MIG_COLUMNS if has_mig(snapshot) else COLUMNS
-        if columns != self.columns:
+        empty = empty_columns(snapshot)
+        if columns != self.columns or empty != self._empty:
             self.columns = columns
-            self.redraw_columns()
+            self._empty = empty
+            self._hide_for_mode()
         self.set_rows(build_rows(snapshot, self._now, needle=self.needle,
                                  only_gpu=self.only_gpu, sort=self.sort_column,
                                  descending=self.sort_reverse))
@@ -253,8 +280,22 @@ class ProcessTable(KeyedTable):
         self._hide_for_mode()
 
     def _hide_for_mode(self) -> None:
-        hidden = self.hidden_by_settings
-        self.hide_columns(hidden if self.grouping == "process" else hidden - {GROUP_NAME})
+        """Hide what the settings hide, what holds no information here (empty_columns), and
+        CPU% and HOST MEM on a narrow screen. Group rows never hide their name."""
+        if self.grouping != "process":
+            self.hide_columns(self.hidden_by_settings - {GROUP_NAME})
+            return
+        hidden = set(self.hidden_by_settings) | self._empty
+        if self._narrow:
+            hidden |= NARROW_MIG_HIDDEN if self.columns == MIG_COLUMNS else NARROW_HIDDEN
+        self.hide_columns(hidden)
+
+    def on_resize(self) -> None:
+        super().on_resize()
+        narrow = self.size.width < NARROW_WIDTH
+        if narrow != self._narrow:
+            self._narrow = narrow
+            self._hide_for_mode()
 
     def sort_as(self, column: str, descending: bool | None = None) -> None:
         """Sort by ``column``; ``descending`` None: the column's own first direction."""

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
+import pytest
+
 from gputop.core.model import Device
 from gputop.tui.app import GputopApp
 from gputop.tui.text import fmt
@@ -300,3 +304,28 @@ async def test_keys_typed_after_slash_in_one_read_are_the_filters_text():
         await settle(pilot)
         assert app.screen is app.screen_stack[0] and not app.sampler.paused
         assert app.filter_box.value == "sleep/x" and table(app).needle == "sleep/x"
+
+
+@pytest.mark.parametrize("scenario", ["mixed", "mig", "training"])
+async def test_at_80x24_every_process_shows_30_characters_of_its_command(scenario):
+    """#27: at 80 columns COMMAND had 0 characters (the table ended at TIME). Now columns that
+    hold nothing here collapse, CPU% and HOST MEM (and SM% under MIG) give way, and the command
+    starts with its program's name and script."""
+    from gputop.tui.text.command import program_first
+
+    app = make_app(scenario)
+    async with app.run_test(size=(80, 24)) as pilot:
+        advance(app, 2)
+        await settle(pilot)
+        t = table(app)
+        lines = screen_text(app).splitlines()
+        header = next(i for i, line in enumerate(lines) if "COMMAND" in line)
+        at = lines[header].index("COMMAND")
+        shown = [line[at:].rstrip(" ▁▂▃▄▅▆▇█▏") for line in lines[header + 1:]
+                 if re.match(r"\s+\d+\s", line)]  # the process rows, not the footer
+        rows = t.rows[: len(shown)]
+        assert len(rows) >= 4
+        for row, text in zip(rows, shown, strict=False):
+            whole = program_first(row.process.command or row.process.name or "")
+            assert len(text) >= min(30, len(whole)), (text, whole)
+            assert text.startswith(whole[:20]), (text, whole)

@@ -56,3 +56,18 @@ def test_a_process_outside_the_namespace_is_never_signalled_by_its_host_pid():
 
     assert local_pid(Process(pid=1, outside_pid_namespace=True)) is None
     assert local_pid(Process(pid=4242, namespace_pid=7)) == 4242  # on the host: the host PID
+
+
+def test_a_column_that_holds_nothing_on_this_node_collapses():
+    """JOB, SM%, CPU% and HOST MEM stand only while some process has a value (#27)."""
+    from dataclasses import replace
+
+    from gputop.tui.widgets.processes import empty_columns
+
+    s = snap()
+    assert "job" not in empty_columns(s)  # pid 10 runs in Slurm job 4242
+    assert {"sm", "cpu", "host_mem"} <= empty_columns(s)  # no such readings here
+    bare = replace(s, devices=tuple(
+        replace(d, processes=tuple(replace(p, job=None, container=None, sm_pct=55.0)
+                                   for p in d.processes)) for d in s.devices))
+    assert "job" in empty_columns(bare) and "sm" not in empty_columns(bare)
