@@ -85,10 +85,40 @@ def hint_badges(hints: list[tuple[str, str]]) -> list[Span]:
     return [(f"[{code}]", HINT_CLASSES.get(severity, "gpu--badge")) for code, severity in hints]
 
 
-def badges(dev: Device, short: bool = False) -> list[Span]:
+# The clock-event reasons a hint already names: one badge per cause (#27: `[power-capped]
+# [power cap]`, `[idle-allocated] [idle]` said one thing twice).
+COVERED_BY_HINT = {
+    "power-capped": frozenset({"sw_power_cap"}),
+    "thermal-throttled": frozenset({"sw_thermal_slowdown", "hw_thermal_slowdown"}),
+    "idle-allocated": frozenset({"gpu_idle"}),
+}
+
+
+def all_badges(hints: list[tuple[str, str]], dev: Device, short: bool = False) -> list[Span]:
+    """The hints' badges, then the clock-event reasons no hint names."""
+    covered = frozenset().union(*(COVERED_BY_HINT.get(code, ()) for code, _ in hints))
+    return hint_badges(hints) + badges(dev, short, skip=covered)
+
+
+def whole(spans: list[Span], room: int) -> list[Span]:
+    """The first of ``spans`` that fit in ``room`` cells together: a badge is shown whole or
+    not at all, never cut mid-word."""
+    out: list[Span] = []
+    used = 0
+    for text, cls in spans:
+        if used + len(text) > room:
+            break
+        out.append((text, cls))
+        used += len(text)
+    return out
+
+
+def badges(dev: Device, short: bool = False, skip: frozenset[str] = frozenset()) -> list[Span]:
     out: list[Span] = []
     busy = busy_pct(dev)
     for reason in dev.clock_event_reasons or ():
+        if reason in skip:
+            continue
         if reason == "gpu_idle" and (busy or 0) > 0:
             continue  # NVML sets it between kernels of a busy GPU: noise, not news
         label = (SHORT_LABELS if short else LABELS).get(reason, reason)
@@ -288,9 +318,11 @@ class GpuCard:
         fan = [(f" fan {num(dev.fan_pct, '.0f', '%')}", "gpu--muted")]
         pstate = [(f" {dev.pstate}", "gpu--muted")] if dev.pstate else []
         clock = [(clock_text(dev), "gpu--muted")] if dev.clock_sm_mhz is not None else []
-        tail = hint_badges(self.hints) + badges(dev) + self._stale_span(dev)
+        tail = all_badges(self.hints, dev) + self._stale_span(dev)
         tail = [(" " + t, c) for t, c in tail]
         title = self._title(dev)
+        # whole badges only, after the title's first few cells and the temperature
+        tail = whole(tail, width - min(len(title), 12) - sum(len(t) for t, _ in info))
         # Drop the least useful facts first when the card is narrow.
         for extra in (fan + pstate + clock, pstate + clock, clock, []):
             right = info + extra + tail
@@ -375,8 +407,8 @@ class GpuCard:
         spans.append((fmt.rfit(f"{num(dev.temperature_c)}°C", 6), "gpu--value"))
         if wide:
             spans.append((fmt.rfit(f"{num(dev.clock_sm_mhz)}MHz", 8), "gpu--muted"))
-        tail = [(" " + t, c) for t, c in hint_badges(self.hints) + badges(dev)
-                + self._stale_span(dev)]
+        tail = [(" " + t, c) for t, c in all_badges(self.hints, dev) + self._stale_span(dev)]
+        tail = whole(tail, width - sum(len(t) for t, _ in spans))
         used = sum(len(t) for t, _ in spans + tail)
         if summary:
             text = summary_text(dev.mig_instances, width - used - 1)
@@ -405,9 +437,9 @@ class GpuCard:
         spans.append((fmt.rfit(f"{num(dev.temperature_c)}°C", 5), "gpu--value"))
         if self.instance_count() and self.mig_style == "inline":
             spans.append((f" {self.instance_count()}MIG", "gpu--value"))
-        for text, cls in badges(dev, short=True) + self._stale_span(dev, short=True):
-            spans.append((" " + text, cls))
-        return _join(spans, width)
+        tail = [(" " + t, c) for t, c in badges(dev, short=True)
+                + self._stale_span(dev, short=True)]
+        return _join(spans + whole(tail, width - sum(len(t) for t, _ in spans)), width)
 
     def line_texts(self) -> list[str]:
         """The card's lines as plain text (tests, screenshots in text form)."""

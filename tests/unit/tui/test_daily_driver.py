@@ -329,3 +329,18 @@ async def test_at_80x24_every_process_shows_30_characters_of_its_command(scenari
             whole = program_first(row.process.command or row.process.name or "")
             assert len(text) >= min(30, len(whole)), (text, whole)
             assert text.startswith(whole[:20]), (text, whole)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_one_badge_per_cause_and_never_half_a_badge(size):
+    """#27: `[power-capped] [pow` at 80 columns, `[power-capped] [power cap]` at 120: the clock
+    event a hint names has no badge of its own, and a badge that does not fit is left out."""
+    app = make_app("power-capped")
+    async with app.run_test(size=size) as pilot:
+        advance(app, 20)
+        await settle(pilot)
+        lines = [line for line in screen_text(app).splitlines() if "[power-capped]" in line]
+        assert lines
+        for line in lines:
+            assert "[power cap]" not in line and "[CAP]" not in line
+            assert line.count("[") == line.count("]"), line
