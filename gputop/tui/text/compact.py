@@ -6,10 +6,12 @@ Every name in it (host, device, user, process) and every message is shown throug
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import TextIO
 
 from gputop.core.formatting import num
-from gputop.core.model import Device, Snapshot
+from gputop.analysis.jobs import gpu_list
+from gputop.core.model import Device, Hint, Snapshot
 from gputop.core.visible import visible
 from gputop.tui.text.no_color import no_color
 
@@ -69,7 +71,32 @@ def render_text(snap: Snapshot, color: bool = False) -> str:
     driver = f"  driver {visible(snap.driver_version)}" if snap.driver_version else ""
     lines = [f"{visible(snap.host)}  {stamp}{driver}  backend: {backend}"]
     lines += [device_line(d, color) for d in snap.devices]
-    for h in snap.hints:
-        where = f"GPU {h.device}" if h.device is not None else "node"
-        lines.append(f"  {where}: {h.code} ({h.severity}) - {visible(h.message)}")
+    lines += [f"  {where}: {code} ({severity}) - {visible(message)}"
+              for where, code, severity, message in grouped_hints(snap.hints)]
     return "\n".join(lines) + "\n"
+
+
+def grouped_hints(hints: Sequence[Hint]) -> list[tuple[str, str, str, str]]:
+    """(where, code, severity, message) per line: hints that say the same of several GPUs
+    (eight GPUs held at one power limit) are one line, "GPUs 0–7", "each GPU …" (#27)."""
+    groups: dict[tuple[str, str, str], list[int]] = {}
+    order: list[tuple[str, str, str]] = []
+    out: list[tuple[str, str, str, str]] = []
+    for h in hints:
+        if h.device is None or h.gpu_instance_id is not None:
+            out.append(("node" if h.device is None else f"GPU {h.device}", h.code, h.severity,
+                        h.message))
+            continue
+        key = (h.code, h.severity, h.message.replace(f"GPU {h.device}", "\0"))
+        if key not in groups:
+            order.append(key)
+        groups.setdefault(key, []).append(h.device)
+    for key in order:
+        code, severity, message = key
+        gpus = groups[key]
+        if len(gpus) == 1:
+            out.append((f"GPU {gpus[0]}", code, severity, message.replace("\0", f"GPU {gpus[0]}")))
+        else:
+            out.append((f"GPUs {gpu_list(gpus)}", code, severity,
+                        message.replace("\0", "each GPU", 1).replace("\0", "its GPU")))
+    return out
