@@ -558,7 +558,8 @@ class GputopApp(ShellApp):
 
         host = self.snapshot.host if self.snapshot else self.backend.info().host
         name = f"gputop-{host}-{time.strftime('%Y%m%d-%H%M%S')}.csv"
-        path = os.path.normpath(os.path.join(self.record_dir, name))
+        # the full path: `r` over tmux or SSH records where the server runs, not where one looks
+        path = os.path.abspath(os.path.join(self.record_dir, name))
         try:
             self.recorder = Recorder(path, self.record_fields or DEFAULT_FIELDS)
         except Exception as exc:
@@ -585,9 +586,10 @@ class GputopApp(ShellApp):
             self.header.set(recording=None)
 
     def _recording_text(self) -> str | None:
-        if self.recorder is None:
+        if self.recorder is None or self.record_path is None:
             return None
-        return f"{self.record_path} {self.record_samples}"
+        # the file's name (the notices give the whole path): the header has one line
+        return f"{os.path.basename(self.record_path)} {self.record_samples}"
 
     # ------------------------------------------------------------------ replay
     def _replay_text(self) -> str | None:

@@ -9,8 +9,8 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
-from gputop.core.formatting import num
 from gputop.analysis.jobs import gpu_list
+from gputop.core.formatting import num
 from gputop.core.model import Device, Hint, Snapshot
 from gputop.core.visible import visible
 from gputop.tui.text.no_color import no_color

@@ -428,6 +428,9 @@ async def test_r_records_every_sample_and_shows_it_in_the_header(monkeypatch, tm
         await settle(pilot)
         assert app.header.state.recording.endswith(" 3")
         assert "REC gputop-node-a-" in "\n".join(visible_lines(app))
+        # the notices name the whole path: over tmux the working folder is the server's (#27)
+        assert any(f"recording to {tmp_path}/gputop-node-a-" in str(n.message)
+                   for n in notices(app))
         await pilot.press("r")
         await settle(pilot)
         assert app.recorder is None and app.header.state.recording is None
