@@ -15,6 +15,10 @@ ROUND_TO_W = 5.0
 # Only worth saying when it lowers the limit by at least this much.
 MIN_GAIN_SHARE = 0.05
 MIN_GAIN_W = 10.0
+# Below this much watching, no limit is suggested: a training job's cycle (evaluation,
+# checkpointing, a data-loader stall) can be minutes long, and a short window misses its peaks
+# (#27: 450 W suggested from 30 s for a GPU that peaks at 640 W over a 60 s cycle).
+MIN_ADVICE_WINDOW_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,10 @@ def _one(series: list[tuple[float, Device]]) -> PassiveGpu:
     elif capped > 0:
         note = (f"held back by the power cap {capped:.0%} of the time: a lower limit costs speed"
                 " (a sweep measures how much)")
+    elif window < MIN_ADVICE_WINDOW_S:
+        note = (f"watched {window:.0f} s, too short to suggest a limit (a job's cycle can be"
+                f" longer): watch {MIN_ADVICE_WINDOW_S / 60:.0f} min or more (--window"
+                f" {MIN_ADVICE_WINDOW_S:.0f}), or measure with a sweep")
     else:
         suggestion = free_limit(p95, peak, limit, last.power_limit_min_w)
         if suggestion is None:

@@ -16,7 +16,7 @@ FAKE_JOB = SUPPORT / "fake_job.py"
 
 
 def test_passive_view_json(adv):
-    proc = adv.run("--window", "10", "--sim-speed", "100", "--json", scenario="memory-bound")
+    proc = adv.run("--window", "300", "--sim-speed", "100", "--json", scenario="memory-bound")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["mode"] == "passive" and doc["sweep"] is None
@@ -33,10 +33,13 @@ def test_passive_view_json(adv):
 
 
 def test_passive_view_text_training_and_power_capped(adv):
-    proc = adv.run("--window", "5", "--sim-speed", "100", "-i", "0,3")
+    proc = adv.run("--window", "300", "--sim-speed", "100", "-i", "0,3")
     assert proc.returncode == 0, proc.stderr
     assert "GPU 0,3" in proc.stdout and "SIMULATED" in proc.stdout
     assert "draw near the limit" in proc.stdout
+    # #27: the default 30 s window is too short to suggest a limit, and says so
+    short = adv.run("--window", "30", "--sim-speed", "100", scenario="memory-bound")
+    assert "too short to suggest a limit" in short.stdout and "nvidia-smi -i" not in short.stdout
     capped = adv.run("--window", "5", "--sim-speed", "100", "--json", scenario="power-capped")
     for g in json.loads(capped.stdout)["passive"]:
         assert g["capped_share"] > 0.8 and g["no_cost_limit_w"] is None

@@ -57,14 +57,18 @@ def test_free_limit_only_when_clearly_lower():
 
 
 def test_summarize_passive_uncapped_and_capped():
-    free = passive.summarize(snaps(11, power=250.0, reasons=()), None)[0]
+    free = passive.summarize(snaps(301, power=250.0, reasons=()), None)[0]
     assert free.draw_p50_w == 250 and free.capped_share == 0
-    assert free.energy_j == pytest.approx(2500) and free.energy_per_interval_j == pytest.approx(250)
+    assert free.energy_j == pytest.approx(75000) and free.energy_per_interval_j == pytest.approx(250)
     assert free.suggestion_w == 275 and "275 W would cost nothing" in free.note
     capped = passive.summarize(snaps(5), None)[0]
     assert capped.capped_share == 1 and capped.suggestion_w is None and "power cap" in capped.note
     unknown = passive.summarize(snaps(5, reasons=None), None)[0]
     assert unknown.capped_share is None and unknown.suggestion_w is None
+    # #27: from 30 s a GPU that peaks over a longer cycle got a limit below its peaks
+    short = passive.summarize(snaps(31, power=250.0, reasons=()), None)[0]
+    assert short.suggestion_w is None and "watched 30 s, too short" in short.note
+    assert "nvidia-smi" not in "\n".join(render.passive_lines([short]))
     missing = [Snapshot(host="h", time=float(t), backend="sim",
                         devices=(Device(index=0, power_draw_w=None, energy_j=None),))
                for t in range(3)]
