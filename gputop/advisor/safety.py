@@ -82,3 +82,21 @@ def missing_privilege(backend: Backend) -> str | None:
         return None
     return ("changing a power limit through NVML needs root or CAP_SYS_ADMIN"
             f" (this process runs as uid {os.geteuid()} without it)")
+
+
+ROOT_OR_CAP = "run gputop as root (sudo) or grant it CAP_SYS_ADMIN"
+
+
+def what_is_needed(refusal: BaseException | None) -> str | None:
+    """What would let a sweep change limits after ``refusal`` (None: the privilege check found
+    it missing before trying), or None where nothing the user runs would: a GPU that does not
+    support power limits, or a driver that refuses root too (#27: it said "run as root" to root)."""
+    from gputop.backends.base import Unsupported
+
+    if isinstance(refusal, Unsupported):
+        return None
+    if refusal is not None and (os.geteuid() == 0 or _has_cap_sys_admin()):
+        return ("nothing gputop can do: it runs with the privilege and the driver still refuses"
+                " (a VM or container that does not let its guests change power limits?)")
+    return ROOT_OR_CAP
+

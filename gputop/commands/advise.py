@@ -391,12 +391,24 @@ class _Advise:
             return self._denied(lacking, plan, None)
         return self._guarded(plan, mode)
 
-    def _denied(self, why: str, plan: Any, samples: list[Any] | None) -> int:
+    def _denied(self, why: str, plan: Any, samples: list[Any] | None,
+                refusal: BaseException | None = None) -> int:
         from gputop.advisor.journal import nvidia_smi_commands
+        from gputop.advisor.safety import what_is_needed
 
         cmds = [c for w in plan.candidates for c in nvidia_smi_commands(plan.limits_for(w))]
         cmds += nvidia_smi_commands(plan.originals)
-        needs = "run gputop as root (sudo) or grant it CAP_SYS_ADMIN"
+        needs = what_is_needed(refusal)
+        if needs is None:  # the GPU itself refuses: no command would help
+            self.doc["skipped"] = {"reason": why, "needs": None, "commands": []}
+            _say(f"gputop: cannot sweep: {why}.\n  Showing the passive view instead"
+                 " (nothing was changed).")
+            note = [f"Sweep skipped: {why}."]
+            if samples:
+                self.doc["mode"] = "passive"
+                self._emit([self._header(), *note, *self._passive_from(samples)])
+                return 0
+            return self.passive(note)
         self.doc["skipped"] = {"reason": why, "needs": needs, "commands": cmds}
         _say(f"gputop: cannot sweep: {why}.\n  Needed: {needs}; or step the limits yourself"
              f" (each step, then the originals back):\n    " + "\n    ".join(cmds)
@@ -466,7 +478,7 @@ class _Advise:
                  " restored to the originals")
             return 128 + sig.received
         if denied is not None:
-            return self._denied(str(denied), plan, engine.baseline_samples)
+            return self._denied(str(denied), plan, engine.baseline_samples, denied)
         assert result is not None
         self.doc["mode"] = mode
         self.doc["sweep"] = render.result_json(result)

@@ -45,12 +45,13 @@ class SweepProgress(Message):
 
 class SweepDone(Message):
     def __init__(self, result: SweepResult | None, error: str | None, denied: str | None,
-                 restored: list[Any] | None) -> None:
+                 restored: list[Any] | None, refusal: BaseException | None = None) -> None:
         super().__init__()
         self.result = result
         self.error = error
         self.denied = denied
         self.restored = restored
+        self.refusal = refusal  # the driver's refusal behind ``denied``
 
 
 class AdvisorScreen(Screen):
@@ -277,6 +278,7 @@ class AdvisorScreen(Screen):
         result = None
         error = None
         denied = None
+        refusal: BaseException | None = None
         restored: list[tuple[int, float | None, float]] | None
         # The limits go back even if the app is being ended by force (its terminal gone): the
         # deadline cancels the sweep and waits for this restore.
@@ -288,6 +290,7 @@ class AdvisorScreen(Screen):
                 error = "cancelled"
             except (NoPermission, Unsupported) as exc:
                 denied = str(exc)
+                refusal = exc
             except Exception as exc:  # shown on the screen; the finally still restores
                 error = str(exc) or type(exc).__name__
             finally:
@@ -299,7 +302,7 @@ class AdvisorScreen(Screen):
                 self.finished.set()
         # post_message is thread-safe and does not wait for the UI: a screen that is closing
         # (and waiting for this thread to restore the limits) can never deadlock with it.
-        self.post_message(SweepDone(result, error, denied, restored))
+        self.post_message(SweepDone(result, error, denied, restored, refusal))
 
     def _progress_from_thread(self, p: Progress) -> None:
         self.post_message(SweepProgress(p))
@@ -352,7 +355,7 @@ class AdvisorScreen(Screen):
         back = ("limits restored to the originals" if restored is not None
                 else "RESTORE FAILED: run `gputop advise --restore`")
         if denied is not None:
-            self._denied(denied)
+            self._denied(denied, message.refusal)
         elif error is not None:
             self._status(f"sweep stopped: {error}; {back}", error is not None and error != "cancelled")
         elif result is not None:
@@ -362,14 +365,20 @@ class AdvisorScreen(Screen):
                 Text("\n".join(render.recommendation_lines(result))))
             self._status(f"sweep finished ({result.stopped}); {back}")
 
-    def _denied(self, why: str) -> None:
+    def _denied(self, why: str, refusal: BaseException | None = None) -> None:
+        from gputop.advisor.safety import what_is_needed
+
+        needs = what_is_needed(refusal)
+        if needs is None:  # the GPU itself refuses: no command would help
+            self._status(f"cannot sweep: {why}. The passive view below changes nothing.", True)
+            return
         plan = self.plan
         cmds = ""
         if plan is not None and plan.candidates:
             cmds = " Or set them yourself: " + "; ".join(
                 journal.nvidia_smi_commands(plan.limits_for(plan.candidates[0])))
-        self._status(f"cannot sweep: {why}. Needed: run gputop as root (sudo) or with"
-                     f" CAP_SYS_ADMIN.{cmds} The passive view below needs no privilege.", True)
+        self._status(f"cannot sweep: {why}. Needed: {needs}.{cmds} The passive view below needs"
+                     " no privilege.", True)
 
     def _stop_and_restore(self) -> None:
         if self.running or not self.finished.is_set():

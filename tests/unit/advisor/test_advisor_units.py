@@ -286,3 +286,19 @@ def test_plot_legend_is_under_the_canvas_not_over_the_data():
     legend = lines[-1]
     assert bottom < len(lines) - 1
     assert all(s in legend for s in ("● measured slowdown %", "x true (simulator)", "· max 5%"))
+
+
+def test_what_a_refused_sweep_needs_is_the_drivers_real_reason(monkeypatch):
+    """#27: as root on a GPU that refuses limits it said `run gputop as root (sudo)`."""
+    from gputop.advisor import safety
+    from gputop.backends.base import NoPermission, Unsupported
+
+    assert safety.what_is_needed(None) == safety.ROOT_OR_CAP  # the check before trying
+    assert safety.what_is_needed(Unsupported("GPU 0 does not support setting a power limit")) \
+        is None  # no command helps
+    monkeypatch.setattr(safety.os, "geteuid", lambda: 0)
+    as_root = safety.what_is_needed(NoPermission("NVML says Insufficient Permissions"))
+    assert as_root is not None and "root" not in as_root.split(":")[0] and "refuses" in as_root
+    monkeypatch.setattr(safety.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(safety, "_has_cap_sys_admin", lambda: False)
+    assert safety.what_is_needed(NoPermission("x")) == safety.ROOT_OR_CAP
