@@ -404,16 +404,12 @@ class _Advise:
             _say(f"gputop: cannot sweep: {why}.\n  Showing the passive view instead"
                  " (nothing was changed).")
             note = [f"Sweep skipped: {why}."]
-            if samples:
-                self.doc["mode"] = "passive"
-                self._emit([self._header(), *note, *self._passive_from(samples)])
-                return 0
-            return self.passive(note)
-        self.doc["skipped"] = {"reason": why, "needs": needs, "commands": cmds}
-        _say(f"gputop: cannot sweep: {why}.\n  Needed: {needs}; or step the limits yourself"
-             f" (each step, then the originals back):\n    " + "\n    ".join(cmds)
-             + "\n  Showing the passive view instead (nothing was changed).")
-        note = [f"Sweep skipped: {why}. Needed: {needs}."]
+        else:
+            self.doc["skipped"] = {"reason": why, "needs": needs, "commands": cmds}
+            _say(f"gputop: cannot sweep: {why}.\n  Needed: {needs}; or step the limits yourself"
+                 f" (each step, then the originals back):\n    " + "\n    ".join(cmds)
+                 + "\n  Showing the passive view instead (nothing was changed).")
+            note = [f"Sweep skipped: {why}. Needed: {needs}."]
         if samples:
             self.doc["mode"] = "passive"
             self._emit([self._header(), *note, *self._passive_from(samples)])
