@@ -176,6 +176,7 @@ class GputopApp(ShellApp):
         info = self.backend.info()
         self.header.set(host=info.host, backend=info.backend, driver=info.driver_version,
                         cuda=info.cuda_version, interval=self.sampler.interval,
+                        readonly=self.readonly,
                         gpus=len(self.sampler.devices or info.devices))
         self.dashboard.set_interval(self.sampler.interval)
         table = self.query_one(ProcessTable)

@@ -23,6 +23,7 @@ class HeaderState:
     interval: float = 1.0
     clock: float | None = None  # the last sample's time
     paused: bool = False
+    readonly: bool = False  # --readonly: nothing here changes anything (#27: it did not say so)
     recording: str | None = None  # "file rows"
     replay: str | None = None  # "▶ pos / duration x speed" (⏸ while paused)
     error: str | None = None  # the last sampling error, while it lasts
@@ -96,6 +97,8 @@ class Header(Widget):
             parts.append((f"  CUDA {s.cuda}", st("header--muted"), 4))
         parts.append((f"  {s.gpus} GPU{'s' if s.gpus != 1 else ''}", "", 2))
         parts.append((f"  every {_interval(s.interval)}", "", 1))
+        if s.readonly:
+            parts.append(("  READ-ONLY", st("header--view"), 0))
         if s.paused:
             parts.append(("  ", "", 0))
             parts.append((" PAUSED ", st("header--paused"), 0))

@@ -344,3 +344,13 @@ async def test_one_badge_per_cause_and_never_half_a_badge(size):
         for line in lines:
             assert "[power cap]" not in line and "[CAP]" not in line
             assert line.count("[") == line.count("]"), line
+
+
+async def test_a_read_only_dashboard_says_so_in_its_header():
+    """#27 polish: --readonly took the changing keys away without a word on the screen."""
+    for readonly in (True, False):
+        app = make_app(readonly=readonly)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            first = screen_text(app).splitlines()[0]
+            assert ("READ-ONLY" in first) is readonly
