@@ -55,7 +55,9 @@ def node_row(status: NodeStatus, now: float) -> NodeRow:
         return NodeRow(status.host, status.state, status.mode, None, None, None, None, None, None,
                        None, None, status.reason, status.seq)
     return NodeRow(
-        host=status.host, state=status.state, mode=status.mode, gpus=s.gpus,
+        # an agent on the simulator says so in every row (#27: nothing marked it)
+        host=status.host, state=status.state,
+        mode=f"{status.mode} SIM" if s.simulated else status.mode, gpus=s.gpus,
         util_pct=s.util_pct, mem_used_mib=s.mem_used_mib, mem_total_mib=s.mem_total_mib,
         power_w=s.power_w, power_limit_w=s.power_limit_w,
         # hints come from the agent's analyses (npu-smi's health too); nvidia-smi has none

@@ -23,6 +23,7 @@ class NodeSummary:
     power_w: float | None
     power_limit_w: float | None
     hints: int
+    simulated: bool = False  # the node's agent reads the simulator, not a device
 
 
 def _sum(values: list[Any]) -> float | None:
@@ -30,7 +31,8 @@ def _sum(values: list[Any]) -> float | None:
     return sum(known) if known else None
 
 
-def _summarize(time: float, devices: list[Any], get, hints: int) -> NodeSummary:
+def _summarize(time: float, devices: list[Any], get, hints: int,
+               simulated: bool = False) -> NodeSummary:
     ok = [d for d in devices if get(d, "status") == "ok"]
     utils = [u for u in (get(d, "utilization_gpu_pct") for d in ok) if u is not None]
     return NodeSummary(
@@ -41,14 +43,17 @@ def _summarize(time: float, devices: list[Any], get, hints: int) -> NodeSummary:
         power_w=_sum([get(d, "power_draw_w") for d in ok]),
         power_limit_w=_sum([get(d, "power_limit_w") for d in ok]),
         hints=hints,
+        simulated=simulated,
     )
 
 
 def summarize_snapshot(snap: Snapshot) -> NodeSummary:
-    return _summarize(snap.time, list(snap.devices), getattr, len(snap.hints))
+    return _summarize(snap.time, list(snap.devices), getattr, len(snap.hints),
+                      snap.backend == "sim")
 
 
 def summarize_document(doc: dict[str, Any]) -> NodeSummary:
     """From a document that ``protocol.clean_document`` has checked."""
     return _summarize(float(doc["time"]), doc["devices"],
-                      lambda d, k: d.get(k, "ok" if k == "status" else None), len(doc["hints"]))
+                      lambda d, k: d.get(k, "ok" if k == "status" else None), len(doc["hints"]),
+                      doc.get("backend") == "sim")
