@@ -17,6 +17,7 @@ from textual.binding import Binding, BindingType
 
 from gputop.tui.widgets.nodes import NODE_COLUMNS, SORT_LETTERS
 from gputop.tui.widgets.processes import COLUMNS as PROCESS_COLUMNS
+from gputop.tui.widgets.processes import FILTER_MATCHES
 
 GENERAL, GPUS, PROCESSES, REPLAY, CLUSTER = "General", "GPUs", "Processes", "Replay", "Cluster"
 
@@ -118,7 +119,7 @@ DASHBOARD: tuple[Action, ...] = (
     # last in the footer: at 80 columns it has no room left for it (from 92 columns it shows)
     Action("enter / d", "the selected process: live plots, facts, signal keys", PROCESSES,
            (Key("d", "details", "details", 8),), on_table=True),
-    Action("/", "filter by user, command or PID (esc clears)", PROCESSES,
+    Action("/", f"filter by {FILTER_MATCHES} (esc clears)", PROCESSES,
            (filter_key(5),), on_table=True),
     Action("esc", "clear the filter", PROCESSES,
            (Key("escape", "clear_filter", "clear filter"),), on_table=True),

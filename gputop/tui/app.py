@@ -39,7 +39,7 @@ from gputop.tui.widgets.dashboard import WANTS as DASHBOARD_WANTS
 from gputop.tui.widgets.dashboard import DashboardView
 from gputop.tui.widgets.header import Header
 from gputop.tui.widgets.hostline import HostLine
-from gputop.tui.widgets.processes import COLUMN_BY_KEY, ProcessTable, ProcRow
+from gputop.tui.widgets.processes import COLUMN_BY_KEY, FILTER_MATCHES, ProcessTable, ProcRow
 
 if TYPE_CHECKING:
     from gputop.backends.controls import ReplayControls
@@ -154,7 +154,7 @@ class GputopApp(ShellApp):
         yield HostLine(id="host")
         yield HintBar(id="hints")
         yield DashboardView(id="dashboard")
-        yield Input(placeholder="filter: user, command or PID (enter: keep, esc: clear)",
+        yield Input(placeholder=f"filter: {FILTER_MATCHES} (enter: keep, esc: clear)",
                     id="filter")
         yield Footer()
 

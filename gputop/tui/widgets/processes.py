@@ -122,6 +122,9 @@ def _sort_value(row: ProcRow, column: str, now: float):
     return missing if value is None else value
 
 
+FILTER_MATCHES = "user, job, command or PID"  # what matches() looks in, as help and box say
+
+
 def matches(row: ProcRow, needle: str) -> bool:
     """The `/` filter: a case-insensitive substring of user, job, command/name or PID."""
     if not needle:

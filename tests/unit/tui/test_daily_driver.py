@@ -354,3 +354,18 @@ async def test_a_read_only_dashboard_says_so_in_its_header():
             await settle(pilot)
             first = screen_text(app).splitlines()[0]
             assert ("READ-ONLY" in first) is readonly
+
+
+async def test_help_and_filter_box_say_the_same_of_what_the_filter_matches():
+    """#27 polish: the help said "user, command or PID", the docs "user, job, command or PID"
+    (what it matches). One phrase, from the table that matches."""
+    from gputop.tui import actions
+    from gputop.tui.widgets.processes import FILTER_MATCHES
+
+    assert FILTER_MATCHES == "user, job, command or PID"
+    slash = next(a for a in actions.DASHBOARD if a.keys == "/")
+    assert FILTER_MATCHES in slash.description
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert FILTER_MATCHES in app.filter_box.placeholder
