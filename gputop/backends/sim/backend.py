@@ -576,6 +576,8 @@ class SimBackend(Backend):
         return "MIG-" + self._uuid(i, slot.gpu_instance_id)[4:]
 
     def _saturation(self, i: int, job: Job | None, busy: float, speed: float, t: float) -> Saturation:
+        if not self.scenario.part.gpm:
+            return Saturation()  # measured by nothing, as on the real part
         if job is None:
             return Saturation(source="sim", gr_engine_active_pct=0.0, sm_active_pct=0.0,
                               sm_occupancy_pct=0.0,

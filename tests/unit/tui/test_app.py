@@ -532,7 +532,7 @@ async def test_command_palette_offers_the_same_actions():
         titles = [c.title for c in app.get_system_commands(app.screen)]
         for wanted in ("Quit (exit status 0)", "Pause / resume sampling", "Next theme",
                        "Sort by CPU%", "Send SIGTERM to the selected process",
-                       "Filter by user, command or PID (esc clears)"):
+                       "Filter by user, job, command or PID (esc clears)"):
             assert wanted in titles, wanted
         await pilot.press("ctrl+p")
         await settle(pilot)
