@@ -86,6 +86,8 @@ class GputopApp(ShellApp):
     theme_warnings: list[str]
     CSS = """
     Screen { background: $background; layers: base overlay; }
+    /* a modal (help, a signal's confirmation, a prompt) over the dimmed view, not a blank screen */
+    ModalScreen { background: $background 60%; }
     #filter { display: none; height: 3; border: round $primary; background: $surface; }
     #filter.-shown { display: block; }
     Footer { background: $panel; }

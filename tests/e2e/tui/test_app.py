@@ -30,6 +30,9 @@ async def test_kill_asks_first_and_sends_only_after_yes(child):
         await pilot.press("k")
         await settle(pilot)
         assert isinstance(app.screen, ConfirmSignal) and app.screen.signal_name == "SIGTERM"
+        # drawn over the dimmed table, not a blank screen (#27): the row and the question
+        assert app.export_screenshot().count(str(child.pid)) >= 2
+        assert app.screen.focused is not None and app.screen.focused.id == "no"  # No by default
         time.sleep(0.2)
         assert child.poll() is None  # nothing sent before the answer
         await pilot.press("n")
