@@ -17,6 +17,9 @@ from gputop.core.model import Process
 
 MODES = ("process", "job", "user")  # the order the grouping key cycles through
 OUTSIDE = "outside"  # key of the processes outside gputop's PID namespace, never signalled
+# Marks a group gputop inferred (same user and command, rank arguments aside) rather than one
+# the node named (a Slurm job, a pod, a container): a guess, and it says so (#27).
+GUESS = "≈ "
 
 
 def next_mode(mode: str) -> str:
@@ -120,7 +123,7 @@ def key_and_label(mode: str, proc: Process) -> tuple[str, str]:
     launch = job_key(proc.user, proc.command)
     if launch is not None:
         user, command = launch
-        return f"launch:{user}\0{command}", command
+        return f"launch:{user}\0{command}", GUESS + command
     return f"pid:{proc.pid}", proc.name or str(proc.pid)
 
 

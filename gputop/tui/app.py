@@ -330,11 +330,12 @@ class GputopApp(ShellApp):
 
     def help_heading(self, group: str) -> str:
         """Return ``group``'s heading; the process table's says how it groups, when it does."""
-        from gputop.tui.widgets.grouped import MODE_NOTE
+        from gputop.tui.widgets.grouped import GUESS_NOTE, MODE_NOTE
 
         grouping = self.query_one(ProcessTable).grouping
-        return f"{group}, {MODE_NOTE[grouping]}" if grouping != "process" and \
-            group == actions.PROCESSES else group
+        if grouping == "process" or group != actions.PROCESSES:
+            return group
+        return f"{group}, {MODE_NOTE[grouping]}" + (GUESS_NOTE if grouping == "job" else "")
 
     def help_text(self, action: Action) -> str:
         """Return what ``action``'s keys do, as they act on group rows when the table groups."""

@@ -29,6 +29,8 @@ GROUP_COLUMNS: tuple[Column, ...] = (
     Column("time", "TIME", 7, right=True, sort_key="T"),
 )
 MODE_NOTE = {"job": "grouped by job (b)", "user": "grouped by user (b)"}
+# What the help adds under job grouping: which groups gputop guessed (gputop.analysis.groups.GUESS)
+GUESS_NOTE = "; ≈ marks a group guessed from user and command"
 
 # What the process table's keys do on group rows, by the keys `?` lists: the help describes the
 # keys as they act in the mode the table is in (GPU, PID and JOB are GPUS, PROCS and GROUP here).

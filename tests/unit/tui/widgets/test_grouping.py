@@ -109,7 +109,9 @@ async def test_help_describes_the_keys_as_they_act_on_groups():
         assert "GROUP" in grouped["J"] and "JOB" not in grouped["J"]
         assert "GPUS" in grouped["G"]
         assert "every process of the selected group" in grouped["K"]
-        assert "Processes, grouped by job (b)" in grouped  # the section says which mode
+        # the section says which mode, and that ≈ marks a guessed group (#27)
+        assert ("Processes, grouped by job (b); ≈ marks a group guessed from user and command"
+                in grouped)
         await pilot.press("b", "b")  # by user, back to one row per process
         await settle(pilot)
         assert await help_rows(app, pilot) == per_process
