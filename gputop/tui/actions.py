@@ -92,6 +92,7 @@ def names(actions: Iterable[Action], *, changes: bool = False, on_table: bool = 
 
 
 SIGNALS = (("k", "SIGTERM", 6), ("K", "SIGKILL", 0), ("i", "SIGINT", 0))
+SIGNAL_KEYS = frozenset(key for key, _, _ in SIGNALS)
 
 DASHBOARD: tuple[Action, ...] = (
     Action("q / ctrl+c", "quit (exit status 0)", GENERAL, (Key("q", "quit", "quit", 1),)),

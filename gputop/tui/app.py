@@ -323,7 +323,9 @@ class GputopApp(ShellApp):
         if action in DASHBOARD_ACTIONS and isinstance(self.screen, HidesDashboardKeys):
             return False  # the dashboard is not on screen: neither in the footer nor live
         if action in CHANGING_ACTIONS and self.readonly:
-            return False  # --readonly: the action does not exist
+            return False  # --readonly: the action does not exist (on_key says so)
+        if action == "signal" and self.snapshot is not None and not self._processes_are_local():
+            return False  # simulated, replayed or remote processes: the footer offers no k
         if action in REPLAY_ACTIONS and self.player is None:
             return False
         return super().check_action(action, parameters)
@@ -462,6 +464,17 @@ class GputopApp(ShellApp):
         self.push_screen(ProcessView(row, self.snapshot, self.sampler.history.snapshots(), local,
                                      local_pid(row.process) if local else None,
                                      readonly=self.readonly))
+
+    def on_key(self, event) -> None:
+        """Say why a signal key did nothing: the footer no longer offers it where it cannot
+        work (#27: `k` was silent in read-only mode and offered on the simulator)."""
+        if event.key not in actions.SIGNAL_KEYS or isinstance(self.focused, Input):
+            return
+        if self.readonly:
+            self.notify("read-only: sending signals is disabled", severity="warning")
+        elif self.snapshot is not None and not self._processes_are_local():
+            self.notify("these processes are not on this machine (simulated, replayed or "
+                        "remote): nothing to signal", severity="warning")
 
     def _processes_are_local(self) -> bool:
         from gputop.host.signals import NOT_LOCAL_BACKENDS

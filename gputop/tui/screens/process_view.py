@@ -286,8 +286,9 @@ class ProcessView(HidesDashboardKeys, Screen[None]):
 
     # ------------------------------------------------------------------ keys
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action == "signal" and self.readonly:
-            return False  # --readonly: no signal keys here either
+        if action == "signal" and (self.readonly or not self.local):
+            return False  # --readonly, or a process not on this host: no signal keys (the
+            # app's on_key says why when one is pressed)
         return True
 
     def action_signal(self, name: str) -> None:

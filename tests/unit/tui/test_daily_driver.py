@@ -369,3 +369,21 @@ async def test_help_and_filter_box_say_the_same_of_what_the_filter_matches():
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         assert FILTER_MATCHES in app.filter_box.placeholder
+
+
+@pytest.mark.parametrize("readonly, why", [
+    (False, "not on this machine"), (True, "read-only: sending signals is disabled")])
+async def test_the_footer_offers_k_only_where_it_works_and_k_says_why(readonly, why):
+    """#27 polish: the footer offered `k SIGTERM` on the simulator, and `k` said nothing in a
+    read-only session."""
+    app = make_app(readonly=readonly)
+    async with app.run_test(size=(120, 40)) as pilot:
+        advance(app, 2)
+        await settle(pilot)
+        for opener in ((), ("d",)):  # the dashboard, then the process view
+            await pilot.press(*opener)
+            await settle(pilot)
+            assert "SIGTERM" not in screen_text(app).splitlines()[-1], opener
+            await pilot.press("k")
+            await settle(pilot)
+            assert any(why in str(n.message) for n in notices(app)), opener
