@@ -32,6 +32,7 @@ from gputop.core.errors import GputopError
 from gputop.core.formatting import num
 from gputop.core.lifeline import critical
 from gputop.sampler import Sampler
+from gputop.tui.screens import HidesDashboardKeys
 
 RESTORE_WAIT_S = 30.0
 COLUMNS = ("limit", "draw", "saved", "slowdown", "energy/work", "perf/W", "cost", "true")
@@ -54,7 +55,7 @@ class SweepDone(Message):
         self.refusal = refusal  # the driver's refusal behind ``denied``
 
 
-class AdvisorScreen(Screen):
+class AdvisorScreen(HidesDashboardKeys, Screen):
     """``AdvisorScreen(backend, sampler=None, devices=None, *, config=None, readonly=False)``.
 
     - ``backend``: the dashboard's open backend (the screen never closes it).

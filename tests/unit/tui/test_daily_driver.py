@@ -387,3 +387,15 @@ async def test_the_footer_offers_k_only_where_it_works_and_k_says_why(readonly, 
             await pilot.press("k")
             await settle(pilot)
             assert any(why in str(n.message) for n in notices(app)), opener
+
+
+async def test_the_advisor_screen_offers_none_of_the_tables_keys():
+    """#27 polish: the advisor screen's footer offered k SIGTERM for a table it hides."""
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        advance(app, 2)
+        await settle(pilot)
+        await pilot.press("a")
+        await settle(pilot)
+        footer = screen_text(app).splitlines()[-1]
+        assert "sweep" in footer and "filter" not in footer and "SIGTERM" not in footer
