@@ -36,6 +36,7 @@ class Shot:
     then: Callable[[GputopApp], Awaitable[None]] | None = None
     replay: bool = False  # record `seconds` of the scenario to a CSV log and open that instead
     no_color: bool = False  # as with NO_COLOR=1 in the environment
+    readonly: bool = False  # as --readonly
 
 
 SHOTS = (
@@ -62,6 +63,8 @@ SHOTS = (
     Shot("mig-dense", "mig-dense"),
     Shot("mig-instances", "mig", size=(150, 56)),
     Shot("mig-saturation", "mig", keys=("s",)),
+    Shot("health", "unhealthy"),
+    Shot("read-only", "mixed", readonly=True),
 )
 
 
@@ -106,7 +109,8 @@ async def take(shot: Shot, out: Path) -> Path:
     if shot.no_color:
         os.environ["NO_COLOR"] = "1"
     try:
-        app = GputopApp(demo_backend(shot.scenario), autostart=False, theme=shot.theme)
+        app = GputopApp(demo_backend(shot.scenario), autostart=False, theme=shot.theme,
+                        readonly=shot.readonly)
     finally:
         os.environ.pop("NO_COLOR", None)
     async with app.run_test(size=shot.size) as pilot:

@@ -54,6 +54,9 @@ REPLAY_ACTIONS = actions.names(actions.DASHBOARD, group=actions.REPLAY)
 # file (a recording, the palette's screenshot). A read-only dashboard, a web viewer's above
 # all, writes nothing.
 CHANGING_ACTIONS = actions.names(actions.DASHBOARD, changes=True) | {"screenshot"}
+# Their keys, each with what it does: a read-only dashboard says which it refused (#27).
+CHANGING_KEYS = {name: action.description for action in actions.DASHBOARD if action.changes
+                 for key in action.bound for name in key.keys.split(",")}
 # What acts on the dashboard's GPUs and process table, out of place on a screen over it.
 DASHBOARD_ACTIONS = actions.names(actions.DASHBOARD, on_table=True)
 
@@ -468,11 +471,12 @@ class GputopApp(ShellApp):
     def on_key(self, event) -> None:
         """Say why a signal key did nothing: the footer no longer offers it where it cannot
         work (#27: `k` was silent in read-only mode and offered on the simulator)."""
-        if event.key not in actions.SIGNAL_KEYS or isinstance(self.focused, Input):
+        if isinstance(self.focused, Input):
             return
-        if self.readonly:
-            self.notify("read-only: sending signals is disabled", severity="warning")
-        elif self.snapshot is not None and not self._processes_are_local():
+        if self.readonly and event.key in CHANGING_KEYS:
+            self.notify(f"read-only: {CHANGING_KEYS[event.key]} is disabled", severity="warning")
+        elif event.key in actions.SIGNAL_KEYS and self.snapshot is not None \
+                and not self._processes_are_local():
             self.notify("these processes are not on this machine (simulated, replayed or "
                         "remote): nothing to signal", severity="warning")
 

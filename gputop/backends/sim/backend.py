@@ -507,6 +507,8 @@ class SimBackend(Backend):
             # None where the rate is unknown, which the model's dict[str, float] does not say
             sim={"work_rate": round(work_rate, 5) if work_rate is not None else None},  # type: ignore[dict-item]
         )
+        if i in self.scenario.faults:
+            dev = replace(dev, **self.scenario.faults[i])
         if mig:
             dev = self._as_mig(dev, t, detail)
         if part.vendor == "huawei":

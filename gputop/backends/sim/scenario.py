@@ -94,6 +94,31 @@ class Scenario:
     lost: dict[int, float] = field(default_factory=dict)  # gpu -> virtual second it falls off
     ambient_c: float = 28.0
     mig: dict[int, tuple[Slot, ...]] = field(default_factory=dict)  # gpu -> its MIG devices
+    # gpu -> health readings it reports from the start ([faults.N] in the file): what the
+    # dashboard's health badges and hints show (#27)
+    faults: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+
+# The readings a [faults.N] table may set, with the type each takes.
+FAULTS: dict[str, type] = {
+    "ecc_errors_uncorrected_volatile": int, "remapped_rows_pending": bool,
+    "remapped_rows_failed": bool, "retired_pages_pending": bool, "pcie_width": int,
+    "pcie_gen": int, "xid_last": int,
+}
+
+
+def _faults(data: dict[str, Any], count: int) -> dict[int, dict[str, Any]]:
+    out: dict[int, dict[str, Any]] = {}
+    for gpu, readings in data.get("faults", {}).items():
+        g = int(gpu)
+        if not 0 <= g < count:
+            raise ValueError(f"[faults.{gpu}] names a GPU outside 0..{count - 1}")
+        unknown = sorted(set(readings) - set(FAULTS))
+        if unknown:
+            raise ValueError(f"[faults.{gpu}]: unknown reading {unknown[0]!r} "
+                             f"(known: {', '.join(FAULTS)})")
+        out[g] = {k: FAULTS[k](v) for k, v in readings.items()}
+    return out
 
 
 class UnknownScenario(BackendError):
@@ -142,6 +167,7 @@ def parse(data: dict[str, Any], name: str) -> Scenario:
         lost={int(k): float(v) for k, v in data.get("lost", {}).items()},
         ambient_c=float(data.get("ambient_c", 28.0)),
         mig=mig,
+        faults=_faults(data, count),
     )
 
 

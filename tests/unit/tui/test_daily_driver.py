@@ -372,7 +372,7 @@ async def test_help_and_filter_box_say_the_same_of_what_the_filter_matches():
 
 
 @pytest.mark.parametrize("readonly, why", [
-    (False, "not on this machine"), (True, "read-only: sending signals is disabled")])
+    (False, "not on this machine"), (True, "read-only: send SIGTERM")])
 async def test_the_footer_offers_k_only_where_it_works_and_k_says_why(readonly, why):
     """#27 polish: the footer offered `k SIGTERM` on the simulator, and `k` said nothing in a
     read-only session."""
