@@ -57,7 +57,8 @@ def node_row(status: NodeStatus, now: float) -> NodeRow:
     return NodeRow(
         # an agent on the simulator says so in every row (#27: nothing marked it)
         host=status.host, state=status.state,
-        mode=f"{status.mode} SIM" if s.simulated else status.mode, gpus=s.gpus,
+        # one word: `cluster --once` prints the table for scripts that split on spaces
+        mode=f"{status.mode}/sim" if s.simulated else status.mode, gpus=s.gpus,
         util_pct=s.util_pct, mem_used_mib=s.mem_used_mib, mem_total_mib=s.mem_total_mib,
         power_w=s.power_w, power_limit_w=s.power_limit_w,
         # hints come from the agent's analyses (npu-smi's health too); nvidia-smi has none

@@ -349,7 +349,7 @@ def test_rows_sort_filter_and_users():
     assert a.gpus == 8 and a.util_pct > 50 and b.util_pct == 0
     assert c.gpus is None and c.util_pct is None  # no data is N/A, not 0
     # agents on the simulator are marked in their row (#27); one on a device would not be
-    assert a.mode == "agent SIM" and c.mode == "agent"
+    assert a.mode == "agent/sim" and c.mode == "agent"
     assert a.mem_total_mib == sum(d.memory_total_mib for d in statuses[0].snapshot.devices)
     assert [r.host for r in sort_rows(rows, "util", reverse=True)] == ["a", "beta", "c"]
     assert [r.host for r in sort_rows(rows, "util")] == ["beta", "a", "c"]  # None last either way
