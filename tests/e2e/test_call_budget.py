@@ -31,7 +31,7 @@ HEALTH_CALLS = ("nvmlDeviceGetTotalEccErrors", "nvmlDeviceGetRemappedRows",
                 "nvmlDeviceGetRetiredPagesPendingStatus", "nvmlDeviceGetCurrPcieLinkGeneration",
                 "nvmlDeviceGetCurrPcieLinkWidth", "nvmlDeviceGetMaxPcieLinkGeneration",
                 "nvmlDeviceGetMaxPcieLinkWidth")
-HEALTH_READS_PER_30S = 10  # 4 ECC counters, remapped rows, pending pages, 4 link figures
+HEALTH_READS_PER_30S = 7  # uncorrected ECC, remapped rows, pending pages, 4 link figures
 
 
 def per_gpu(node, wants) -> tuple[float, dict[str, float]]:

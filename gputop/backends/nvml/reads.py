@@ -241,7 +241,8 @@ def _ecc_counters(r: Reader, gpu: Any, read: str) -> dict[str, Any]:
     nv = r.nv
     ecc_on = gpu.values.get("ecc_mode") is not False
     out = {}
-    for attr, (error_type, counter_type) in ECC_COUNTERS.items():
+    for attr in READS[read].attrs:
+        error_type, counter_type = ECC_COUNTERS[attr]
         # pynvml's constants, by name
         out[attr] = r.field(gpu, attr, nv.nvmlDeviceGetTotalEccErrors, gpu.handle,
                             getattr(nv, error_type), getattr(nv, counter_type)) \
@@ -307,7 +308,11 @@ READS: dict[str, Read] = {
                              one_call("nvmlDeviceGetPowerManagementLimit",
                                       convert=lambda mw: mw / 1000.0)),
     "ecc": Read(("ecc_mode", "ecc_mode_pending"), SLOW, _ecc),
-    "ecc_counters": Read(tuple(ECC_COUNTERS), SLOW, _ecc_counters),
+    # The uncorrected volatile count alone is what the dashboard's health badge reads (#27):
+    # its own read, one call, not the four counters'.
+    "ecc_uncorrected": Read(("ecc_errors_uncorrected_volatile",), SLOW, _ecc_counters),
+    "ecc_counters": Read(tuple(a for a in ECC_COUNTERS if a != "ecc_errors_uncorrected_volatile"),
+                         SLOW, _ecc_counters),
     "mig": Read(("mig_mode", "mig_mode_pending"), SLOW, _mig),
     "persistence": Read(("persistence_mode",), SLOW,
                         one_call("nvmlDeviceGetPersistenceMode", convert=bool)),
@@ -340,7 +345,7 @@ COMPOUND = ("processes", "saturation", "mig_instances", "xid_last")
 # MIG is on (reading the mode probes the MIG layout: gputop/backends/nvml/mig.py); the ECC
 # counters exist only while ECC is on.
 NEEDS = {"saturation": ("mig",), "processes": ("mig",), "mig_instances": ("mig",),
-         "ecc_counters": ("ecc",)}
+         "ecc_counters": ("ecc",), "ecc_uncorrected": ("ecc",)}
 # Every attribute a read fills, with its read.
 READ_OF = {attr: read for read, spec in READS.items() for attr in spec.attrs}
 
