@@ -113,8 +113,7 @@ class Session:
 
         driver = info.driver_version or "N/A"
         nvml = ".".join(driver.split(".")[:2]) if info.driver_version else "N/A"
-        version = driver if info.driver_version and info.devices and all(
-            d.vendor in (None, "nvidia") for d in info.devices) else layouts.DEFAULT
+        version = layouts.generation(info.driver_version, [d.vendor for d in info.devices])
         sys.stdout.write(f"NVIDIA-SMI version  : {version}\nNVML version        : {nvml}\n"
                          f"DRIVER version      : {driver}\n"
                          f"CUDA Version        : {info.cuda_version or 'N/A'}\n")

@@ -16,9 +16,7 @@ from dataclasses import dataclass, replace
 from gputop.core.clock_events import REASONS
 from gputop.core.model import Device, MigInstance, Process
 from gputop.formats import smi_doc, smi_fields
-from gputop.formats.smi_table import COMPUTE_MODES, TableMig
-
-KINDS = ("table", "list", "q", "qx")
+from gputop.formats.smi_table import FULL_MODES, TableMig
 
 
 class CaptureError(ValueError):
@@ -36,7 +34,7 @@ class CapturedDevice(Device):
 
 @dataclass(frozen=True, slots=True)
 class Capture:
-    kind: str  # one of KINDS
+    kind: str  # "table", "list", "q" or "qx"
     time: float | None
     driver_version: str | None
     cuda_version: str | None
@@ -46,7 +44,8 @@ class Capture:
 
 
 def kind(text: str) -> str | None:
-    """Which face ``text`` is (one of KINDS), judged by its first lines; None: none of them."""
+    """Which face ``text`` is ("table", "list", "q", "qx"), judged by its first lines; None:
+    none of them."""
     stripped = text.lstrip()
     if stripped.startswith("GPU ") and "(UUID: " in stripped.split("\n", 1)[0]:
         return "list"
@@ -191,7 +190,7 @@ def _table_device(m1: re.Match[str], m2: re.Match[str], m3: re.Match[str]) -> Ca
         power_draw_w=_num(power, "W"), power_limit_w=_num(cap, "W"),
         memory_used_mib=_num(used, "MiB"), memory_total_mib=_num(total, "MiB"),
         utilization_gpu_pct=_num(util, "%"),
-        compute_mode={v: k for k, v in COMPUTE_MODES.items()}.get(mode.strip(), mode.strip()),
+        compute_mode=FULL_MODES.get(mode.strip(), mode.strip()),
         mig_mode=None if mig == "N/A" else mig.lower())
 
 
@@ -229,16 +228,16 @@ def _document_device(doc: smi_doc.Document, index: int, node: smi_doc.Node) -> C
             break
     if seen_reason:
         values["clock_event_mask"] = mask
-    procs = tuple(_process(p, doc.xml) for p in source.items(_PROCESSES[doc.xml]) or ())
-    migs = tuple(_mig(m, doc.xml) for m in source.items(_MIGS[doc.xml]) or ())
+    procs = tuple(_process(p, doc.xml) for p in source.items(PROCESS_LIST[doc.xml]) or ())
+    migs = tuple(_mig(m, doc.xml) for m in source.items(MIG_LIST[doc.xml]) or ())
     values.setdefault("pci_bus_id", node.value)
     return CapturedDevice(index=index, vendor="nvidia", processes=procs, mig_instances=migs,
                           reported=node, reported_xml=doc.xml, **values)  # type: ignore[arg-type]
 
 
-# The lists of a -q document and the labels of an entry: (text, XML).
-_PROCESSES = {False: ("Processes", "#item"), True: ("processes", "process_info")}
-_MIGS = {False: ("MIG Device",), True: ("mig_devices", "mig_device")}
+# The lists of a -q document (their paths by XML?) and the labels of an entry.
+PROCESS_LIST = {False: ("Processes", "#item"), True: ("processes", "process_info")}
+MIG_LIST = {False: ("MIG Device",), True: ("mig_devices", "mig_device")}
 PROCESS_KEYS: dict[bool, dict[str, smi_doc.Path]] = {
     False: {"gi": ("GPU instance ID",), "ci": ("Compute instance ID",), "pid": ("Process ID",),
             "type": ("Process ID", "Type"), "name": ("Process ID", "Name"),
@@ -278,5 +277,5 @@ def _mig(source: smi_doc.Source, xml: bool) -> MigInstance:
                        memory_used_mib=_num(source.value(k["used"]) or "", " MiB"))
 
 
-__all__ = ["Capture", "CaptureError", "CapturedDevice", "KINDS", "kind", "MIG_KEYS", "PROCESS_KEYS",
-           "parse_stamp", "read"]
+__all__ = ["MIG_KEYS", "MIG_LIST", "PROCESS_KEYS", "PROCESS_LIST", "Capture", "CaptureError",
+           "CapturedDevice", "kind", "parse_stamp", "read"]

@@ -28,7 +28,6 @@ ITEM_KEYS = frozenset({
 # -q text lists whose entries are not wrapped in a line of their own: a new entry starts at
 # every repeat of this first label (the Processes section of `nvidia-smi -q`).
 TEXT_GROUPS = {"Processes": "GPU instance ID"}
-GPU_KEYS = ("GPU", "gpu")  # the key of a GPU block in text and in XML
 NONE_TEXT = "None"  # what -q text prints for an empty list, and XML inside <mig_devices>
 # The lists of a GPU block: (XML?, the path of the node that holds the entries) -> the entries'
 # key. The -q text's MIG devices stand right in the GPU block, after "MIG Mode".

@@ -39,6 +39,16 @@ def _place(name: str, text: tuple[Path, ...], xml: tuple[Path, ...], style: str 
     return Place(lookup(name), text, xml, style)
 
 
+def _power(name: str, gpu_labels: tuple[str, ...], old_labels: tuple[str, ...],
+           gpu_tags: tuple[str, ...], old_tags: tuple[str, ...]) -> Place:
+    """A power reading: under "GPU Power Readings" (driver 535 on), else "Power Readings"."""
+    return Place(lookup(name),
+                 tuple(("GPU Power Readings", x) for x in gpu_labels)
+                 + tuple(("Power Readings", x) for x in old_labels),
+                 tuple(("gpu_power_readings", x) for x in gpu_tags)
+                 + tuple(("power_readings", x) for x in old_tags))
+
+
 _R = "Clocks Event Reasons", "Clocks Throttle Reasons"
 _RX = "clocks_event_reasons", "clocks_throttle_reasons"
 
@@ -117,26 +127,15 @@ PLACES: tuple[Place, ...] = (
     _place("temperature.gpu", _p("Temperature/GPU Current Temp"), _p("temperature/gpu_temp"), "C"),
     _place("temperature.memory", _p("Temperature/Memory Current Temp"),
            _p("temperature/memory_temp"), "C"),
-    _place("power.draw",
-           _p("GPU Power Readings/Average Power Draw", "GPU Power Readings/Power Draw",
-              "Power Readings/Power Draw"),
-           _p("gpu_power_readings/average_power_draw", "gpu_power_readings/power_draw",
-              "power_readings/power_draw")),
-    _place("power.limit",
-           _p("GPU Power Readings/Requested Power Limit", "Power Readings/Power Limit"),
-           _p("gpu_power_readings/requested_power_limit", "power_readings/power_limit")),
-    _place("enforced.power.limit",
-           _p("GPU Power Readings/Current Power Limit", "Power Readings/Enforced Power Limit"),
-           _p("gpu_power_readings/current_power_limit", "power_readings/enforced_power_limit")),
-    _place("power.default_limit",
-           _p("GPU Power Readings/Default Power Limit", "Power Readings/Default Power Limit"),
-           _p("gpu_power_readings/default_power_limit", "power_readings/default_power_limit")),
-    _place("power.min_limit",
-           _p("GPU Power Readings/Min Power Limit", "Power Readings/Min Power Limit"),
-           _p("gpu_power_readings/min_power_limit", "power_readings/min_power_limit")),
-    _place("power.max_limit",
-           _p("GPU Power Readings/Max Power Limit", "Power Readings/Max Power Limit"),
-           _p("gpu_power_readings/max_power_limit", "power_readings/max_power_limit")),
+    _power("power.draw", ("Average Power Draw", "Power Draw"), ("Power Draw",),
+           ("average_power_draw", "power_draw"), ("power_draw",)),
+    _power("power.limit", ("Requested Power Limit",), ("Power Limit",),
+           ("requested_power_limit",), ("power_limit",)),
+    _power("enforced.power.limit", ("Current Power Limit",), ("Enforced Power Limit",),
+           ("current_power_limit",), ("enforced_power_limit",)),
+    *(_power(f"power.{q}_limit", (f"{label} Power Limit",), (f"{label} Power Limit",),
+             (f"{q}_power_limit",), (f"{q}_power_limit",))
+      for q, label in (("default", "Default"), ("min", "Min"), ("max", "Max"))),
     _place("clocks.current.graphics", _p("Clocks/Graphics"), _p("clocks/graphics_clock")),
     _place("clocks.current.sm", _p("Clocks/SM"), _p("clocks/sm_clock")),
     _place("clocks.current.memory", _p("Clocks/Memory"), _p("clocks/mem_clock")),

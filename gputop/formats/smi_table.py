@@ -24,11 +24,7 @@ PROCESS_NAME_WIDTH = 32  # process names longer than this keep their last 29 cha
 # The table's short forms of compute modes (the query field's form is the key).
 COMPUTE_MODES = {"Default": "Default", "Exclusive_Process": "E. Process",
                  "Exclusive_Thread": "E. Thread", "Prohibited": "Prohibited"}
-_FULL_MODES = {short: full for full, short in COMPUTE_MODES.items()}
-
-
-class TableError(ValueError):
-    """Text that is not a table this module can read."""
+FULL_MODES = {short: full for full, short in COMPUTE_MODES.items()}  # read back from a table
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,4 +230,4 @@ def list_line(dev: Device) -> list[str]:
     return out
 
 
-__all__ = ["COMPUTE_MODES", "TableError", "TableMig", "TableRow", "list_line", "render", "stamp"]
+__all__ = ["COMPUTE_MODES", "FULL_MODES", "TableMig", "TableRow", "list_line", "render", "stamp"]

@@ -27,10 +27,7 @@ class Node:
 
 
 def generation(snap: Snapshot) -> str:
-    """The driver version whose layout a node's answers take: its own NVIDIA driver's, else the
-    default generation's (an Ascend driver's "25.0.rc1" is no nvidia-smi generation)."""
-    nvidia = snap.devices and all(d.vendor in (None, "nvidia") for d in snap.devices)
-    return (snap.driver_version or layouts.DEFAULT) if nvidia else layouts.DEFAULT
+    return layouts.generation(snap.driver_version, [d.vendor for d in snap.devices])
 
 
 def table(node: Node) -> str:

@@ -10,6 +10,7 @@ generation whose four faces gputop has from one real machine.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import cache
 from importlib.resources import files
 
@@ -32,6 +33,13 @@ def _catalog() -> dict[tuple[bool, str], tuple[str, ...]]:
         if m:
             out.setdefault((m.group(1) == "qx", m.group(2)), []).append(entry.name)
     return {k: tuple(sorted(v)) for k, v in out.items()}
+
+
+def generation(driver: str | None, vendors: Sequence[str | None]) -> str:
+    """The driver version a node's answers are in: its own NVIDIA driver's, else the default
+    generation's (an Ascend driver's "25.0.rc1" is no nvidia-smi generation)."""
+    nvidia = bool(vendors) and all(v in (None, "nvidia") for v in vendors)
+    return (driver or DEFAULT) if nvidia else DEFAULT
 
 
 def versions(xml: bool) -> list[str]:

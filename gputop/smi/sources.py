@@ -12,12 +12,16 @@ from collections.abc import Sequence
 from gputop.core.model import Device, MigInstance, Process, Snapshot
 from gputop.formats import smi_doc, smi_fields
 from gputop.formats.query_csv import process_name
-from gputop.formats.smi_capture import MIG_KEYS, PROCESS_KEYS, CapturedDevice
+from gputop.formats.smi_capture import (
+    MIG_KEYS,
+    MIG_LIST,
+    PROCESS_KEYS,
+    PROCESS_LIST,
+    CapturedDevice,
+)
 from gputop.formats.smi_table import stamp
 
 Path = smi_doc.Path
-PROCESS_LISTS = {False: ("Processes", "#item"), True: ("processes", "process_info")}
-MIG_LISTS = {False: ("MIG Device",), True: ("mig_devices", "mig_device")}
 HEAD_KEYS = {  # the document's top lines: (text label, XML tag)
     "time": ("Timestamp", "timestamp"),
     "driver": ("Driver Version", "driver_version"),
@@ -113,13 +117,13 @@ class GpuSource:
         return found or ()
 
     def items(self, path: Path) -> Sequence[smi_doc.Source] | None:
-        if path == PROCESS_LISTS[self.xml]:
+        if path == PROCESS_LIST[self.xml]:
             if not self.processes_known:
                 return None
             raw = self._captured_items(path)
             return [process_entry(p, self.xml, raw[i] if i < len(raw) else None)
                     for i, p in enumerate(self.dev.processes)]
-        if path == MIG_LISTS[self.xml]:
+        if path == MIG_LIST[self.xml]:
             raw = self._captured_items(path)
             return [mig_entry(m, self.xml, raw[i] if i < len(raw) else None)
                     for i, m in enumerate(self.dev.mig_instances)]
