@@ -24,6 +24,8 @@ from textual.binding import Binding
 from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
 from textual.notifications import SeverityLevel
+from textual.screen import Screen
+from textual.widget import AwaitMount
 
 from gputop.core.lifeline import HANGUP_CODE, Lifeline
 
@@ -98,12 +100,23 @@ class TerminalApp(App[int]):
         paths that others chose (a job called ``[@click=app.quit]`` is text, not a link)."""
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
+    _leaving = False
+
     def exit(self, result: int | None = None, return_code: int = 0,
              message: Any = None) -> None:
         """Exit as Textual does, with the lifeline's deadline started first."""
+        self._leaving = True
         if self.lifeline is not None:
             self.lifeline.arm(return_code)
         super().exit(result, return_code, message)
+
+    def push_screen(self, screen: Screen[Any] | str, *args: Any, **kwargs: Any) -> Any:
+        """Push as Textual does, except once the app is leaving: a key queued before the exit
+        (``a`` typed just before a SIGTERM) would build a screen while the app tears everything
+        down, and its mount handler would fail there (NoMatches, exit status 1)."""
+        if self._leaving:
+            return AwaitMount(self.screen, [])
+        return super().push_screen(screen, *args, **kwargs)
 
 
 class _DroppingWhenGone:

@@ -181,6 +181,19 @@ async def test_q_quits_with_status_zero():
     assert not app.is_running
 
 
+async def test_a_key_queued_before_an_exit_opens_no_screen():
+    """A stop lands between a key and its handling (``a`` typed just before a SIGTERM): once
+    the app is leaving, the key builds no screen, whose mount would fail mid-teardown."""
+    app = make_app("training")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        stack = list(app.screen_stack)
+        app.exit(return_code=143)
+        app.action_advisor()
+        assert app.screen_stack == stack
+    assert app.return_code == 143
+
+
 async def test_p_pauses_and_resumes_sampling():
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
