@@ -148,6 +148,15 @@ DASHBOARD: tuple[Action, ...] = (
         Key("right", "replay_seek(10)", "forward 10 s", title="Replay: forward 10 s"))),
     Action("g", "go to a second of the recording", REPLAY,
            (Key("g", "replay_seek_prompt", "go to second"),)),
+    # after the replay's left/right: a key's first binding that is live here runs (in a replay
+    # left/right seek, and shift+left/right scroll); the help still lists it under Processes
+    Action("left / right  shift+left / shift+right",
+           "scroll the commands sideways (in a replay, where left / right seek: with shift)",
+           PROCESSES, (
+               Key("left,shift+left", "sideways(-1)", "scroll left", title="Scroll commands left"),
+               Key("right,shift+right", "sideways(1)", "scroll right",
+                   title="Scroll commands right")),
+           on_table=True),
 )
 
 CLUSTER_VIEW: tuple[Action, ...] = (

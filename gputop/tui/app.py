@@ -398,6 +398,9 @@ class GputopApp(ShellApp):
         dash.set_only_selected(not dash.only_selected)
         self._view_note()
 
+    def action_sideways(self, direction: int) -> None:
+        self.query_one(ProcessTable).scroll_sideways(direction)
+
     def action_sort(self, column: str) -> None:
         table = self.query_one(ProcessTable)
         table.sort_by(column)

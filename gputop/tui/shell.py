@@ -123,17 +123,14 @@ class ShellApp(TerminalApp):
         return action.description
 
     def help_rows(self) -> list[tuple[str, str]]:
-        """Return the help's rows: (keys, what they do), and ("", heading) over each group."""
-        rows: list[tuple[str, str]] = []
-        group = None
+        """Return the help's rows: (keys, what they do), and ("", heading) over each group (a
+        group's rows together, though its actions need not be: see actions.DASHBOARD)."""
+        groups: dict[str, list[tuple[str, str]]] = {}  # in the order each first appears
         for action in self.KEY_HELP:
-            if not self.offers(action):
-                continue
-            if action.group != group:
-                group = action.group
-                rows.append(("", self.help_heading(group)))
-            rows.append((action.keys, self.help_text(action)))
-        return rows
+            if self.offers(action):
+                groups.setdefault(action.group, []).append((action.keys, self.help_text(action)))
+        return [row for group, rows in groups.items()
+                for row in [("", self.help_heading(group)), *rows]]
 
     def action_help(self) -> None:
         from gputop.tui.screens.modals import HelpScreen

@@ -15,7 +15,7 @@ style class their rows name.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -43,6 +43,9 @@ class Column:
     right: bool = False
     sort_key: str | None = None  # the key that sorts by this column (underlined in the title)
     middle: bool = False  # a text too long loses its middle, not its end (a command line)
+    # A text too long for its column is first shown as this gives it (a command line with its
+    # program's path cut to its name); one that fits is shown whole.
+    shorten: Callable[[str], str] | None = None
 
 
 class TableRow(Protocol):
@@ -87,7 +90,10 @@ def _at(values: tuple, n: int) -> Any:
 
 
 class KeyedTable(StripCache, ScrollView, can_focus=True):
-    """Keyboard: up/down/page/home/end move the cursor; enter opens the row."""
+    """Keyboard: up/down/page/home/end move the cursor; enter opens the row.
+
+    The flexible column (width 0, a command line) scrolls sideways by ``scroll_sideways``: its
+    texts are shown from ``text_offset`` on, and its title says how far (``COMMAND +16``)."""
 
     BINDINGS = [
         Binding("up", "cursor(-1)", "up", show=False),
@@ -142,6 +148,7 @@ class KeyedTable(StripCache, ScrollView, can_focus=True):
         self._widths: tuple[int, ...] = ()
         self._styles: dict[str, Style] = {}
         self.rendered_rows = 0  # rows rebuilt (not served from the cache): for tests and bench
+        self.text_offset = 0  # characters of the flexible column scrolled off to the left
 
     # ------------------------------------------------------------------ columns
     @property
@@ -243,6 +250,42 @@ class KeyedTable(StripCache, ScrollView, can_focus=True):
             self._header = None
             self.refresh(Region(0, 0, self.size.width, 1))
 
+    def scroll_sideways(self, direction: int) -> None:
+        """Scroll the flexible column's texts by a third of its width in ``direction`` (-1, 1),
+        no further than the longest one's end: the rest of a command line too long for the
+        screen, read in place."""
+        place = self._flexible()
+        if place is None:
+            return
+        n, col, w = place
+        longest = max((len(self._flexible_text(_at(r.cells, n) or "", col, w))
+                       for r in self.rows), default=0)
+        offset = max(0, min(self.text_offset + direction * max(4, w // 3), longest - w))
+        if offset != self.text_offset:
+            self.text_offset = offset
+            self.redraw_columns()
+
+    def _flexible(self) -> tuple[int, Column, int] | None:
+        """The flexible column shown: its cell's place in a row, the column and its width."""
+        for (n, col), w in zip(self.visible, self.column_widths(self.size.width), strict=True):
+            if col.width == 0:
+                return n, col, w
+        return None
+
+    @staticmethod
+    def _flexible_text(text: str, col: Column, width: int) -> str:
+        """``text`` as the flexible column scrolls it: whole where it fits, else shortened."""
+        text = visible(text)
+        return col.shorten(text) if col.shorten and len(text) > width else text
+
+    def _cell_text(self, text: str, col: Column, width: int) -> str:
+        """``text`` fitted to its column: shortened, elided, or scrolled sideways."""
+        if col.width == 0 and (col.shorten or self.text_offset):
+            text = self._flexible_text(text, col, width)
+            if self.text_offset:  # read sideways: a plain cut, no middle left out
+                return fit(text[self.text_offset:], width, col.right)
+        return fit(text, width, col.right, col.middle)
+
     @property
     def selected_key(self) -> str | None:
         return self.cursor_key if self.cursor_key in self._index else None
@@ -343,6 +386,8 @@ class KeyedTable(StripCache, ScrollView, can_focus=True):
                 segments.append(Segment(" ", base))
             here = col.key == self.sort_column
             title = col.title
+            if col.width == 0 and self.text_offset:
+                title = f"{title} +{self.text_offset}"
             if here:  # the arrow always shows: a title too long for it loses spaces, then ends
                 arrow = "▼" if self.sort_reverse else "▲"
                 if len(title) + 1 > w:
@@ -364,7 +409,7 @@ class KeyedTable(StripCache, ScrollView, can_focus=True):
     def _row_strip(self, cells: tuple[str, ...], styles: tuple, base: Style,
                    width: int) -> Strip:
         visible = self.visible
-        texts = [fit(_at(cells, n) or "", w, col.right, col.middle)
+        texts = [self._cell_text(_at(cells, n) or "", col, w)
                  for (n, col), w in zip(visible, self.column_widths(width), strict=True)]
         if not any(styles):
             # One style for the whole line: one text cut into ASCII runs that Rich measures fast.

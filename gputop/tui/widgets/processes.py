@@ -24,7 +24,8 @@ from gputop.tui.widgets.keyed_table import Column, KeyedTable
 
 COLUMNS: tuple[Column, ...] = tuple(
     Column(c.key, c.title, c.width, right=c.right, sort_key=c.sort_key,
-           middle=c.key == "command") for c in PROCESS_TABLE)
+           middle=c.key == "command", shorten=program_first if c.key == "command" else None)
+    for c in PROCESS_TABLE)
 # Shown after GPU only while some GPU has MIG on: the process's GPU instance / compute instance,
 # as nvidia-smi's process table pairs them ("2/0"); "-" for a process on a whole GPU.
 MIG_COLUMN = Column("mig", "GI/CI", 5, right=True)
@@ -95,7 +96,7 @@ def make_row(gpu: int, proc: Process, now: float, mig: bool = False) -> ProcRow:
         num(proc.cpu_pct, ".1f"),
         host_mem(proc.host_memory_mib),
         duration(running),
-        program_first(proc.command) if proc.command else proc.name or NA,
+        proc.command or proc.name or NA,  # the whole line: the column shortens it (COLUMNS)
     )
     if mig:
         cells = with_mig(cells, proc)

@@ -11,8 +11,14 @@ from gputop.tui.cluster import ClusterApp
 
 @pytest.mark.parametrize("registry", [actions.DASHBOARD, actions.CLUSTER_VIEW])
 def test_each_key_is_bound_once_and_each_footer_place_is_taken_once(registry):
-    keys = [k for action in registry for key in action.bound for k in key.keys.split(",")]
-    assert len(keys) == len(set(keys))
+    """A key has one meaning, except a replay key bound again after it: the replay's is live
+    only in a replay, and a key's first live binding runs (left/right seek, or scroll)."""
+    bound = [(k, action.group) for action in registry for key in action.bound
+             for k in key.keys.split(",")]
+    first: dict[str, str] = {}
+    for k, group in bound:
+        assert k not in first or first[k] == actions.REPLAY != group, k
+        first.setdefault(k, group)
     places = [key.footer for action in registry for key in action.bound if key.footer]
     assert sorted(places) == list(range(1, len(places) + 1))
 
@@ -32,5 +38,5 @@ def test_the_gates_are_read_from_the_registry():
     assert app.REPLAY_ACTIONS == {"replay_toggle", "replay_step", "replay_speed", "replay_seek",
                                   "replay_seek_prompt"}
     assert app.DASHBOARD_ACTIONS == {"filter", "clear_filter", "only_gpu", "select_gpu",
-                                     "toggle_plot", "details", "group", "sort"}
+                                     "toggle_plot", "details", "group", "sort", "sideways"}
     assert cluster.NODES_ONLY_ACTIONS == {"sort", "filter", "clear_filter", "toggle_users"}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import re
 
 import pytest
@@ -12,6 +14,7 @@ from gputop.tui.text import fmt
 from gputop.tui.widgets.gpu import GpuCard
 from tests.support.demo import advance, demo_backend
 from tests.support.tui import (
+    LocalBackend,
     make_app,
     notices,
     screen_text,
@@ -399,3 +402,68 @@ async def test_the_advisor_screen_offers_none_of_the_tables_keys():
         await settle(pilot)
         footer = screen_text(app).splitlines()[-1]
         assert "sweep" in footer and "filter" not in footer and "SIGTERM" not in footer
+
+
+LONG = ("/home/ana/.pyenv/versions/3.11.7/bin/python3 train.py --rank 0"
+        " --config configs/llama-70b-long-context.yaml --seed 1234 --out /scratch/ana/run-42")
+
+
+class _LongCommandBackend(LocalBackend):
+    """One GPU whose process runs from an interpreter's full path with many arguments."""
+
+    def sample(self, devices=None, *, wants=None):
+        snap = super().sample(devices, wants=wants)
+        dev = snap.devices[0]
+        procs = tuple(dataclasses.replace(p, command=LONG) for p in dev.processes)
+        return dataclasses.replace(snap, devices=(dataclasses.replace(dev, processes=procs),))
+
+
+def _command_cell(app) -> tuple[str, str]:
+    """The process table's COMMAND title and its first row's cell, as drawn."""
+    lines = screen_text(app).splitlines()
+    header = next(i for i, line in enumerate(lines) if "COMMAND" in line)
+    at = lines[header].index("COMMAND")
+    return lines[header][at:].rstrip(), lines[header + 1][at:].rstrip()
+
+
+@pytest.mark.parametrize("width", [80, 200])
+async def test_the_full_path_shows_where_it_fits_and_the_program_where_not(width):
+    """#27: the table shows the program first (`python3 train.py`), and on a screen wide enough
+    for the whole line, the interpreter's full path too."""
+    short = LONG.removeprefix("/home/ana/.pyenv/versions/3.11.7/bin/")
+    app = GputopApp(_LongCommandBackend([os.getpid()]), autostart=False)
+    async with app.run_test(size=(width, 30)) as pilot:
+        app.sampler.tick()
+        await settle(pilot)
+        _, cell = _command_cell(app)
+        if width == 200:
+            assert cell == LONG
+        else:
+            assert cell.startswith("python3 train.py --rank 0") and "…" in cell
+            assert cell.endswith(short[-(len(cell) - cell.index("…") - 1):])
+
+
+async def test_left_and_right_scroll_the_commands_sideways():
+    """#27: at 80 columns ←/→ read the rest of a command line in place; the title says how far
+    it scrolled, and ← back to the start shows the program first again."""
+    short = LONG.removeprefix("/home/ana/.pyenv/versions/3.11.7/bin/")
+    app = GputopApp(_LongCommandBackend([os.getpid()]), autostart=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.sampler.tick()
+        await settle(pilot)
+        title, start = _command_cell(app)
+        assert title == "COMMAND"
+        for _ in range(20):  # more presses than the line needs: it stops at the line's end
+            await pilot.press("right")
+        await settle(pilot)
+        title, cell = _command_cell(app)
+        offset = table(app).text_offset
+        assert title == f"COMMAND +{offset}" and offset > 0
+        assert cell == short[offset:] and short.endswith(cell)  # the end, with no gap after
+        await pilot.press("left")
+        await settle(pilot)
+        assert table(app).text_offset < offset
+        for _ in range(20):
+            await pilot.press("left")
+        await settle(pilot)
+        assert _command_cell(app) == ("COMMAND", start)
