@@ -32,7 +32,17 @@ def style_rgb(style: Style, fallback: tuple[int, int, int]) -> tuple[int, int, i
 
 # Braille: each cell is 2 dots wide and 4 high; the bit of the dot at (column, row from the top).
 _DOT_BITS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
-_Y_TICKS = (1.0, 0.75, 0.5, 0.25, 0.0)  # of the value axis' upper end
+
+
+def value_ticks(rows: int) -> tuple[int, int]:
+    """Return how many of ``rows`` the chart takes and in how many equal steps its value axis
+    is labelled: the labels fall on rows exactly that far apart (0, 25, 50, 75, 100 each two
+    rows apart, never 2, 2, 1, 2). Rows that no step fits evenly give one row back (left blank
+    above the chart), so that every label stands where its value is drawn."""
+    if rows <= 2:
+        return rows, 1
+    used = rows if (rows - 1) % 2 == 0 else rows - 1
+    return used, 4 if (used - 1) % 4 == 0 else 2
 
 
 def _tick_label(value: float) -> str:
@@ -49,10 +59,11 @@ def render_plot(series: Sequence[tuple[str, Sequence[float | None], tuple[int, i
     from the samples' own times, so it stays right when the interval changed in between. Where
     two series share a cell their dots merge and the later series' colour shows."""
     top = top if top > 0 else 100.0
-    ticks_y = [(fraction, _tick_label(top * fraction)) for fraction in _Y_TICKS]
+    room = max(1, height - 3)  # the top and bottom frame lines and the time labels
+    rows, steps = value_ticks(room)
+    ticks_y = [(1 - k / steps, _tick_label(top * (1 - k / steps))) for k in range(steps + 1)]
     label_w = max(len(word) for _, word in ticks_y)
     plot_w = max(1, width - label_w - 2)  # the label column, then the frame on either side
-    rows = max(1, height - 3)  # the top and bottom frame lines and the time labels
     dots: list[list[int]] = [[0] * plot_w for _ in range(rows)]
     colours: list[list[tuple[int, int, int] | None]] = [[None] * plot_w for _ in range(rows)]
     xs_all = [t - times[-1] for t in times] if times else []
@@ -82,6 +93,7 @@ def render_plot(series: Sequence[tuple[str, Sequence[float | None], tuple[int, i
     styles: dict[tuple[int, int, int], Style] = {}
     labels = {round((1 - fraction) * (rows - 1)): word for fraction, word in ticks_y}
     text = Text(no_wrap=True, end="")
+    text.append((" " * (label_w + plot_w + 2) + "\n") * (room - rows))
     text.append(" " * label_w + "┌" + "─" * plot_w + "┐\n", axis)
     for r in range(rows):
         label = labels.get(r)

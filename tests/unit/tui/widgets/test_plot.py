@@ -77,3 +77,24 @@ def test_series_dots_take_the_series_colour_and_the_frame_the_axis_colour():
     dots = {colour_at(i) for i, c in enumerate(text.plain) if "\u2801" <= c <= "\u28ff"}
     assert dots == {RED}
     assert colour_at(text.plain.index("┌")) == AXIS and colour_at(text.plain.index("┘")) == AXIS
+
+
+def test_value_labels_stand_evenly_apart_at_every_height():
+    """#27: at 11 lines (the dashboard's plot) the labels stood 2, 2, 1, 2 rows apart, so 25
+    and 75 were drawn where other values are. Now every gap is the same and each label stands
+    on the row its value is drawn on; a spare line is left blank above the chart."""
+    for height in range(5, 40):
+        text = render_plot([("util", [1.0] * 31, RED)], 40, height, AXIS, TIMES)
+        lines = text.plain.split("\n")
+        assert len(lines) == height and {len(line) for line in lines} == {40}
+        top = next(i for i, line in enumerate(lines) if "┌" in line)
+        rows = lines[top + 1:-2]
+        at = [i for i, row in enumerate(rows) if "┤" in row]
+        gaps = {b - a for a, b in zip(at, at[1:])}
+        assert len(gaps) == 1 and at[0] == 0 and at[-1] == len(rows) - 1, (height, at)
+        for i in at:  # the label's value is drawn on its own row
+            value = float(rows[i].split("┤")[0])
+            drawn = render_plot([("v", [value] * 31, RED)], 40, height, AXIS, TIMES)
+            dots = [j for j, row in enumerate(drawn.plain.split("\n")[top + 1:-2])
+                    if any("\u2801" <= c <= "\u28ff" for c in row)]
+            assert dots == [i], (height, value)
