@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
 
 from textual.binding import Binding, BindingType
 
@@ -33,7 +34,7 @@ class Key:
     label: str
     footer: int = 0
     title: str = ""
-    priority: bool = False  # taken before the focused widget sees it (see FILTER)
+    priority: bool = False  # taken before the focused widget sees it (see box_key)
 
     @property
     def name(self) -> str:
@@ -76,11 +77,23 @@ def bindings(actions: Iterable[Action]) -> list[BindingType]:
             for k in (*shown, *(k for k in keys if not k.footer))]
 
 
+def box_key(keys: str, action: str, label: str, footer: int = 0, title: str = "") -> Key:
+    """A key that opens a text box. A priority key, so that it is handled in turn with the keys
+    typed after it in the same read (a paste, fast typing over SSH), which then reach the box it
+    opens (or the screen that holds it: modals.Prompt), not the view's bindings; inside a text
+    box it is text (ShellApp.check_action)."""
+    return Key(keys, action, label, footer, title, priority=True)
+
+
 def filter_key(footer: int) -> Key:
-    """`/`: the filter box. A priority key, so that it is handled in turn with the keys typed after
-    it in the same read (a paste, fast typing over SSH), which then reach the box it opens, not
-    the view's bindings; inside a text box it is text (ShellApp.check_action)."""
-    return Key("slash", "filter", "filter", footer, priority=True)
+    """`/`: the filter box."""
+    return box_key("slash", "filter", "filter", footer)
+
+
+@cache  # asked on every key and footer refresh, of the same registry
+def box_actions(actions: tuple[Action, ...]) -> frozenset[str]:
+    """Return the names of the actions that open a text box (their keys are text in one)."""
+    return frozenset(k.name for a in actions for k in a.bound if k.priority)
 
 
 def names(actions: Iterable[Action], *, changes: bool = False, on_table: bool = False,
@@ -147,7 +160,7 @@ DASHBOARD: tuple[Action, ...] = (
         Key("left", "replay_seek(-10)", "back 10 s", title="Replay: back 10 s"),
         Key("right", "replay_seek(10)", "forward 10 s", title="Replay: forward 10 s"))),
     Action("g", "go to a second of the recording", REPLAY,
-           (Key("g", "replay_seek_prompt", "go to second"),)),
+           (box_key("g", "replay_seek_prompt", "go to second"),)),
     # after the replay's left/right: a key's first binding that is live here runs (in a replay
     # left/right seek, and shift+left/right scroll); the help still lists it under Processes
     Action("left / right  shift+left / shift+right",

@@ -14,6 +14,7 @@ from textual.screen import Screen
 from textual.theme import Theme
 from textual.widgets import Input
 
+from gputop.tui import actions
 from gputop.tui.actions import Action
 from gputop.tui.terminal import TerminalApp
 from gputop.tui.text.no_color import no_color
@@ -68,9 +69,11 @@ class ShellApp(TerminalApp):
 
     # ------------------------------------------------------------------ filter
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        """Return False for `/` while a text box has the keys: it is text there (the filter
-        binding takes precedence over the focused widget, see actions.filter_key)."""
-        return not (action == "filter" and isinstance(self.focused, Input))
+        """Return False for a key that opens a text box (`/`, `g`) while a text box has the
+        keys: it is text there (its binding takes precedence over the focused widget, see
+        actions.box_key)."""
+        return not (action in actions.box_actions(self.KEY_HELP)
+                    and isinstance(self.focused, Input))
 
     def action_filter(self) -> None:
         box = self.filter_box

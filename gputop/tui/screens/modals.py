@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -123,6 +124,19 @@ class Prompt(ModalScreen[str | None]):
         with Vertical():
             yield Label(self.question)
             yield Input(self.value, id="prompt-input")
+
+    async def on_key(self, event: events.Key) -> None:
+        """Type into the box the keys that reached this screen before the box was built and
+        focused (``g`` and a position in one read: a paste, fast typing over SSH); without
+        this they were lost. Keys typed into the box itself never come here: it takes them."""
+        box = self.query_one(Input)
+        if event.key == "enter":
+            await box.action_submit()
+        elif event.is_printable and event.character:
+            box.insert_text_at_cursor(event.character)
+        else:
+            return
+        event.stop()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value)

@@ -467,3 +467,37 @@ async def test_left_and_right_scroll_the_commands_sideways():
             await pilot.press("left")
         await settle(pilot)
         assert _command_cell(app) == ("COMMAND", start)
+
+
+async def test_keys_typed_after_g_in_one_read_are_the_prompts_text(tmp_path):
+    """`g0:30⏎` arriving in one read: every key was queued before the prompt's box was built
+    and focused, so they were lost (or ran as the dashboard's keys). #27: every input box
+    takes the keys typed after the key that opened it."""
+    from textual import events
+
+    from gputop.backends import open_backend
+    from gputop.backends.base import BackendOptions
+    from gputop.query.recorder import Recorder
+
+    log = tmp_path / "run.csv"
+    sim = demo_backend("training")
+    with Recorder(str(log)) as rec:
+        for _ in range(60):
+            rec.write(sim.sample())
+            sim.clock.sleep(1.0)
+    backend = open_backend("replay", BackendOptions(replay=str(log)))
+    app = GputopApp(backend, autostart=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("space")  # paused: only the seek moves it
+        await settle(pilot)
+        for ch in "g0:30":
+            app.post_message(events.Key(ch if ch != ":" else "colon", ch))
+        app.post_message(events.Key("enter", "\r"))
+        for _ in range(5):
+            await settle(pilot)
+        assert app.screen is app.screen_stack[0] and not notices(app)
+        assert backend.player.position == pytest.approx(backend.player.times[0] + 30, abs=1.0)
+        for ch in "/gg":  # in a text box `g` is text, though its binding goes first
+            app.post_message(events.Key("slash" if ch == "/" else ch, ch))
+        await settle(pilot)
+        assert app.screen is app.screen_stack[0] and app.filter_box.value == "gg"
