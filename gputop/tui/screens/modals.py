@@ -75,22 +75,38 @@ class ConfirmSignal(ModalScreen[bool]):
         self.pids = [row.process.pid] if isinstance(row, ProcRow) else row.group.pids
 
     def _lines(self) -> tuple[str, str]:
+        """Return the question and what it would reach: user, GPU, every PID, every command
+        whole (it wraps: a cut command could be another run's)."""
         row = self.row
         if isinstance(row, ProcRow):
             p = row.process
-            return (f" to process {p.pid}?", f"{visible(p.user or '?')} on GPU {row.gpu}: "
-                                              f"{visible(p.command or p.name or '?')}")
+            return (f" to process {p.pid}?",
+                    f"user {visible(p.user or '?')} · GPU {row.gpu} · PID {p.pid}\n"
+                    f"{visible(p.command or p.name or '?')}")
         group = row.group
         n = len(self.pids)
+        users, gpus = group.users or ["?"], group.gpus
         return (f" to {n} process{'es' if n != 1 else ''} of {visible(group.label)}?",
-                "PIDs " + ", ".join(str(pid) for pid in self.pids))
+                f"user{'s' if len(users) > 1 else ''} {', '.join(map(visible, users))}"
+                f" · GPU{'s' if len(gpus) > 1 else ''} {', '.join(map(str, gpus))}\n"
+                "PIDs " + ", ".join(str(pid) for pid in self.pids) + "\n"
+                + "\n".join(self._some(group.commands)))
+
+    @staticmethod
+    def _some(commands: list[str], most: int = 4) -> list[str]:
+        """``commands`` made visible, the first ``most`` of a longer list and how many more (the
+        dialog stays on the screen; the PIDs above are all there)."""
+        shown = [visible(c) for c in commands]
+        if len(shown) > most + 1:
+            shown = [*shown[:most], f"and {len(shown) - most} more commands"]
+        return shown
 
     def compose(self) -> ComposeResult:
         question, detail = self._lines()
         with Vertical():
             yield Label(Text.assemble(("Send ", ""), (self.signal_name, "bold"), (question, "")))
             # every PID shows: the list wraps rather than hiding some
-            yield Label(Text(detail, overflow="fold"), id="targets")
+            yield Static(Text(detail, overflow="fold"), id="targets")
             with Horizontal():
                 yield Button(f"Yes, send {self.signal_name} (y)", variant="error", id="yes")
                 yield Button("No (n / esc)", id="no")

@@ -501,3 +501,38 @@ async def test_keys_typed_after_g_in_one_read_are_the_prompts_text(tmp_path):
             app.post_message(events.Key("slash" if ch == "/" else ch, ch))
         await settle(pilot)
         assert app.screen is app.screen_stack[0] and app.filter_box.value == "gg"
+
+
+async def test_the_kill_question_names_user_gpu_pid_and_the_whole_command():
+    """#27: `Send SIGTERM to 8 processes of …/versions/3.11.7/bin/` on a blank screen. The
+    question is drawn over the dashboard, names user, GPU and PID, wraps the command whole,
+    and No has the focus."""
+    import getpass
+    import subprocess
+
+    from textual.widgets import Button
+
+    from gputop.tui.screens.modals import ConfirmSignal
+
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        app = GputopApp(_LongCommandBackend([child.pid]), autostart=False)
+        async with app.run_test(size=(80, 24)) as pilot:
+            app.sampler.tick()
+            await settle(pilot)
+            await pilot.press("k")
+            await settle(pilot)
+            assert isinstance(app.screen, ConfirmSignal)
+            text = screen_text(app)
+            assert "0 Fake GPU" in text and "GPU▲" in text  # the dashboard stays behind it
+            words = " ".join(line.strip(" █▀▄") for line in text.splitlines())
+            assert f"user {getpass.getuser()} · GPU 0 · PID {child.pid}" in words
+            assert all(part in words for part in LONG.split())  # every word: nothing cut
+            assert "…" not in words
+            assert isinstance(app.focused, Button) and app.focused.id == "no"
+            await pilot.press("q")
+            await settle(pilot)
+            assert child.poll() is None  # no: nothing was sent
+    finally:
+        child.kill()
+        child.wait()
