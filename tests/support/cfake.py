@@ -52,12 +52,15 @@ def build(folder: Path) -> Path:
 
 
 class Node:
-    """A fake node: ``gpus`` GPUs with ``procs_per_gpu`` real ``sleep`` processes each.
+    """A fake node: ``gpus`` GPUs with ``procs_per_gpu`` real processes each, ``sleep`` unless
+    ``argv`` says what to run (``{rank}`` in it: the process's number from 0) in ``cwd``.
 
     Use as a context manager; the processes are killed by PID at exit."""
 
     def __init__(self, folder: Path, gpus: int = 8, procs_per_gpu: int = 4,
-                 extra: str = "") -> None:
+                 extra: str = "", argv: tuple[str, ...] = ("sleep", "3600"),
+                 cwd: Path | None = None) -> None:
+        self.argv, self.cwd = argv, cwd
         self.folder = folder
         self.gpus = gpus
         self.procs_per_gpu = procs_per_gpu
@@ -71,7 +74,9 @@ class Node:
         for g in range(self.gpus):
             pids = []
             for i in range(self.procs_per_gpu):
-                p = subprocess.Popen(["sleep", "3600"], stdin=subprocess.DEVNULL)
+                rank = g * self.procs_per_gpu + i
+                p = subprocess.Popen([a.format(rank=rank) for a in self.argv],
+                                     stdin=subprocess.DEVNULL, cwd=self.cwd)
                 self._procs.append(p)
                 pids.append(f"{p.pid}:{6 + (g * self.procs_per_gpu + i) * 7 % 13}G")
             lines.append(f"gpu.{g}.procs={','.join(pids)}")
