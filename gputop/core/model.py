@@ -37,9 +37,13 @@ MIG_MODES = ("enabled", "disabled")
 
 @dataclass(frozen=True, slots=True)
 class Saturation:
-    """How busy the SMs and links really are; ``source`` says who measured it."""
+    """How busy the SMs and links really are; ``source`` says who measured it.
 
-    source: str | None = None  # "gpm" | "sim" | None (nothing measured)
+    One source per figure: where ``source`` measured the link rates (GPM) they are its own; a
+    GPU without GPM may still have them from NVML's own PCIe and NVLink counters
+    (gputop/backends/nvml/links.py), with ``source`` None: the SM-level figures unmeasured."""
+
+    source: str | None = None  # "gpm" | "sim" | "dcgm" | None (no SM-level figure measured)
     gr_engine_active_pct: float | None = None  # any graphics/compute engine busy (GPM)
     sm_active_pct: float | None = None
     sm_occupancy_pct: float | None = None

@@ -56,7 +56,8 @@ def test_the_dashboard_reads_what_it_shows_and_nothing_else(node):
     assert calls["nvmlDeviceGetProcessUtilization"] == 1.0
     assert calls["nvmlDeviceGetTemperature"] == pytest.approx(0.2)  # every 5 s
     for unshown in ("nvmlDeviceGetEncoderUtilization", "nvmlDeviceGetDecoderUtilization",
-                    "nvmlDeviceGetTotalEnergyConsumption", "nvmlDeviceGetFieldValues"):
+                    "nvmlDeviceGetTotalEnergyConsumption", "nvmlDeviceGetFieldValues",
+                    "nvmlDeviceGetPcieThroughput"):
         assert unshown not in calls
 
 
@@ -73,6 +74,8 @@ def test_everything_still_reads_energy_and_every_query_field(node):
     assert calls["nvmlDeviceGetPowerUsage"] == 1.0
     assert calls["nvmlDeviceGetEncoderUtilization"] == 1.0
     assert calls["nvmlDeviceGetEccMode"] == pytest.approx(1 / reads.SLOW_REFRESH_S)
+    # but not the link counters' 20 ms PCIe window: only a view showing the rates pays for it
+    assert "nvmlDeviceGetPcieThroughput" not in calls
 
 
 # ---------------------------------------------------------------------------- pure parts
@@ -92,7 +95,8 @@ async def dashboard_wants(size: tuple[int, int]):
 
 async def test_a_narrow_dashboard_never_reads_the_wide_cards_rates(node):
     total, calls = per_gpu(node, await dashboard_wants((120, 40)))
-    for unshown in ("nvmlDeviceGetEncoderUtilization", "nvmlDeviceGetDecoderUtilization"):
+    for unshown in ("nvmlDeviceGetEncoderUtilization", "nvmlDeviceGetDecoderUtilization",
+                    "nvmlDeviceGetPcieThroughput", "nvmlDeviceGetFieldValues"):
         assert unshown not in calls
     assert total - health(calls) <= 9.0, calls
 
@@ -101,5 +105,18 @@ async def test_a_wide_dashboard_reads_the_rates_it_shows_on_every_tick(node):
     total, calls = per_gpu(node, await dashboard_wants((200, 60)))
     assert calls["nvmlDeviceGetEncoderUtilization"] == 1.0
     assert calls["nvmlDeviceGetDecoderUtilization"] == 1.0
-    # the dashboard's 8.8 and these two; GPM where Hopper has it
-    assert total - health(calls) <= 11.0, calls
+    # the fake's GPUs have no GPM: the link rates from the driver's counters, PCIe TX and RX
+    # and one field-values call for every NVLink counter (where Hopper has GPM: its 2 instead)
+    assert calls["nvmlDeviceGetPcieThroughput"] == 2.0
+    assert calls["nvmlDeviceGetFieldValues"] == 1.0
+    # the dashboard's 8.8 and these five
+    assert total - health(calls) <= 14.0, calls
+
+
+def test_the_saturation_panel_reads_the_link_counters_of_a_gpu_without_gpm(node):
+    from gputop.tui.text.wants import SATURATION_PANEL
+
+    total, calls = per_gpu(node, budget.merge([DASHBOARD, SATURATION_PANEL]))
+    assert calls["nvmlDeviceGetPcieThroughput"] == 2.0
+    assert calls["nvmlDeviceGetFieldValues"] == 1.0
+    assert total - health(calls) <= 12.0, calls  # the dashboard's 8.8 and these three

@@ -162,6 +162,11 @@ class FakeGpu:
     retired_pending: int = 0
     # NVML_FI_DEV_NVLINK_*_ERROR_COUNT_TOTAL field id -> value; None: no NVLink (NotSupported)
     nvlink_errors: dict[int, int] | None = None
+    # nvmlDeviceGetPcieThroughput's (TX, RX) in KB/s; None: NotSupported
+    pcie_throughput: tuple[int, int] | None = (102_400, 307_200)
+    # per NVLink link, its cumulative (TX, RX) data counters in KiB (NVML_FI_DEV_NVLINK_THROUGHPUT_
+    # DATA_TX/RX, scope id = link); empty: no NVLink (the link count field is NotSupported)
+    nvlink_kib: list[tuple[int, int]] = field(default_factory=list)
     # NVML_TEMPERATURE_THRESHOLD_* -> °C (an H100 SXM's); a missing one is NotSupported
     temperature_thresholds: dict[int, int] = field(
         default_factory=lambda: {0: 92, 1: 89, 2: 95, 3: 87})
@@ -625,6 +630,16 @@ class FakeNvml:
                 v.valueType = _real.NVML_VALUE_TYPE_UNSIGNED_LONG_LONG
                 v.nvmlReturn = _real.NVML_SUCCESS
                 v.value.ullVal = gpu.nvlink_errors[fid]
+            elif fid == _real.NVML_FI_DEV_NVLINK_LINK_COUNT and gpu.nvlink_kib:
+                v.valueType = _real.NVML_VALUE_TYPE_UNSIGNED_INT
+                v.nvmlReturn = _real.NVML_SUCCESS
+                v.value.uiVal = len(gpu.nvlink_kib)
+            elif fid in (_real.NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX,
+                         _real.NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX) and scope < len(gpu.nvlink_kib):
+                v.valueType = _real.NVML_VALUE_TYPE_UNSIGNED_LONG_LONG
+                v.nvmlReturn = _real.NVML_SUCCESS
+                v.value.ullVal = gpu.nvlink_kib[scope][
+                    fid == _real.NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX]
             elif fid == _real.NVML_FI_DEV_ENERGY:
                 v.valueType = _real.NVML_VALUE_TYPE_UNSIGNED_LONG_LONG
                 v.nvmlReturn = _real.NVML_SUCCESS
@@ -632,6 +647,14 @@ class FakeNvml:
             else:
                 v.nvmlReturn = _real.NVML_ERROR_NOT_SUPPORTED
         return values
+
+    def nvmlDeviceGetPcieThroughput(self, device: FakeHandle, counter: int) -> int:
+        gpu = self._dev("nvmlDeviceGetPcieThroughput", device)
+        if gpu.pcie_throughput is None:
+            raise NVMLError(_real.NVML_ERROR_NOT_SUPPORTED)
+        if counter not in (_real.NVML_PCIE_UTIL_TX_BYTES, _real.NVML_PCIE_UTIL_RX_BYTES):
+            raise NVMLError(_real.NVML_ERROR_INVALID_ARGUMENT)
+        return gpu.pcie_throughput[counter == _real.NVML_PCIE_UTIL_RX_BYTES]
 
     def nvmlDeviceGetFanSpeed(self, handle: FakeHandle) -> int:
         gpu = self._dev("nvmlDeviceGetFanSpeed", handle)

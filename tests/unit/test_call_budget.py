@@ -22,3 +22,15 @@ def test_slow_facts_are_never_read_more_often_than_their_floor():
     assert due["mig"] == reads.SLOW_REFRESH_S  # GPM needs to know whether MIG is on
     assert reads.fresh(due, {"limit": 0.0, "mig": 0.0, "serial": 0.0}, 9.0) == []
     assert reads.fresh(due, {"limit": 0.0, "mig": 0.0, "serial": 0.0}, 10.0) == ["limit", "mig"]
+
+
+def test_the_link_counters_are_read_only_when_asked_for_and_bring_gpm_along():
+    due = reads.periods(budget.wants(budget.LINK_RATES))
+    assert due[budget.LINK_RATES] == 0.0
+    # a GPU with GPM gives the rates from its reading, as fresh as asked
+    assert due["saturation"] == 0.0 and "mig" in due
+    assert reads.periods(budget.wants("saturation", budget.LINK_RATES))["saturation"] == 0.0
+    assert budget.LINK_RATES not in reads.periods(budget.wants("saturation"))
+    # everything (snapshot --json, the agent, an exporter) does not pay the 20 ms PCIe window
+    assert budget.LINK_RATES not in reads.periods(budget.EVERYTHING)
+    assert "saturation" in reads.periods(budget.EVERYTHING)

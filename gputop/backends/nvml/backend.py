@@ -15,6 +15,7 @@ import importlib
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from gputop.backends.base import (
@@ -34,9 +35,10 @@ from gputop.backends.base import (
 )
 from gputop.backends.nvml import mig, procs, reads
 from gputop.backends.nvml.gpm import NO_SATURATION, DeviceGpm, is_supported
+from gputop.backends.nvml.links import LinkCounters, LinkRates
 from gputop.backends.nvml.procs import ProcessBuffers
 from gputop.backends.nvml.xid import XidEvents
-from gputop.core.budget import EVERYTHING, Wants
+from gputop.core.budget import EVERYTHING, LINK_RATES, Wants
 from gputop.core.model import (
     Device,
     DeviceInfo,
@@ -106,7 +108,8 @@ class _Gpu:
     """Mutable per-device state."""
 
     __slots__ = ("info", "handle", "status", "reason", "skip", "pci_ids", "values", "read_at",
-                 "retry_at", "backoff", "util_seen", "sm", "gpm", "memory_v2", "procs", "mig")
+                 "retry_at", "backoff", "util_seen", "sm", "gpm", "links", "memory_v2", "procs",
+                 "mig")
 
     def __init__(self, info: DeviceInfo, handle: Any) -> None:
         self.info = info
@@ -122,6 +125,7 @@ class _Gpu:
         self.util_seen = 0  # lastSeenTimeStamp of nvmlDeviceGetProcessUtilization (µs)
         self.sm: dict[int, tuple[float, int]] = {}  # pid -> (SM %, sample time µs)
         self.gpm: DeviceGpm | None = None
+        self.links = LinkCounters()  # the link rates where there is no GPM
         self.memory_v2 = True
         self.procs = ProcessBuffers()
         self.mig: tuple[mig.MigSlot, ...] = ()  # its MIG devices while MIG is on
@@ -365,6 +369,9 @@ class NvmlBackend(Backend):
                 values["saturation"] = self._saturation(gpu, values.get("mig_mode"))
                 gpu.read_at["saturation"] = now
             saturation = values["saturation"]
+        if LINK_RATES in due and gpu.gpm is None:
+            saturation = replace(saturation,
+                                 **self._link_rates(gpu, now, due[LINK_RATES])._asdict())
         if "processes" in due:
             if reads.due(due["processes"], gpu.read_at.get("processes"), now):
                 values["processes"] = self._processes(gpu)
@@ -440,6 +447,16 @@ class NvmlBackend(Backend):
     def _read_now(self, gpu: _Gpu, read: str, now: float) -> None:
         gpu.values.update(reads.make(self, gpu, read))
         gpu.read_at[read] = now
+
+    def _link_rates(self, gpu: _Gpu, now: float, period: float) -> LinkRates:
+        """The PCIe and NVLink rates of a GPU without GPM, from the driver's link counters
+        (links.py). One source per figure: where GPM answers, its rates stand and these calls
+        are not made; where neither answers, N/A."""
+        values = gpu.values
+        if reads.due(period, gpu.read_at.get(LINK_RATES), now):
+            values[LINK_RATES] = gpu.links.read(self, gpu)
+            gpu.read_at[LINK_RATES] = now
+        return values[LINK_RATES]
 
     def _saturation(self, gpu: _Gpu, mig: str | None) -> Saturation:
         gpm = gpu.gpm
@@ -653,6 +670,7 @@ class NvmlBackend(Backend):
                 gpu.backoff = RETRY_FIRST_S
                 gpu.skip.clear()
                 gpu.util_seen = 0
+                gpu.links = LinkCounters()  # a reading from before it fell off is no baseline
 
     def _handle(self, gpu: _Gpu) -> Any:
         nv = self.nv

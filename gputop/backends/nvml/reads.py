@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from gputop.backends.nvml import mig
 from gputop.core import clock_events
-from gputop.core.budget import Wants
+from gputop.core.budget import LINK_RATES, Wants
 from gputop.core.units import MIB
 
 SLOW_REFRESH_S = 10.0
@@ -339,8 +339,9 @@ READS: dict[str, Read] = {
 }
 # Reads beyond READS, each more than one attribute's worth, wanted like reads but made
 # otherwise: the process lists (and per-process SM%), GPM, under MIG each MIG device's memory
-# (its processes come with "processes", its GPM with "saturation"), and the Xid events (xid.py).
-COMPOUND = ("processes", "saturation", "mig_instances", "xid_last")
+# (its processes come with "processes", its GPM with "saturation"), the Xid events (xid.py), and
+# on a GPU without GPM the link counters (links.py).
+COMPOUND = ("processes", "saturation", "mig_instances", "xid_last", LINK_RATES)
 # Reads that others depend on: GPM, the process lists and the MIG devices need to know whether
 # MIG is on (reading the mode probes the MIG layout: gputop/backends/nvml/mig.py); the ECC
 # counters exist only while ECC is on.
@@ -355,7 +356,8 @@ def periods(wants: Wants | None) -> dict[str, float]:
     for any of its attributes, never shorter than the read's own floor."""
     if wants is None:
         out = {read: spec.period for read, spec in READS.items()}
-        out.update(dict.fromkeys(COMPOUND, LIVE))
+        # all but the link counters, which only a view showing them asks for (budget.LINK_RATES)
+        out.update(dict.fromkeys((c for c in COMPOUND if c != LINK_RATES), LIVE))
         return out
     out = {}
     for attr, every in wants.items():
@@ -366,6 +368,9 @@ def periods(wants: Wants | None) -> dict[str, float]:
             continue
         floor = READS[read].period
         out[read] = max(floor, min(every, out.get(read, math.inf)))
+    if LINK_RATES in out:
+        # where GPM measures the link rates, they come with its reading: as fresh as asked
+        out["saturation"] = min(out[LINK_RATES], out.get("saturation", math.inf))
     for read, needed in NEEDS.items():
         if read in out:
             for other in needed:

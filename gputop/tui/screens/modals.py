@@ -15,6 +15,7 @@ from textual.widgets import Button, Input, Label, Static
 
 from gputop.core.model import Snapshot
 from gputop.core.visible import visible
+from gputop.tui.text.wants import SATURATION_PANEL
 from gputop.tui.widgets.processes import ProcRow
 
 if TYPE_CHECKING:
@@ -184,7 +185,7 @@ class SaturationScreen(Screen[None]):
             yield SaturationPanel(id="saturation")
 
     def on_mount(self) -> None:
-        self.sampler.want("saturation-panel", {"saturation": 0.0})
+        self.sampler.want("saturation-panel", SATURATION_PANEL)
 
     def on_unmount(self) -> None:
         self.sampler.unwant("saturation-panel")

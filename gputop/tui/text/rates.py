@@ -4,8 +4,9 @@
 
 Shown only where a card is at least ``RATES_CARD_WIDTH`` cells wide (two cards to a row from 154
 columns; see ``rates_layout`` in dashboard.py), and read from the device only while it shows
-(``gputop.tui.text.wants.WIDE_CARDS``). Pure text, no Textual: a value the device does not report is
-N/A, never 0.
+(``gputop.tui.text.wants.WIDE_CARDS``). The link rates are GPM's, or on a GPU without GPM the
+driver's own PCIe and NVLink counters (NVML). Pure text, no Textual: a value the device does not
+report is N/A, never 0.
 """
 
 from __future__ import annotations

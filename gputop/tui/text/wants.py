@@ -25,5 +25,10 @@ DASHBOARD = {
 }
 
 # The wide cards' rates line (gputop/tui/text/rates.py), added only while it is on screen: video
-# engines and, from GPM, PCIe and NVLink traffic, fresh on every tick.
-WIDE_CARDS = budget.wants("utilization_encoder_pct", "utilization_decoder_pct", "saturation")
+# engines and PCIe and NVLink traffic (GPM's, else the driver's link counters), fresh every tick.
+WIDE_CARDS = budget.wants("utilization_encoder_pct", "utilization_decoder_pct", "saturation",
+                          budget.LINK_RATES)
+
+# The saturation panel (`s`), while it is open: GPM on every tick, and the link rates it shows
+# for a GPU without GPM too.
+SATURATION_PANEL = budget.wants("saturation", budget.LINK_RATES)

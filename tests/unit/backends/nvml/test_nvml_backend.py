@@ -704,6 +704,63 @@ def test_gpm_on_h100_fills_saturation_and_none_on_a100() -> None:
     assert nv.gpm_intervals[(0, None)] >= MIN_INTERVAL_S - 1e-6  # wall-clock float rounding
 
 
+LINKS = budget.wants("saturation", budget.LINK_RATES)  # what the wide cards' line asks
+
+
+def test_without_gpm_the_link_rates_come_from_nvml_counters() -> None:
+    gpu = a100(0)
+    gpu.nvlink_kib = [(0, 0)] * 12
+    backend, nv, clock = make([gpu])
+    with backend:
+        first = backend.sample(wants=LINKS).devices[0].saturation
+        gpu.nvlink_kib = [(1024 * 1024, 512 * 1024)] * 12  # per link: 1 GiB TX, 0.5 GiB RX
+        clock.advance(0.5)
+        second = backend.sample(wants=LINKS).devices[0].saturation
+        gpu.nvlink_kib = [(0, 0)] * 12  # the counters reset (a driver reload)
+        clock.advance(0.5)
+        reset = backend.sample(wants=LINKS).devices[0].saturation
+    assert first.source is None and first.sm_active_pct is None  # SM figures: still unmeasured
+    assert (first.pcie_tx_mibps, first.pcie_rx_mibps) == (100.0, 300.0)  # 102400, 307200 KB/s
+    assert (first.nvlink_tx_mibps, first.nvlink_rx_mibps) == (None, None)  # one reading: no rate
+    # 12 links x 1 GiB (0.5 GiB) over 0.5 s
+    assert (second.nvlink_tx_mibps, second.nvlink_rx_mibps) == (24 * 1024.0, 12 * 1024.0)
+    assert (reset.nvlink_tx_mibps, reset.nvlink_rx_mibps) == (None, None)
+    assert reset.pcie_tx_mibps == 100.0
+
+
+def test_with_gpm_the_link_rates_are_gpms_and_cost_no_call() -> None:
+    backend, nv, clock = make([h100(0)])
+    with backend:
+        for _ in range(3):
+            sat = backend.sample(wants=LINKS).devices[0].saturation
+            clock.advance(1.0)
+    assert (sat.pcie_tx_mibps, sat.nvlink_rx_mibps) == (1234.5, 87654.0)  # GPM's
+    assert nv.count("nvmlDeviceGetPcieThroughput") == 0
+    assert nv.count("nvmlDeviceGetFieldValues") == 0
+
+
+def test_the_link_counters_are_read_only_when_asked_and_na_where_absent() -> None:
+    quiet = a100(0)
+    none = a100(1)
+    none.pcie_throughput = None  # NotSupported; and no NVLink
+    backend, nv, clock = make([quiet, none])
+    with backend:
+        unasked = backend.sample(wants=budget.wants("saturation")).devices[0].saturation
+        assert nv.count("nvmlDeviceGetPcieThroughput") == 0
+        backend.sample(wants=LINKS)
+        clock.advance(1.0)
+        asked = backend.sample(wants=LINKS).devices[1].saturation
+        asked_calls = nv.count("nvmlDeviceGetPcieThroughput"), nv.count("nvmlDeviceGetFieldValues")
+        clock.advance(1.0)
+        backend.sample(wants=LINKS)
+    assert unasked.pcie_tx_mibps is None
+    assert (asked.pcie_tx_mibps, asked.pcie_rx_mibps, asked.nvlink_tx_mibps) == (None, None, None)
+    # GPU 0 each tick; GPU 1 refused once and is not asked again; the link count once each
+    assert asked_calls == (2 * 2 + 2, 2)
+    assert (nv.count("nvmlDeviceGetPcieThroughput"), nv.count("nvmlDeviceGetFieldValues")) == \
+        (asked_calls[0] + 2, 2)
+
+
 def test_gpm_samples_ping_pong_at_least_100ms_apart() -> None:
     backend, nv, clock = make([h100(0)])
     with backend:
