@@ -4,7 +4,8 @@ Per GPU, "GPU-Util (busy time)" side by side with what GPM measures - SM active,
 tensor, DRAM bandwidth, the FP pipes and the link rates - as bars with a short history, a
 one-line verdict, and an estimate of achieved tensor TFLOPS and DRAM bandwidth against the part's
 dense peak (labelled as an estimate). Where saturation is not measured (no GPM, npu-smi) the
-block shows the time-based fallback and the panel says plainly what cannot be measured.
+block shows the time-based fallback, says plainly what cannot be measured, and shows the link
+rates where the driver's own counters give them (NVML without GPM).
 
 Interface for the app: mount ``SaturationPanel()`` and call
 ``panel.update_snapshot(snapshot, history)`` on each tick (``history``: the sampler's snapshots,
@@ -36,7 +37,7 @@ from textual.widgets import Static
 from gputop.analysis.mig import sm_active
 from gputop.analysis.saturation import capability_note, estimates, fallback_view, measured, verdict
 from gputop.core.formatting import pct
-from gputop.core.model import Device, Hint, MigInstance, Snapshot
+from gputop.core.model import Device, Hint, MigInstance, Saturation, Snapshot
 from gputop.core.units import MIB_PER_GIB
 from gputop.core.visible import visible
 from gputop.tui.text.fmt import bar, level, short_name
@@ -101,6 +102,12 @@ def rate_pair(rx: float | None, tx: float | None) -> str:
             return "N/A"
         return f"{v / div:.1f}" if div > 1 else f"{v:.0f}"
     return f"↓{f(rx)} ↑{f(tx)} {unit}"
+
+
+def link_line(sat: Saturation) -> str:
+    """'PCIe ↓297 ↑88 MiB/s   NVLink ↓19.5 ↑19.5 GiB/s'."""
+    return (f"PCIe {rate_pair(sat.pcie_rx_mibps, sat.pcie_tx_mibps)}   "
+            f"NVLink {rate_pair(sat.nvlink_rx_mibps, sat.nvlink_tx_mibps)}")
 
 
 def gpu_list(indices: Sequence[int]) -> str:
@@ -257,9 +264,7 @@ class GpuSaturation(Widget):
                               (("FP16", sat.fp16_pct), ("FP32", sat.fp32_pct),
                                ("FP64", sat.fp64_pct))))
             lines.append(t)
-            lines.append(Text(
-                f"PCIe {rate_pair(sat.pcie_rx_mibps, sat.pcie_tx_mibps)}   "
-                f"NVLink {rate_pair(sat.nvlink_rx_mibps, sat.nvlink_tx_mibps)}"))
+            lines.append(Text(link_line(sat)))
             lines.append(self._estimate_line(dev))
         else:
             view = fallback_view(dev)
@@ -269,6 +274,11 @@ class GpuSaturation(Widget):
             lines.append(Text(f"clock slowdowns: {slow}"))
             lines.append(Text("not measured: SM, occupancy, tensor, DRAM (needs GPM)",
                               style=colors["muted"]))
+            sat = dev.saturation
+            if any(v is not None for v in (sat.pcie_rx_mibps, sat.pcie_tx_mibps,
+                                           sat.nvlink_rx_mibps, sat.nvlink_tx_mibps)):
+                # without GPM, from the driver's own link counters (NVML)
+                lines.append(Text(link_line(sat)))
         for line in lines:
             line.truncate(width, overflow="ellipsis")
         return lines

@@ -91,6 +91,21 @@ async def test_panel_without_gpm_says_what_it_cannot_measure():
         assert "clock slowdowns: power cap" in text
         assert "pSM" in text and "clk" in text and "pwr" in text
         assert "est. ~" not in text  # nothing estimated from shares that were not measured
+        assert "PCIe" not in text  # no link rate either: no line of N/A
+
+
+async def test_a_gpu_without_gpm_shows_the_link_rates_its_driver_counts():
+    links = Saturation(pcie_tx_mibps=88.0, pcie_rx_mibps=297.0)  # NVML's counters, no GPM
+    snap, hist = sim_history("power-capped")
+    snap = replace(snap, devices=tuple(
+        replace(d, name="NVIDIA A100-SXM4-80GB", saturation=links) for d in snap.devices))
+    app = PanelApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.query_one(SaturationPanel).update_snapshot(snap, [])
+        await pilot.pause()
+        text = screen_text(app)
+        assert "not measured: SM, occupancy, tensor, DRAM (needs GPM)" in text
+        assert "PCIe ↓297 ↑88 MiB/s   NVLink N/A" in text
 
 
 async def test_sixteen_gpus_use_the_compact_form():
