@@ -8,9 +8,9 @@ name more than a value: ``processes`` (the process lists and per-process SM%), `
 (GPM), ``mig_instances`` (under MIG, the MIG devices and their memory; their processes and
 GPM come with the other two) and ``LINK_RATES`` (the PCIe and NVLink rates within
 ``saturation``: GPM's where the GPU has GPM, else the driver's own link counters, which cost
-calls of their own and so are read only for a view that shows them). A backend reads a value only when a consumer wants it and its last
-reading is older than the shortest period asked for; an attribute nobody wants is ``None`` in the
-snapshot, never a made-up or silently stale value. Identity and static facts (index, UUID, name,
+calls of their own and so are read only for a view that shows them). A backend reads a value
+only when a consumer wants it and its last reading is older than the shortest period asked for;
+an attribute nobody wants is ``None`` in the snapshot, never a made-up or silently stale value. Identity and static facts (index, UUID, name,
 PCI bus id, memory total, power-limit range, clock maxima) come with every device whatever is
 asked.
 
