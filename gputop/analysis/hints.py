@@ -345,16 +345,23 @@ def device_health(dev: Device) -> list[Hint]:
         n = dev.ecc_errors_uncorrected_volatile
         out.append(_hint(i, "ecc-uncorrected", "critical",
                          f"GPU {i} has {n} uncorrectable ECC error{'s' if n != 1 else ''} since "
-                         "the driver loaded"))
+                         "the driver loaded" + _counts(
+                             ("over its lifetime", dev.ecc_errors_uncorrected_aggregate),
+                             ("corrected since the driver loaded",
+                              dev.ecc_errors_corrected_volatile))))
+    rows = _counts(("rows remapped for uncorrectable errors", dev.remapped_rows_uncorrectable),
+                   ("for correctable ones", dev.remapped_rows_correctable))
     if dev.remapped_rows_failed:
         out.append(_hint(i, "row-remap-failed", "critical",
-                         f"GPU {i} failed to remap a memory row with errors"))
+                         f"GPU {i} failed to remap a memory row with errors" + rows))
     elif dev.remapped_rows_pending:
         out.append(_hint(i, "row-remap-pending", "warning",
-                         f"GPU {i} has a memory row remap waiting for the next GPU reset"))
+                         f"GPU {i} has a memory row remap waiting for the next GPU reset" + rows))
     if dev.retired_pages_pending:
         out.append(_hint(i, "pages-pending", "warning",
-                         f"GPU {i} has retired memory pages waiting for the next reboot"))
+                         f"GPU {i} has retired memory pages waiting for the next reboot" + _counts(
+                             ("retired for double-bit errors", dev.retired_pages_dbe),
+                             ("for single-bit ones", dev.retired_pages_sbe))))
     narrow = (dev.pcie_width is not None and dev.pcie_width_max is not None
               and dev.pcie_width < dev.pcie_width_max)
     slow = (dev.pcie_gen is not None and dev.pcie_gen_max is not None
@@ -369,6 +376,13 @@ def device_health(dev: Device) -> list[Hint]:
         out.append(_hint(i, "xid", "warning",
                          f"GPU {i} reported Xid {dev.xid_last} (the last since gputop started)"))
     return out
+
+
+def _counts(*figures: tuple[str, int | None]) -> str:
+    """Return `` (12 over its lifetime, 3 corrected …)``: the figures a device reports, for the
+    detail of a health hint; nothing where it reports none of them."""
+    known = [f"{n} {what}" for what, n in figures if n is not None]
+    return f" ({', '.join(known)})" if known else ""
 
 
 def _held_mib(dev: Device) -> float:

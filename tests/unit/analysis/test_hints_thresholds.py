@@ -247,6 +247,18 @@ def test_each_health_problem_is_one_hint_with_its_reason():
     assert [c for c, _, _ in _health(remapped_rows_pending=True, remapped_rows_failed=True)] == [
         "row-remap-failed"]  # the failure says more than the pending remap
     assert [c for c, _, _ in _health(retired_pages_pending=True)] == ["pages-pending"]
+    # the figures behind each, where the device reports them (the saturation panel's detail)
+    assert _health(ecc_errors_uncorrected_volatile=12, ecc_errors_uncorrected_aggregate=40,
+                   ecc_errors_corrected_volatile=3)[0][2] == (
+        "GPU 0 has 12 uncorrectable ECC errors since the driver loaded (40 over its lifetime, 3"
+        " corrected since the driver loaded)")
+    assert _health(remapped_rows_failed=True, remapped_rows_uncorrectable=2,
+                   remapped_rows_correctable=0)[0][2] == (
+        "GPU 0 failed to remap a memory row with errors (2 rows remapped for uncorrectable"
+        " errors, 0 for correctable ones)")
+    assert _health(retired_pages_pending=True, retired_pages_dbe=1, retired_pages_sbe=5)[0][2] == (
+        "GPU 0 has retired memory pages waiting for the next reboot (1 retired for double-bit"
+        " errors, 5 for single-bit ones)")
     assert _health(xid_last=79) == [
         ("xid", "warning", "GPU 0 reported Xid 79 (the last since gputop started)")]
     assert _health(pcie_width=4, pcie_width_max=16) == [
