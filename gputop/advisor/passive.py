@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gputop.advisor import cycle
 from gputop.core.model import Device, Snapshot
 
 # A lower limit "costs nothing" when it leaves this much headroom over what the job drew.
@@ -19,6 +20,10 @@ MIN_GAIN_W = 10.0
 # checkpointing, a data-loader stall) can be minutes long, and a short window misses its peaks
 # (#27: 450 W suggested from 30 s for a GPU that peaks at 640 W over a 60 s cycle).
 MIN_ADVICE_WINDOW_S = 300.0
+# Nor from fewer than this many cycles where the draw repeats one: a 4-min checkpoint cycle in a
+# 5-min window peaks once or twice, by luck. Where no cycle is found the 5 minutes stand alone,
+# and the coverage line says that none was found (a cycle longer than the window cannot be).
+MIN_ADVICE_CYCLES = 2.0
 
 
 @dataclass(frozen=True)
@@ -27,7 +32,8 @@ class PassiveGpu:
     uuid: str | None
     name: str | None
     samples: int
-    window_s: float
+    window_s: float  # the samples' own span, not the window asked for
+    period_s: float | None  # the draw's repeating cycle (cycle.find_period), None if none found
     draw_p50_w: float | None
     draw_p95_w: float | None
     draw_max_w: float | None
@@ -98,6 +104,7 @@ def _one(series: list[tuple[float, Device]]) -> PassiveGpu:
     p50 = percentile(draws, 50) if draws else None
     p95 = percentile(draws, 95) if draws else None
     peak = max(draws) if draws else None
+    period = cycle.find_period([(t, d.power_draw_w) for t, d in ok if d.power_draw_w is not None])
     suggestion = None
     if last.status != "ok":
         note = f"GPU is {last.status}" + (f": {last.status_reason}" if last.status_reason else "")
@@ -116,6 +123,11 @@ def _one(series: list[tuple[float, Device]]) -> PassiveGpu:
         suggestion = free_limit(p95, peak, limit, last.power_limit_min_w)
         if suggestion is None:
             note = "draw near the limit: a sweep measures what less costs"
+        elif period is not None and cycle.cycles(window, period) < MIN_ADVICE_CYCLES:
+            suggestion = None
+            need = math.ceil(MIN_ADVICE_CYCLES * period / 60) * 60
+            note = (f"{cycle.coverage(window, period)}, too few to suggest a limit: watch"
+                    f" {cycle.span(need)} or more (--window {need}), or measure with a sweep")
         else:
             note = (f"a limit of {suggestion:.0f} W would cost nothing for this load: p95 draw"
                     f" {p95:.0f} W, never capped")
@@ -125,6 +137,7 @@ def _one(series: list[tuple[float, Device]]) -> PassiveGpu:
         name=last.name,
         samples=len(series),
         window_s=window,
+        period_s=period,
         draw_p50_w=p50,
         draw_p95_w=p95,
         draw_max_w=peak,

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gputop.advisor import cycle
 from gputop.advisor.curve import Row
 from gputop.advisor.journal import nvidia_smi_commands
 from gputop.advisor.passive import PassiveGpu
@@ -22,6 +23,8 @@ def _ids(indices: Sequence[int]) -> str:
 
 # ------------------------------------------------------------------ passive
 def passive_lines(gpus: Sequence[PassiveGpu], note: str = "passive: nothing was changed") -> list[str]:
+    """Return the passive view: the table, how much of each GPU's cycle the window held, and
+    the nvidia-smi commands for the no-cost limits."""
     if not gpus:
         return ["no samples"]
     window = max(g.window_s for g in gpus)
@@ -38,12 +41,22 @@ def passive_lines(gpus: Sequence[PassiveGpu], note: str = "passive: nothing was 
             f" {num(g.draw_max_w, '5.0f', 'W'):>6}  {num(g.limit_w, '5.0f', 'W'):>6}  {rng + ' W':>11}"
             f"  {capped:>6}  {energy:>9}  {g.note}"
         )
+    lines += coverage_lines(gpus)
     lines += mig_lines(gpus)
     suggested = {g.index: g.suggestion_w for g in gpus if g.suggestion_w is not None}
     if suggested:
         lines.append("To apply the no-cost limits: " + "; ".join(
             nvidia_smi_commands({i: w for i, w in suggested.items() if w is not None})))
     return lines
+
+
+def coverage_lines(gpus: Sequence[PassiveGpu]) -> list[str]:
+    """One line per distinct coverage: how long the readings span and how much of the job's
+    cycle that is (#27: a 30 s window read as the whole job). GPUs that share it share a line."""
+    said: dict[str, list[int]] = {}
+    for g in gpus:
+        said.setdefault(cycle.coverage(g.window_s, g.period_s), []).append(g.index)
+    return [f"GPU {_ids(indices)} {text}" for text, indices in said.items()]
 
 
 def mig_lines(gpus: Sequence[PassiveGpu]) -> list[str]:
@@ -65,7 +78,9 @@ def _profiles(profiles: Sequence[str]) -> str:
 def passive_json(g: PassiveGpu) -> dict[str, Any]:
     return {
         "index": g.index, "uuid": g.uuid, "name": g.name, "samples": g.samples,
-        "window_s": round(g.window_s, 3),
+        "window_s": round(g.window_s, 3), "period_s": _r(g.period_s, 1),
+        "cycles": None if g.period_s is None else _r(cycle.cycles(g.window_s, g.period_s), 1),
+        "coverage": cycle.coverage(g.window_s, g.period_s),
         "draw_p50_w": _r(g.draw_p50_w), "draw_p95_w": _r(g.draw_p95_w),
         "draw_max_w": _r(g.draw_max_w), "draw_mean_w": _r(g.draw_mean_w),
         "power_limit_w": g.limit_w, "power_limit_default_w": g.limit_default_w,

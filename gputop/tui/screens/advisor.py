@@ -173,7 +173,8 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
         if len(snaps) < 2:
             self.query_one("#adv-passive", Static).update("collecting power readings…")
             return
-        gpus = passive.summarize(snaps[-120:], self.devices)
+        # all the sampler holds (10 min at 1 s): a limit is named from 5 minutes of watching
+        gpus = passive.summarize(snaps, self.devices)
         note = ("the sweep's own limits left out" if self._sweeps
                 else "passive: nothing was changed")
         self.query_one("#adv-passive", Static).update(

@@ -76,6 +76,42 @@ def test_summarize_passive_uncapped_and_capped():
     assert m.draw_p95_w is None and m.energy_j is None and "no power readings" in m.note
 
 
+def cycling(seconds, period_s, low=250.0, high=500.0) -> list[Snapshot]:
+    """A job drawing ``high`` for the first half of each ``period_s`` cycle, ``low`` after."""
+    return [Snapshot(host="h", time=float(t), backend="sim",
+                     devices=(dev(power=high if t % period_s < period_s / 2 else low,
+                                  limit=700.0, reasons=()),))
+            for t in range(seconds + 1)]
+
+
+def test_the_passive_view_says_how_much_of_the_cycle_it_watched():
+    """#27: nothing said that 30 s was half of the job's 60 s cycle."""
+    short = passive.summarize(cycling(30, 60), None)[0]
+    assert short.period_s is None
+    assert "GPU 0 watched 30 s: no repeating cycle found in it" in render.passive_lines([short])
+    six = passive.summarize(cycling(360, 60), None)[0]
+    assert six.period_s == pytest.approx(60, abs=3) and six.suggestion_w == 550
+    lines = render.passive_lines([six])
+    at = lines.index("GPU 0 watched 6 min: 6 cycles of about 60 s")
+    assert lines[at + 1] == "To apply the no-cost limits: sudo nvidia-smi -i 0 -pl 550"
+    doc = render.passive_json(six)
+    assert doc["period_s"] == pytest.approx(60, abs=3) and doc["cycles"] == pytest.approx(6, abs=0.3)
+    assert doc["coverage"] == "watched 6 min: 6 cycles of about 60 s"
+
+
+def test_no_limit_from_fewer_than_two_of_the_jobs_cycles():
+    """Five minutes is not enough where the job's cycle is three: its peaks came once or twice."""
+    few = passive.summarize(cycling(300, 180), None)[0]
+    assert few.period_s == pytest.approx(180, abs=10)
+    assert few.suggestion_w is None
+    assert few.note.startswith("watched 5 min: 1.7 cycles of about 3 min, too few to suggest a"
+                               " limit: watch 6 min or more (--window 360)")
+    assert "nvidia-smi" not in "\n".join(render.passive_lines([few]))
+    assert passive.summarize(cycling(360, 180), None)[0].suggestion_w == 550
+    near = passive.summarize(cycling(300, 180, low=600, high=680), None)[0]
+    assert near.note.startswith("draw near the limit")  # no limit to withhold: says why not
+
+
 # ------------------------------------------------------------------ proxies and rows
 def window(limit, clock, tensor, dram, power, rate=None, n=5):
     samples = [Snapshot(host="h", time=float(t), backend="sim",
