@@ -22,9 +22,10 @@ def _ids(indices: Sequence[int]) -> str:
 
 
 # ------------------------------------------------------------------ passive
-def passive_lines(gpus: Sequence[PassiveGpu], note: str = "passive: nothing was changed") -> list[str]:
-    """Return the passive view: the table, how much of each GPU's cycle the window held, and
-    the nvidia-smi commands for the no-cost limits."""
+def passive_lines(gpus: Sequence[PassiveGpu], note: str = "passive: nothing was changed",
+                  commands: bool = True) -> list[str]:
+    """Return the passive view: the table, how much of each GPU's cycle the window held, and,
+    where ``commands`` (not on a recording), the nvidia-smi commands for the no-cost limits."""
     if not gpus:
         return ["no samples"]
     window = max(g.window_s for g in gpus)
@@ -44,7 +45,7 @@ def passive_lines(gpus: Sequence[PassiveGpu], note: str = "passive: nothing was 
     lines += coverage_lines(gpus)
     lines += mig_lines(gpus)
     suggested = {g.index: g.suggestion_w for g in gpus if g.suggestion_w is not None}
-    if suggested:
+    if suggested and commands:
         lines.append("To apply the no-cost limits: " + "; ".join(
             nvidia_smi_commands({i: w for i, w in suggested.items() if w is not None})))
     return lines

@@ -100,3 +100,12 @@ def what_is_needed(refusal: BaseException | None) -> str | None:
                 " (a VM or container that does not let its guests change power limits?)")
     return ROOT_OR_CAP
 
+
+
+RECORDING = "this is a recording: power limits cannot be changed"
+
+
+def recording(backend: Backend) -> str | None:
+    """Say why nothing can be changed where ``backend`` plays a recording (it has a player):
+    its GPUs are not here, so no sweep, no restore and no nvidia-smi command applies (#27)."""
+    return RECORDING if backend.player is not None else None

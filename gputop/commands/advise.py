@@ -34,6 +34,7 @@ _WHERE = {"passive": "without --sweep or --run (the passive view changes no limi
           "sweep": "with --sweep", "benchmark": "with --run",
           "restore": "with --restore (it puts back every limit its journals hold)"}
 _ASKED_BY = {"passive": "the passive view", "sweep": "--sweep", "benchmark": "--run"}
+_FLAG = {"sweep": "--sweep", "benchmark": "--run", "restore": "--restore"}
 _MEASURING = ("sweep", "benchmark")
 # option dest -> (how it is written, the modes it acts in). --window also acts in a sweep: the
 # passive view is shown where the sweep cannot change limits. --json and --no-plot are always
@@ -269,7 +270,13 @@ class _Advise:
     # -- modes
     def main(self) -> int:
         from gputop.advisor import journal
+        from gputop.advisor.safety import recording
+        from gputop.core.errors import UsageError
 
+        replayed = recording(self.backend)
+        if replayed is not None and self.config.mode != "passive":
+            raise UsageError(f"{replayed} ({_FLAG[self.config.mode]} needs a live GPU;"
+                             " without it the recording's power is analysed)")
         if self.config.restore:
             return self.restore()
         errors: list[str] = []
@@ -301,9 +308,13 @@ class _Advise:
 
     def _passive_from(self, samples: list[Any]) -> list[str]:
         from gputop.advisor import passive, render
+        from gputop.advisor.safety import recording
 
         gpus = passive.summarize(samples, self.devices)
         self.doc["passive"] = [render.passive_json(g) for g in gpus]
+        replayed = recording(self.backend)
+        if replayed is not None:  # its GPUs are not here: no command to apply anything
+            return render.passive_lines(gpus, replayed, commands=False)
         return render.passive_lines(gpus)
 
     def passive(self, note: list[str] | None = None) -> int:
@@ -312,10 +323,17 @@ class _Advise:
         from gputop.advisor.sweep import measure
 
         self.doc["mode"] = "passive"
+        window = self.config.window
+        player = self.backend.player
+        if player is not None and window > player.duration - player.position:
+            # a recording stops at its end: watching past it would wait forever
+            window = player.duration - player.position
+            note = [*(note or []), f"The recording holds {window:.0f} s from here, less than"
+                                   f" --window {self.config.window:g}: watched those."]
         progress = _ProgressPrinter()
         if progress.tty:
-            _say(f"measuring power for {self.config.window:g} s (passive: nothing is changed)…")
-        samples = measure(self.backend, self.devices, self.config.window, self.config.source.interval,
+            _say(f"measuring power for {window:g} s (passive: nothing is changed)…")
+        samples = measure(self.backend, self.devices, window, self.config.source.interval,
                           threading.Event())
         lines = [self._header(), *(note or []), *self._passive_from(samples)]
         self._emit(lines)

@@ -4,7 +4,8 @@ Shows the passive view from the dashboard's sampler at all times; `s` runs a mea
 worker thread (progress bar, rows as they come, the curve drawn by plotext), `c` cancels it and
 `r` restores what a killed run left behind. The sweep changes limits only inside a LimitGuard:
 cancelling, closing the screen, quitting the app, SIGTERM and SIGHUP all restore the originals
-before the screen goes away.
+before the screen goes away. On a replayed recording nothing can be changed: `s` and `r` are not
+offered, and pressing them says why.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from textual.widgets import DataTable, Footer, ProgressBar, Static
 
 from gputop.advisor import journal, passive, render
 from gputop.advisor.recommend import Plan, SweepConfig, make_plan
-from gputop.advisor.safety import missing_privilege
+from gputop.advisor.safety import missing_privilege, recording
 from gputop.advisor.sweep import Cancelled, Progress, Sweep, SweepResult
 from gputop.backends.base import Backend, NoPermission, Unsupported
 from gputop.core import budget
@@ -70,6 +71,9 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
         Binding("s", "sweep", "sweep"),
         Binding("c", "cancel", "cancel sweep"),
         Binding("r", "restore", "restore journal"),
+        # on a recording, in their place (hidden): say why, rather than let the keys fall
+        # through to the dashboard's own s and r (the saturation panel, a CSV recording)
+        Binding("s,r", "recorded", show=False),
         Binding("escape,a,q", "close", "back"),
     ]
 
@@ -98,6 +102,8 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
         self.devices = list(devices) if devices is not None else None
         self.config = config or SweepConfig()
         self.readonly = readonly
+        # why nothing can be changed here: a replayed recording; None on live GPUs
+        self.recorded = recording(backend) if backend is not None else None
         self.journal_dir = journal_dir
         self.cancel_event = threading.Event()
         self.finished = threading.Event()
@@ -142,6 +148,12 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
         sim = " — SIMULATED" if self.backend.name == "sim" else ""
         self.query_one("#adv-title", Static).update(
             f"Power-limit advisor: GPU {','.join(map(str, self.devices))} ({', '.join(names)}){sim}")
+        if self.recorded is not None:
+            self._status(f"{self.recorded}: no sweep, no restore. The passive view below reads"
+                         " the recorded power.")
+            self.refresh_passive()
+            self.set_interval(2.0, self.refresh_passive)
+            return
         try:
             left = journal.leftovers(self.backend, self.journal_dir)
         except GputopError as exc:
@@ -175,10 +187,10 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
             return
         # all the sampler holds (10 min at 1 s): a limit is named from 5 minutes of watching
         gpus = passive.summarize(snaps, self.devices)
-        note = ("the sweep's own limits left out" if self._sweeps
-                else "passive: nothing was changed")
+        note = (self.recorded or ("the sweep's own limits left out" if self._sweeps
+                                  else "passive: nothing was changed"))
         self.query_one("#adv-passive", Static).update(
-            Text("\n".join(render.passive_lines(gpus, note))))
+            Text("\n".join(render.passive_lines(gpus, note, commands=self.recorded is None))))
 
     def _during_sweep(self, t: float) -> bool:
         return any(cast(float, start) <= t and (end is None or t <= end)  # a start is a time
@@ -188,6 +200,17 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
         self.query_one("#adv-status", Static).update(Text(text, style="bold red" if error else ""))
 
     # ------------------------------------------------------------------ actions
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Offer the sweep and the restore only on live GPUs, the refusal only on a recording."""
+        if action in ("sweep", "cancel", "restore"):
+            return self.recorded is None
+        if action == "recorded":
+            return self.recorded is not None
+        return True
+
+    def action_recorded(self) -> None:
+        self._status(f"{self.recorded}: no sweep, no restore", True)
+
     def action_sweep(self) -> None:
         if self.running or self.backend is None:
             return

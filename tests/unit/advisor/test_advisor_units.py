@@ -15,7 +15,7 @@ from gputop.advisor.recommend import (
     make_plan,
     recommend,
 )
-from gputop.advisor.safety import SignalExit, SignalGuard, missing_privilege
+from gputop.advisor.safety import RECORDING, SignalExit, SignalGuard, missing_privilege
 from gputop.backends.base import NoPermission
 from gputop.core.errors import GputopError
 from gputop.core.model import Device, Saturation, Snapshot
@@ -110,6 +110,12 @@ def test_no_limit_from_fewer_than_two_of_the_jobs_cycles():
     assert passive.summarize(cycling(360, 180), None)[0].suggestion_w == 550
     near = passive.summarize(cycling(300, 180, low=600, high=680), None)[0]
     assert near.note.startswith("draw near the limit")  # no limit to withhold: says why not
+
+
+def test_a_recording_gets_the_analysis_without_commands():
+    lines = render.passive_lines(passive.summarize(cycling(360, 60), None), RECORDING,
+                                 commands=False)
+    assert RECORDING in lines[0] and "nvidia-smi" not in "\n".join(lines)
 
 
 # ------------------------------------------------------------------ proxies and rows
