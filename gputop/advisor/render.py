@@ -12,7 +12,7 @@ from gputop.advisor.journal import nvidia_smi_commands
 from gputop.advisor.passive import PassiveGpu
 from gputop.advisor.recommend import Plan
 from gputop.advisor.sweep import SweepResult
-from gputop.core.formatting import num
+from gputop.core.formatting import NA, num
 
 JSON_SCHEMA = "gputop-advise/1"
 
@@ -33,13 +33,13 @@ def passive_lines(gpus: Sequence[PassiveGpu], note: str = "passive: nothing was 
              f"{'GPU':>3}  {'p50':>6} {'p95':>6} {'peak':>6}  {'limit':>6}  {'range':>11}"
              f"  {'capped':>6}  {'energy':>9}  note"]
     for g in gpus:
-        rng = (f"{num(g.limit_min_w)}-{num(g.limit_max_w)}"
-               if g.limit_min_w is not None or g.limit_max_w is not None else "N/A")
+        rng = (f"{num(g.limit_min_w)}-{num(g.limit_max_w)} W"
+               if g.limit_min_w is not None or g.limit_max_w is not None else NA)
         capped = num(None if g.capped_share is None else 100 * g.capped_share, ".0f", "%")
         energy = "N/A" if g.energy_j is None else f"{g.energy_j / 1000:.1f} kJ"
         lines.append(
             f"{g.index:>3}  {num(g.draw_p50_w, '5.0f', 'W'):>6} {num(g.draw_p95_w, '5.0f', 'W'):>6}"
-            f" {num(g.draw_max_w, '5.0f', 'W'):>6}  {num(g.limit_w, '5.0f', 'W'):>6}  {rng + ' W':>11}"
+            f" {num(g.draw_max_w, '5.0f', 'W'):>6}  {num(g.limit_w, '5.0f', 'W'):>6}  {rng:>11}"
             f"  {capped:>6}  {energy:>9}  {g.note}"
         )
     lines += coverage_lines(gpus)

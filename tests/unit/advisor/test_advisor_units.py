@@ -74,6 +74,8 @@ def test_summarize_passive_uncapped_and_capped():
                for t in range(3)]
     m = passive.summarize(missing, None)[0]
     assert m.draw_p95_w is None and m.energy_j is None and "no power readings" in m.note
+    row = render.passive_lines([m])[2].split()
+    assert row[5:7] == ["N/A", "N/A"]  # the range and the capped share: no unit on N/A
 
 
 def cycling(seconds, period_s, low=250.0, high=500.0) -> list[Snapshot]:
