@@ -101,7 +101,6 @@ def what_is_needed(refusal: BaseException | None) -> str | None:
     return ROOT_OR_CAP
 
 
-
 RECORDING = "this is a recording: power limits cannot be changed"
 
 
