@@ -10,6 +10,9 @@ from __future__ import annotations
 from gputop.core.units import GIB, MIB_PER_GIB
 
 NA = "N/A"
+# In place of the command of a process the device lists but the host no longer has (Process.gone):
+# not N/A, which says a value is unreported, where here the process itself has exited.
+GONE = "gone"
 
 
 def num(value: float | None, spec: str = ".0f", unit: str = "", none: str = NA) -> str:

@@ -107,6 +107,9 @@ class Process:
     # True when gputop runs in another PID namespace and no process it can see is this one:
     # only the device's facts (PID as the driver reports it, memory) are known.
     outside_pid_namespace: bool = False
+    # True when the device still lists the PID but no such process exists on the host any more
+    # (it exited between the driver's list and the host's read): none of its host facts are known.
+    gone: bool = False
     # MIG: the GPU instance and compute instance the process runs in (None on a whole GPU).
     gpu_instance_id: int | None = None
     compute_instance_id: int | None = None
@@ -428,6 +431,7 @@ def process_from_json(data: Any) -> Process:
            "namespace_pid is not an integer")
     _check(isinstance(kwargs.get("outside_pid_namespace", False), bool),
            "outside_pid_namespace is not a boolean")
+    _check(isinstance(kwargs.get("gone", False), bool), "gone is not a boolean")
     container = data.get("container")
     if container is not None:
         kwargs["container"] = Container(**_strings(container, _CONTAINER_FIELDS, "container"))

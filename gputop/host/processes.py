@@ -3,8 +3,9 @@ and who owns them (container, pod, Slurm job, PID in their own namespace: ``attr
 
 CPU% is measured between two ticks, so an entry is kept per pid across ticks; static facts
 (user, name, command, start time, owner) are read once per process (name and command line with
-psutil), that is per (PID, start time). A pid that vanished or that we may not inspect gives
-``None`` fields, never an error. psutil is imported on first use (it costs ~20 ms of start-up). The per-tick facts come
+psutil), that is per (PID, start time). A pid that vanished gives ``GONE`` (the device lists a
+process the host no longer has) and one we may not inspect ``NO_FACTS``: ``None`` fields, never an
+error. psutil is imported on first use (it costs ~20 ms of start-up). The per-tick facts come
 from one read of ``/proc/PID/stat`` (CPU time, RSS and start time are all in it) rather than
 psutil's two files and bookkeeping: the process table's refresh was over a third of the
 dashboard's CPU.
@@ -49,6 +50,7 @@ class HostFacts:
     host_memory_mib: float | None = None
     owner: Owner = NO_OWNER
     outside_pid_namespace: bool = False
+    gone: bool = False  # no such process on the host (it exited after the device listed it)
 
 
 class _Entry:
@@ -73,6 +75,20 @@ def read_stat(pid: int) -> tuple[int, int, int]:
 
 NO_FACTS = HostFacts()
 OUTSIDE = HostFacts(outside_pid_namespace=True)
+GONE = HostFacts(gone=True)
+
+
+def _gone(pid: int) -> bool:
+    """Whether no process ``pid`` exists, asked of the kernel (signal 0 sends nothing): its
+    /proc entry may be missing for one that runs, under a ``hidepid`` mount of /proc, and such a
+    process is not gone but hidden from us."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # EPERM: it exists, and is someone else's
+        return False
+    return False
 
 
 @dataclass(frozen=True)
@@ -119,7 +135,7 @@ class HostProcesses:
         for pid in pids:
             local = self._mapped.get(pid)
             facts = self.lookup(local, host_pid=pid) if local is not None else NO_FACTS
-            if facts is NO_FACTS:  # never mapped, or the mapped process is gone
+            if facts is NO_FACTS or facts.gone:  # never mapped, or the mapped process is gone
                 self._mapped.pop(pid, None)
                 unmatched.add(pid)
             out[pid] = facts
@@ -147,27 +163,29 @@ class HostProcesses:
             return
         host_pid, local = match
         facts = self.lookup(local, host_pid=host_pid)
-        if facts is not NO_FACTS:
+        if facts is not NO_FACTS and not facts.gone:
             self._mapped[host_pid] = local
             self._next_scan.pop(pci_bus_id, None)
             out[host_pid] = facts
 
     def lookup(self, pid: int, host_pid: int | None = None) -> HostFacts:
         """Fresh dynamic facts (CPU%, RSS) and cached static ones for ``pid``; ``host_pid`` is
-        the PID a device reports for it, where that differs (inside a PID namespace)."""
+        the PID a device reports for it, where that differs (inside a PID namespace). GONE where
+        no process ``pid`` exists; NO_FACTS where it exists but may not be read."""
         entry = self._entries.get(pid)
         try:
             start_ticks, cpu_ticks, rss_pages = read_stat(pid)
         except (FileNotFoundError, ProcessLookupError):
             self._entries.pop(pid, None)
-            return NO_FACTS
+            return GONE if _gone(pid) else NO_FACTS
         except (OSError, ValueError, IndexError):
             # a stat we may not read: the facts we have, and none made up for a new process
             return entry.facts if entry is not None else NO_FACTS
         if entry is None or start_ticks != entry.start_ticks:  # new, or the pid was reused
-            entry = self._open(pid, host_pid, start_ticks)
-            if entry is None:
-                return NO_FACTS
+            opened = self._open(pid, host_pid, start_ticks)
+            if isinstance(opened, HostFacts):
+                return opened
+            entry = opened
         facts = entry.facts
         now = time.monotonic()
         if entry.cpu_ticks is not None and now > entry.read_at:
@@ -178,14 +196,18 @@ class HostProcesses:
         facts.host_memory_mib = round(rss_pages * PAGE_SIZE / MIB, 1)
         return facts
 
-    def _open(self, pid: int, host_pid: int | None, start_ticks: int) -> _Entry | None:
-        """The static facts of a process first seen (``start_ticks`` from the stat just read)."""
+    def _open(self, pid: int, host_pid: int | None, start_ticks: int) -> _Entry | HostFacts:
+        """The static facts of a process first seen (``start_ticks`` from the stat just read),
+        or what to give instead: GONE where it exited since that read (psutil's NoSuchProcess),
+        NO_FACTS where it runs but may not be read (AccessDenied, a zombie)."""
         self._entries.pop(pid, None)
         psutil = self._module()
         try:
             proc = psutil.Process(pid)
-        except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
-            return None
+        except (psutil.ZombieProcess, psutil.AccessDenied, ValueError):
+            return NO_FACTS
+        except psutil.NoSuchProcess:
+            return GONE
         facts = HostFacts()
         try:
             # what psutil's create_time() gives, without its read of /proc/stat per process
@@ -193,8 +215,10 @@ class HostProcesses:
             with proc.oneshot():
                 facts.name = _try(proc.name, psutil)
                 cmdline = _try(proc.cmdline, psutil)
-        except (psutil.NoSuchProcess, OSError):
-            return None
+        except psutil.NoSuchProcess:  # not a zombie: _try takes those
+            return GONE
+        except OSError:
+            return NO_FACTS
         if facts.name:
             facts.name = valid_unicode(facts.name)
         if cmdline:

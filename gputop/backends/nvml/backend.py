@@ -569,6 +569,7 @@ class NvmlBackend(Backend):
                 job=owner.job,
                 namespace_pid=owner.namespace_pid,
                 outside_pid_namespace=facts.outside_pid_namespace,
+                gone=facts.gone,
                 gpu_instance_id=gi,
                 compute_instance_id=ci,
             ))

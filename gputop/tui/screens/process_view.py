@@ -25,7 +25,7 @@ from textual.widgets import Footer, Static
 
 from gputop.analysis.jobs import job_label
 from gputop.analysis.process_trace import ProcessTrace, combined, entries, key_of
-from gputop.core.formatting import NA, duration, host_mem, mib, num
+from gputop.core.formatting import GONE, NA, duration, host_mem, mib, num
 from gputop.core.model import Process, Snapshot
 from gputop.core.units import MIB_PER_GIB
 from gputop.core.visible import visible
@@ -120,7 +120,7 @@ def describe_process(found: Sequence[tuple[int, Process]], now: float) -> list[t
     fields = [
         ("PID", pid),
         ("user", p.user or NA),
-        ("command", p.command or p.name or NA),
+        ("command", GONE if p.gone else p.command or p.name or NA),
         ("started", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(p.started))
          if p.started else NA),
         ("running", duration(now - p.started if p.started else None)),
@@ -225,7 +225,7 @@ class ProcessView(HidesDashboardKeys, Screen[None]):
     def compose(self) -> ComposeResult:
         p = self.row.process
         yield Static(Text(f"Process {p.pid} · {visible(p.user or NA)} · "
-                          f"{visible(p.command or p.name or '')}",
+                          f"{visible(GONE if p.gone else p.command or p.name or '')}",
                           no_wrap=True, overflow="ellipsis"), id="pv-title")
         yield Static(id="pv-status")
         with Horizontal():

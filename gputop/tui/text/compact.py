@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from gputop.analysis.jobs import gpu_list
-from gputop.core.formatting import num
+from gputop.core.formatting import GONE, num
 from gputop.core.model import Device, Hint, Snapshot
 from gputop.core.visible import visible
 from gputop.tui.text.no_color import no_color
@@ -54,7 +54,7 @@ def device_line(dev: Device, color: bool) -> str:
             f"{num(dev.memory_used_mib, '5.0f')} / {num(dev.memory_total_mib, '5.0f')} MiB")
     power = c(_MAGENTA, f"{num(dev.power_draw_w, '3.0f')} / {num(dev.power_limit_w, '3.0f')} W")
     procs = " ".join(
-        f"{visible(p.user or '?')}:{visible(p.name or '?')}/{p.pid}"
+        f"{visible(p.user or '?')}:{visible(GONE if p.gone else p.name or '?')}/{p.pid}"
         f"({num(p.gpu_memory_mib, '.0f', 'M')})"
         for p in dev.processes
     )

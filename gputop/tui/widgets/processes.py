@@ -16,7 +16,7 @@ from textual.message import Message
 
 from gputop.analysis.jobs import job_label
 from gputop.config.columns import PROCESS_TABLE
-from gputop.core.formatting import NA, duration, host_mem, mib, num
+from gputop.core.formatting import GONE, NA, duration, host_mem, mib, num
 from gputop.core.model import Process, Snapshot
 from gputop.core.units import MIB_PER_GIB
 from gputop.tui.text.command import program_first
@@ -84,6 +84,14 @@ def with_mig(cells: tuple[str, ...], proc: Process) -> tuple[str, ...]:
     return cells[:1] + (mig_cell(proc),) + cells[1:]
 
 
+def command_cell(proc: Process) -> str:
+    """The COMMAND cell: the whole line (the column shortens it: COLUMNS), else the name; GONE
+    for a process that has exited."""
+    if proc.gone:
+        return GONE
+    return proc.command or proc.name or NA
+
+
 def make_row(gpu: int, proc: Process, now: float, mig: bool = False) -> ProcRow:
     running = now - proc.started if proc.started is not None else None
     cells: tuple[str, ...] = (
@@ -96,7 +104,7 @@ def make_row(gpu: int, proc: Process, now: float, mig: bool = False) -> ProcRow:
         num(proc.cpu_pct, ".1f"),
         host_mem(proc.host_memory_mib),
         duration(running),
-        proc.command or proc.name or NA,  # the whole line: the column shortens it (COLUMNS)
+        command_cell(proc),
     )
     if mig:
         cells = with_mig(cells, proc)
@@ -127,12 +135,14 @@ FILTER_MATCHES = "user, job, command or PID"  # what matches() looks in, as help
 
 
 def matches(row: ProcRow, needle: str) -> bool:
-    """The `/` filter: a case-insensitive substring of user, job, command/name or PID."""
+    """The `/` filter: a case-insensitive substring of user, job, command/name (GONE as the
+    cell shows it) or PID."""
     if not needle:
         return True
     n = needle.lower()
     p = row.process
     return (n in (p.user or "").lower() or n in (p.command or "").lower()
+            or (p.gone and n in GONE)
             or n in (p.name or "").lower() or n in str(p.pid)
             or n in (job_label(p) or "").lower())
 
@@ -182,6 +192,9 @@ def build_rows(snapshot: Snapshot, now: float | None = None, *, needle: str = ""
     # A stable tie-break (GPU, PID) keeps equal rows from swapping places between ticks.
     rows.sort(key=lambda r: (r.gpu, r.process.pid))
     rows.sort(key=lambda r: _sort_value(r, sort, now), reverse=descending)
+    # Processes that have exited go last in either direction: they hold nothing on the host, and
+    # at the top of the table they would push the live ones off the screen (stable: kept in order).
+    rows.sort(key=lambda r: r.process.gone)
     return rows
 
 

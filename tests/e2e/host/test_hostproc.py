@@ -10,7 +10,7 @@ import time
 import psutil
 
 from gputop.core.units import MIB
-from gputop.host.processes import NO_FACTS, HostProcesses
+from gputop.host.processes import GONE, HostProcesses
 from tests.support.procs import sleeper
 
 
@@ -35,7 +35,7 @@ def test_cpu_and_rss_agree_with_psutil_for_a_busy_child() -> None:
     assert ours.started == peer.create_time()
 
 
-def test_a_reused_pid_is_looked_up_afresh_and_a_gone_one_has_no_facts() -> None:
+def test_a_reused_pid_is_looked_up_afresh_and_a_gone_one_is_gone() -> None:
     child = sleeper(30)
     try:
         host = HostProcesses()
@@ -47,4 +47,4 @@ def test_a_reused_pid_is_looked_up_afresh_and_a_gone_one_has_no_facts() -> None:
     finally:
         child.kill()
         child.wait()
-    assert host.lookup(child.pid) is NO_FACTS
+    assert host.lookup(child.pid) is GONE

@@ -21,6 +21,7 @@ OWNED = Process(pid=4242, gpu_memory_mib=100.0,
                                     pod_namespace="research", pod_uid="0125ec2f"),
                 job=Job("slurm", "4242", "0"), namespace_pid=7)
 OUTSIDE = Process(pid=99, gpu_memory_mib=12.0, outside_pid_namespace=True)
+GONE = Process(pid=98, gpu_memory_mib=10.0, gone=True)
 
 
 def doc(*procs):
@@ -29,18 +30,19 @@ def doc(*procs):
 
 
 def test_round_trip_through_json_and_the_cluster_decoder():
-    data = doc(OWNED, OUTSIDE, Process(pid=1))
+    data = doc(OWNED, OUTSIDE, Process(pid=1), GONE)
     proc = data["devices"][0]["processes"][0]
     assert proc["container"]["pod_uid"] == "0125ec2f" and proc["job"]["id"] == "4242"
     assert data["devices"][0]["processes"][2]["container"] is None
     for decode in (snapshot_from_json, decode_snapshot):
-        assert decode(doc(OWNED, OUTSIDE, Process(pid=1))).devices[0].processes == (
-            OWNED, OUTSIDE, Process(pid=1))
+        assert decode(doc(OWNED, OUTSIDE, Process(pid=1), GONE)).devices[0].processes == (
+            OWNED, OUTSIDE, Process(pid=1), GONE)
+    assert data["devices"][0]["processes"][3]["gone"] is True
 
 
 def test_an_old_agent_without_the_keys_decodes():
     data = doc(Process(pid=5))
-    for key in ("container", "job", "namespace_pid", "outside_pid_namespace"):
+    for key in ("container", "job", "namespace_pid", "outside_pid_namespace", "gone"):
         del data["devices"][0]["processes"][0][key]
     assert snapshot_from_json(data).devices[0].processes == (Process(pid=5),)
     assert decode_snapshot(data).devices[0].processes == (Process(pid=5),)
@@ -49,7 +51,7 @@ def test_an_old_agent_without_the_keys_decodes():
 @pytest.mark.parametrize("key, value", [
     ("container", "docker"), ("container", {"id": 5}), ("job", {"scheduler": "slurm"}),
     ("job", {"scheduler": "slurm", "id": 42}), ("namespace_pid", "7"), ("namespace_pid", True),
-    ("outside_pid_namespace", "yes"),
+    ("outside_pid_namespace", "yes"), ("gone", 1),
 ])
 def test_wrong_types_are_schema_errors(key, value):
     for decode in (snapshot_from_json, decode_snapshot):

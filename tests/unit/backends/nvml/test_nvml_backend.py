@@ -22,6 +22,8 @@ from gputop.backends.nvml import reads
 from gputop.backends.nvml.backend import NvmlBackend
 from gputop.backends.nvml.gpm import MIN_INTERVAL_S
 from gputop.core import budget, clock_events
+from gputop.host.pidns import PidView
+from gputop.host.processes import HostProcesses
 from tests.support.fake_pynvml import (
     FakeGpu,
     FakeMigDevice,
@@ -671,6 +673,18 @@ def test_process_sm_uses_last_seen_timestamp_and_not_found_is_no_sample() -> Non
     assert [p.sm_pct for p in again.processes] == [45, 45]  # recent sample still shown
     assert seen[0] == 0 and seen[1] > 0 and seen[2] == seen[1]
     assert [p.sm_pct for p in later.processes] == [None, 45]
+
+
+def test_a_listed_pid_the_host_no_longer_has_is_gone_and_a_live_one_is_not() -> None:
+    gpu = h100(0, [FakeProcess(pid=9_000_001, used_mib=100.0),  # above any pid_max: none has it
+                   FakeProcess(pid=os.getpid(), used_mib=100.0)])
+    host = HostProcesses(pid_view=PidView(True, True))  # the host's PIDs, wherever this runs
+    backend = NvmlBackend(BackendOptions(), nvml=FakeNvml([gpu], clock=FakeClock().wall),
+                          clock=FakeClock(), host=host)
+    with backend:
+        procs = {p.pid: p for p in backend.sample().devices[0].processes}
+    assert procs[9_000_001].gone and procs[9_000_001].command is None
+    assert not procs[os.getpid()].gone and procs[os.getpid()].command
 
 
 def test_host_facts_come_from_psutil_for_a_live_pid() -> None:

@@ -95,6 +95,11 @@ def test_facts_name_every_gpu_instance_namespace_pid_container_and_job():
     assert facts["CPU"] == "N/A" and facts["host memory"] == "N/A"
 
 
+def test_a_gone_process_says_gone_for_its_command():
+    facts = dict(describe_process([(0, Process(pid=77, gpu_memory_mib=10, gone=True))], now=1.0))
+    assert facts["command"] == "gone" and facts["user"] == "N/A"
+
+
 def test_the_axis_ends_at_a_round_number_above_the_peak():
     assert axis_top(None, 100.0) == 100.0 and axis_top(97.0, 100.0) == 100.0
     assert axis_top(340.0, 100.0) == 500.0 and axis_top(101.0, 100.0) == 200.0

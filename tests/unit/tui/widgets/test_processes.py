@@ -1,3 +1,7 @@
+from dataclasses import replace
+
+import pytest
+
 from gputop.core.model import Device, Process, Snapshot
 from gputop.tui.widgets.processes import build_rows
 
@@ -55,3 +59,28 @@ def test_cells_show_na_for_missing_values():
     row = next(r for r in build_rows(snap()) if r.process.pid == 200)
     assert row.cells[5:9] == ("N/A", "N/A", "N/A", "N/A")
     assert row.key == "1:200"
+
+
+def with_gone() -> Snapshot:
+    """snap() plus, on GPU 0, a PID the device lists whose process has exited (PID 50: first by
+    PID and GPU, and by memory too, had it sorted as any other row)."""
+    s = snap()
+    gone = Process(pid=50, gpu_memory_mib=9000, gone=True)
+    dev = s.devices[0]
+    return replace(s, devices=(replace(dev, processes=(*dev.processes, gone)), s.devices[1]))
+
+
+def test_a_gone_process_shows_gone_as_its_command_not_na():
+    row = next(r for r in build_rows(with_gone()) if r.process.pid == 50)
+    assert row.cells[-1] == "gone"
+    assert row.cells[2] == "N/A"  # its user is unknown, as any missing value
+    assert pids(build_rows(with_gone(), needle="gone")) == [50]
+
+
+@pytest.mark.parametrize("column", ["gpu", "pid", "user", "job", "gpu_mem", "sm", "cpu",
+                                    "host_mem", "time", "command"])
+@pytest.mark.parametrize("descending", [False, True])
+def test_a_gone_process_sorts_last_in_either_direction(column, descending):
+    rows = build_rows(with_gone(), sort=column, descending=descending)
+    assert pids(rows)[-1] == 50
+    assert pids(rows)[:-1] == pids(build_rows(snap(), sort=column, descending=descending))
