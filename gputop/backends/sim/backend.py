@@ -161,8 +161,11 @@ class SimBackend(Backend):
         return self._info
 
     def _bus_id(self, i: int) -> str:
-        domain = "0000" if self.scenario.part.vendor == "huawei" else "00000000"  # as each tool
-        return f"{domain}:{0x18 + 0x10 * i:02X}:00.0"
+        """A PCI address as each tool writes it (npu-smi with a 4-digit domain); a bus number
+        has 8 bits, so GPUs past the 15th of a domain go to the next one."""
+        domain, slot = divmod(i, 15)
+        digits = 4 if self.scenario.part.vendor == "huawei" else 8
+        return f"{domain:0{digits}X}:{0x18 + 0x10 * slot:02X}:00.0"
 
     # ------------------------------------------------------------------ power limits
     def set_power_limit(self, device: int, watts: float) -> None:
@@ -475,7 +478,7 @@ class SimBackend(Backend):
             ecc_mode=True if part.vendor == "nvidia" else None,
             persistence_mode=True if part.vendor == "nvidia" else None,
             display_active=False if part.vendor == "nvidia" else None,  # headless servers
-            mig_mode="disabled" if part.vendor == "nvidia" else None,
+            mig_mode="disabled" if nvidia and part.mig else None,
             compute_mode="Default" if part.vendor == "nvidia" else None,
             serial=f"{1650000000000 + int(1e9 * physics.mix64(self.seed, i, 5))}",
             vbios_version="96.00.A5.00.01" if part.vendor == "nvidia" else None,
@@ -485,7 +488,7 @@ class SimBackend(Backend):
             clock_graphics_max_mhz=part.clock_sm_max_mhz if nvidia else None,
             clock_event_supported_mask=SUPPORTED_EVENTS if nvidia else None,
             ecc_mode_pending=True if nvidia else None,
-            mig_mode_pending="disabled" if nvidia else None,
+            mig_mode_pending="disabled" if nvidia and part.mig else None,
             # A training job uses no video engines; a healthy part has no errors to count.
             utilization_encoder_pct=0 if nvidia else None,
             utilization_decoder_pct=0 if nvidia else None,

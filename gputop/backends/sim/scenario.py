@@ -36,6 +36,8 @@ class Part:
     # NVML's GPM (SM activity, occupancy, tensor and DRAM activity) needs Hopper or newer: the
     # simulator reports saturation only for parts that have it (#27: a V100 showed it).
     gpm: bool = True
+    # MIG came with the A100 and H100: a V100 has no MIG mode (NVML: not supported, None).
+    mig: bool = True
 
 
 # Memory totals are what the driver reports (the fixtures show 81559 MiB for an H100 80GB HBM3).
@@ -44,7 +46,7 @@ PARTS: dict[str, Part] = {
     "a100-sxm4-80gb": Part("NVIDIA A100-SXM4-80GB", "nvidia", 81920, 400, 100, 55, 1410, 1593, 4, 16,
                            gpm=False),
     "v100-sxm3-32gb": Part("Tesla V100-SXM3-32GB", "nvidia", 32768, 350, 100, 45, 1597, 958, 3, 16,
-                           remaps_rows=False, gpm=False),
+                           remaps_rows=False, gpm=False, mig=False),
     # As npu-smi shows a 910B3 (the npu-smi backend names it "Ascend 910B3"): 65536 MB of HBM,
     # about 90 W idle (real tables read 82-99 W on idle 910B1/B2C/B3/B4), AICore 1800 MHz
     # (`info -t common` on a 910B1). The 400 W ceiling is the public OAM figure, not a capture.

@@ -24,6 +24,19 @@ def test_every_issue_scenario_ships_and_loads():
         assert snap.backend == "sim" and snap.devices
 
 
+def test_bus_ids_are_pci_addresses_on_sixteen_gpus():
+    """A bus number has two hex digits: the 16th GPU is on the next domain, not bus 0x108."""
+    buses = [d.pci_bus_id for d in sim("dense-16").sample().devices]
+    assert buses[0] == "00000000:18:00.0" and buses[14] == "00000000:F8:00.0"
+    assert buses[15] == "00000001:18:00.0" and len(set(buses)) == 16
+
+
+def test_a_v100_has_no_mig_mode_an_h100_has_it_off():
+    v100, h100 = sim("dense-16").sample().devices[0], sim().sample().devices[0]
+    assert (v100.mig_mode, v100.mig_mode_pending) == (None, None)
+    assert (h100.mig_mode, h100.mig_mode_pending) == ("disabled", "disabled")
+
+
 def test_a_sample_wanting_no_processes_or_saturation_has_the_same_counters_and_neither():
     from dataclasses import replace
 
