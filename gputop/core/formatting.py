@@ -15,6 +15,16 @@ NA = "N/A"
 GONE = "gone"
 
 
+def on_off(flag: bool | None) -> str:
+    """A mode nvidia-smi shows as On or Off (persistence, display active); N/A where unreported."""
+    return NA if flag is None else ("On" if flag else "Off")
+
+
+def mig_word(mode: str | None) -> str | None:
+    """A MIG mode ("enabled", "disabled") as nvidia-smi prints it; None where there is none."""
+    return mode.capitalize() if mode is not None else None
+
+
 def num(value: float | None, spec: str = ".0f", unit: str = "", none: str = NA) -> str:
     """Format ``value`` with ``spec`` and ``unit`` appended, or ``none`` where it is missing."""
     return none if value is None else f"{value:{spec}}{unit}"

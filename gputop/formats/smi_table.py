@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gputop.core.formatting import mig_word, on_off
 from gputop.core.model import Device, MigInstance, Process
 from gputop.formats.query_fields import format_value, lookup
 
@@ -62,10 +63,6 @@ def _mib(field: str, value: float | None) -> str:
     return NA if value is None else format_value(lookup(field), value, units=False) + "MiB"
 
 
-def _on_off(flag: bool | None) -> str:
-    return NA if flag is None else ("On" if flag else "Off")
-
-
 def gpu_name(name: str | None) -> str:
     name = name or NA
     return name if len(name) <= NAME_WIDTH else name[:NAME_WIDTH - 3] + "..."
@@ -87,7 +84,7 @@ def _ecc(dev: Device) -> str:
 
 
 def _mig(dev: Device) -> str:
-    return NA if dev.mig_mode is None else dev.mig_mode.capitalize()
+    return mig_word(dev.mig_mode) or NA
 
 
 def gpu_rows(dev: Device) -> list[str]:
@@ -97,8 +94,8 @@ def gpu_rows(dev: Device) -> list[str]:
               f"{_mib('memory.total', dev.memory_total_mib):>9}")
     mode = COMPUTE_MODES.get(dev.compute_mode or "", dev.compute_mode or NA)
     return [
-        f"| {dev.index:>3}  {gpu_name(dev.name):<{NAME_WIDTH}}    {_on_off(dev.persistence_mode):<3} |"
-        f" {dev.pci_bus_id or NA:>18} {_on_off(dev.display_active):>3} | {_ecc(dev):>20} |",
+        f"| {dev.index:>3}  {gpu_name(dev.name):<{NAME_WIDTH}}    {on_off(dev.persistence_mode):<3} |"
+        f" {dev.pci_bus_id or NA:>18} {on_off(dev.display_active):>3} | {_ecc(dev):>20} |",
         f"| {_n(dev.fan_pct, '%'):>3}   {_n(dev.temperature_c, 'C'):>3}    {dev.pstate or NA:<3}"
         f"{power} | {memory} | {_n(dev.utilization_gpu_pct, '%'):>7} {mode:>12} |",
         f"| {'':39} | {'':22} | {_mig(dev):>20} |",

@@ -32,6 +32,8 @@ HEALTH_CALLS = ("nvmlDeviceGetTotalEccErrors", "nvmlDeviceGetRemappedRows",
                 "nvmlDeviceGetCurrPcieLinkWidth", "nvmlDeviceGetMaxPcieLinkGeneration",
                 "nvmlDeviceGetMaxPcieLinkWidth")
 HEALTH_READS_PER_30S = 7  # uncorrected ECC, remapped rows, pending pages, 4 link figures
+# The modes the wide cards and the saturation panel name (#27), on the same 30 s schedule.
+FACTS_CALLS = ("nvmlDeviceGetPersistenceMode", "nvmlDeviceGetComputeMode")
 
 
 def per_gpu(node, wants) -> tuple[float, dict[str, float]]:
@@ -41,10 +43,12 @@ def per_gpu(node, wants) -> tuple[float, dict[str, float]]:
 
 
 def health(calls: dict[str, float]) -> float:
-    """The health reads' share of a dashboard's calls per tick, checked to be slow."""
+    """The health and facts reads' share of a dashboard's calls per tick, checked to be slow."""
     share = sum(calls.get(fn, 0.0) for fn in HEALTH_CALLS)
     assert share <= HEALTH_READS_PER_30S / 30 + 1e-9, calls
-    return share
+    facts = sum(calls.get(fn, 0.0) for fn in FACTS_CALLS)
+    assert facts <= len(FACTS_CALLS) / 30 + 1e-9, calls
+    return share + facts
 
 
 def test_the_dashboard_reads_what_it_shows_and_nothing_else(node):

@@ -34,3 +34,27 @@ def test_the_link_counters_are_read_only_when_asked_for_and_bring_gpm_along():
     # everything (snapshot --json, the agent, an exporter) does not pay the 20 ms PCIe window
     assert budget.LINK_RATES not in reads.periods(budget.EVERYTHING)
     assert "saturation" in reads.periods(budget.EVERYTHING)
+
+
+def test_the_dashboard_reads_the_cards_facts_on_the_slow_schedule():
+    """Bus-Id, persistence, compute and MIG mode show on wide cards and in the saturation panel
+    (#27); on NVML they cost two calls per GPU every 30 s and nothing per tick."""
+    from gputop.backends.base import BackendOptions
+    from gputop.backends.nvml.backend import NvmlBackend
+    from gputop.tui.text.wants import DASHBOARD
+    from tests.support.fake_pynvml import FakeNvml, ManualClock, h100
+
+    due = reads.periods(DASHBOARD)
+    assert due["persistence"] == due["compute_mode"] == 30.0
+    assert due["mig"] == reads.SLOW_REFRESH_S  # as before: the process table's MIG read
+    clock = ManualClock()
+    nv = FakeNvml([h100(0, []), h100(1, [])], clock=clock.wall)
+    with NvmlBackend(BackendOptions(), nvml=nv, clock=clock) as backend:
+        dev = backend.sample(wants=DASHBOARD).devices[0]
+        for _ in range(30):
+            clock.advance(1.0)
+            backend.sample(wants=DASHBOARD)
+    assert (dev.pci_bus_id, dev.persistence_mode, dev.compute_mode, dev.mig_mode) == (
+        "00000000:18:00.0", True, "Default", "disabled")
+    assert nv.count("nvmlDeviceGetPersistenceMode") == nv.count("nvmlDeviceGetComputeMode") == 4
+    assert nv.count("nvmlDeviceGetMigMode") == 8  # every 10 s, as without the facts

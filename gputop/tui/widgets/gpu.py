@@ -1,4 +1,6 @@
-"""One GPU's widget: a 4-line card (bars and sparkline history) or a compact single line.
+"""One GPU's widget: a 4-line card (bars and sparkline history) or a compact single line. A card
+at least FACTS_CARD_WIDTH wide also names the GPU's Bus-Id beside its name and its persistence,
+compute and MIG modes in a column at the right of its bars (gputop/tui/text/facts.py).
 
 Rendering uses the Line API with a per-line cache: each tick the card works out the text of its
 lines, and only lines whose text changed are re-rendered and repainted. At 1 s with 8 GPUs most
@@ -25,6 +27,7 @@ from gputop.core.formatting import NA, num, pct
 from gputop.core.model import Device, MigInstance
 from gputop.core.visible import visible
 from gputop.tui.text import fmt
+from gputop.tui.text.facts import FACTS_CARD_WIDTH, FACTS_WIDTH, mode_facts
 from gputop.tui.text.fmt import short_name
 from gputop.tui.text.mig import chips_text, summary_text
 from gputop.tui.text.rates import rates_spans
@@ -329,14 +332,28 @@ class GpuCard:
             if len(title) + sum(len(t) for t, _ in right) <= width:
                 break
         right_len = sum(len(t) for t, _ in right)
-        title_w = max(4, width - right_len)
-        head = _join([(fmt.fit(title, title_w), "gpu--title")] + right, width)
+        # the Bus-Id beside a whole name, where the card is wide and the badges leave room
+        bus = f"  {dev.pci_bus_id}" if dev.pci_bus_id and width >= FACTS_CARD_WIDTH else ""
+        if bus and len(title) + len(bus) + right_len <= width:
+            left: list[Span] = [(title, "gpu--title"), (bus, "gpu--muted"),
+                                (" " * (width - len(title) - len(bus) - right_len), "")]
+        else:
+            left = [(fmt.fit(title, max(4, width - right_len)), "gpu--title")]
+        head = _join(left + right, width)
         lines = [head] + self._gauge_lines(dev, width)
         if self.rates:
             lines.append(_join(rates_spans(dev), width))
         return lines
 
     def _gauge_lines(self, dev: Device, width: int) -> list[Line]:
+        """UTIL, MEM and PWR: label, bar, value and sparkline; on a card FACTS_CARD_WIDTH wide,
+        the GPU's modes in a column at their right, one a line."""
+        modes = mode_facts(dev) if width >= FACTS_CARD_WIDTH else None
+        column: list[list[Span]] = []
+        if modes is not None:
+            column = [[(" " + label + " ", "gpu--label"), (value, "gpu--value")]
+                      for label, value in modes]
+            width -= 1 + FACTS_WIDTH
         value_w = 21
         label_w = 5
         rest = width - label_w - value_w - 1
@@ -361,7 +378,11 @@ class GpuCard:
             spans.append((" " + fmt.fit(value, value_w - 1), "gpu--value"))
             if spark_w > 0:
                 spans.append((" " + self.spark(hist, spark_w), spark_cls))
-            lines.append(_join(spans, width))
+            line = _join(spans, width)
+            if modes is not None:
+                fact = column.pop(0) if column else []
+                line = _join([*line, *fact], width + 1 + FACTS_WIDTH)
+            lines.append(line)
         return lines
 
     def _lost_lines(self, dev: Device, width: int) -> list[Line]:

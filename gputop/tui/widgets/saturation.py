@@ -12,7 +12,9 @@ Interface for the app: mount ``SaturationPanel()`` and call
 oldest first, optional; used once to seed the bars' history and for the verdicts' job grouping).
 Up to 8 GPUs get a 7-line block each (two columns from 100 cells wide); more GPUs, a panel too
 short for the blocks, a GPU split into MIG instances, or ``compact=True`` get one line each
-(``compact=False`` forces blocks). Under a MIG GPU's line, one line per GPU instance shows its
+(``compact=False`` forces blocks). After the hints, a table of each GPU's facts (Bus-Id,
+persistence, compute and MIG modes: gputop/tui/text/facts.py), one line per GPU whatever the
+form, so the bars and verdicts keep their room above. Under a MIG GPU's line, one line per GPU instance shows its
 own GPM (SM, tensor, DRAM, occupancy): GPM runs per GPU instance.
 
 Colours come from the app's theme variables (``$gauge-low``/``-mid``/``-high``/``-empty``, falling
@@ -40,6 +42,7 @@ from gputop.core.formatting import pct
 from gputop.core.model import Device, Hint, MigInstance, Saturation, Snapshot
 from gputop.core.units import MIB_PER_GIB
 from gputop.core.visible import visible
+from gputop.tui.text.facts import facts_table
 from gputop.tui.text.fmt import bar, level, short_name
 
 LEGEND = ("busy = GPU-Util (time a kernel ran) · SM = SM active · occ = occupancy · "
@@ -368,6 +371,7 @@ class SaturationPanel(VerticalScroll):
     SaturationPanel.-wide > #sat-grid { grid-size: 2; }
     SaturationPanel.-compact > #sat-grid { grid-size: 1; grid-rows: auto; }
     SaturationPanel > #sat-hints { height: auto; padding: 0 1; }
+    SaturationPanel > #sat-facts { height: auto; padding: 1 1 0 1; }
     """
 
     def __init__(self, *, compact: bool | None = None, id: str | None = None) -> None:
@@ -381,6 +385,7 @@ class SaturationPanel(VerticalScroll):
         yield Static("", id="sat-note")
         yield Container(id="sat-grid")
         yield Static("", id="sat-hints")
+        yield Static("", id="sat-facts")
 
     @property
     def compact(self) -> bool:
@@ -426,6 +431,7 @@ class SaturationPanel(VerticalScroll):
         self.query_one("#sat-legend", Static).update(LEGEND if any_measured else LEGEND_FALLBACK)
         self.query_one("#sat-note", Static).update(self.note_text(snapshot))
         self.query_one("#sat-hints", Static).update(self.hints_text(hints))
+        self.query_one("#sat-facts", Static).update(self.facts_text(snapshot))
 
     @staticmethod
     def note_text(snapshot: Snapshot) -> Text:
@@ -443,6 +449,13 @@ class SaturationPanel(VerticalScroll):
                 t.append(f"GPU {', '.join(map(str, gpus))}: ", style="bold")
             t.append(note)
         return t
+
+    @staticmethod
+    def facts_text(snapshot: Snapshot) -> Text:
+        """The GPUs' facts table, its heads in bold (values made visible: a remote agent's)."""
+        head, *rows = facts_table(snapshot.devices)
+        return Text("\n").join([Text(visible(head), style="bold"),
+                                *(Text(visible(row)) for row in rows)])
 
     @staticmethod
     def hints_text(hints: Sequence[Hint]) -> Text:

@@ -61,7 +61,8 @@ async def test_panel_shows_eight_gpus_with_verdicts_and_hints_at_120x40():
         assert panel.has_class("-wide") and not panel.compact
         for i in range(8):
             assert f"GPU {i} H100 80GB HBM3" in text
-        assert "straggler: the slow GPU of its job" in text  # GPU 5's verdict
+        # GPU 5's verdict (its title cut where the facts below bring a scrollbar)
+        assert "straggler: the slow GPU of its" in text
         assert "waits for straggler GPU 5" in text  # its peers' verdicts
         assert "busy = GPU-Util" in text and "SIMULATED" in text
         assert "est. ~" in text and "/989 TFLOPS tensor" in text
@@ -71,7 +72,11 @@ async def test_panel_shows_eight_gpus_with_verdicts_and_hints_at_120x40():
         assert len(card.history["busy"]) == len(hist)  # seeded from the sampler's history
         panel.scroll_end(animate=False)
         await pilot.pause()
-        assert "warning straggler: GPU 5 is the slow one of the 8 GPUs" in screen_text(app)
+        text = screen_text(app)
+        assert "warning straggler: GPU 5 is the slow one of the 8 GPUs" in text
+        # after the hints, each GPU's facts (#27)
+        assert " GPU  Bus-Id            Persistence-M  Compute M.  MIG M." in text
+        assert "   7  00000000:88:00.0  On             Default     Disabled" in text
 
 
 async def test_panel_without_gpm_says_what_it_cannot_measure():
