@@ -24,6 +24,12 @@ def _npu_smi(options: BackendOptions) -> Backend:
     return NpuSmiBackend(options)
 
 
+def _amd(options: BackendOptions) -> Backend:
+    from gputop.backends.amd.backend import AmdBackend
+
+    return AmdBackend(options)
+
+
 def _sim(options: BackendOptions) -> Backend:
     from gputop.backends.sim.backend import SimBackend
 
@@ -40,6 +46,7 @@ def _replay(options: BackendOptions) -> Backend:
 REGISTRY: dict[str, Callable[[BackendOptions], Backend]] = {
     "nvml": _nvml,
     "npu-smi": _npu_smi,
+    "amd": _amd,
     "sim": _sim,
     "replay": _replay,
 }
@@ -53,7 +60,7 @@ def create(name: str, options: BackendOptions) -> Backend:
 
 def open_backend(name: str, options: BackendOptions, *, simulate_if_absent: bool = False
                  ) -> Backend:
-    """Create and open a backend; ``auto`` tries NVML, then npu-smi.
+    """Create and open a backend; ``auto`` tries NVML, then npu-smi, then AMD's sysfs.
 
     Only a caller that shows a person that its readings are simulated (the dashboard) passes
     ``simulate_if_absent``: then ``auto`` ends at the simulator. Everything a script reads fails
@@ -71,7 +78,9 @@ def open_backend(name: str, options: BackendOptions, *, simulate_if_absent: bool
         except BackendUnavailable as exc:
             passed_over.append((candidate, exc))
             continue
-        if passed_over:
+        if passed_over and candidate == "sim":
+            # only the simulator stands in for what was passed over: a real backend found
+            # after another (an AMD card on a node without NVML) is no fallback to warn of
             backend.fallback_reason = _reasons(passed_over)
         return backend
     raise NoDevice("no GPU or NPU answered: " + _reasons(passed_over),
@@ -91,6 +100,16 @@ def _auto_order(options: BackendOptions, simulate_if_absent: bool) -> list[str]:
     order = ["nvml"]
     if options.npu_smi or shutil.which("npu-smi"):
         order.append("npu-smi")
+    if options.sysfs_root or _amd_present():
+        order.append("amd")
     if simulate_if_absent:
         order.append("sim")
     return order
+
+
+def _amd_present() -> bool:
+    """Whether this node has an amdgpu card: a few directory reads, no file of a device opened.
+    Where it has none, auto-detection does not try AMD nor name it in its reason."""
+    from gputop.backends.amd.cards import present
+
+    return present()

@@ -86,6 +86,9 @@ class BackendOptions:
     sim_state: str | None = None
     npu_smi: str | None = None
     replay: str | None = None
+    # The folder the AMD backend reads sys/class/drm and proc under ("/" when None): a
+    # container's mount of the host's, or a captured tree in the tests.
+    sysfs_root: str | None = None
 
 
 class Backend(ABC):
@@ -125,6 +128,11 @@ class Backend(ABC):
         Process lists and GPM are the costliest part of a sample, and `-lms 10` logging samples
         a hundred times a second; on a real driver every call is an ioctl.
         """
+
+    def notes(self) -> tuple[str, ...]:
+        """Say what this backend could not read for lack of permission, one line each (empty
+        when nothing was refused), so that a command can tell the user once what needs more."""
+        return ()
 
     def set_power_limit(self, device: int, watts: float) -> None:
         raise Unsupported(f"the {self.name} backend cannot set power limits")

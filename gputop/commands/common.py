@@ -58,8 +58,8 @@ def add_common_arguments(parser: argparse.ArgumentParser, suppress: bool = False
 
     g = parser.add_argument_group("backend")
     g.add_argument("--backend", choices=CHOICES, default=d("auto"),
-                   help="where readings come from (default: auto = NVML, else npu-smi; the"
-                        " dashboard alone falls back to the simulator)")
+                   help="where readings come from (default: auto = NVML, else npu-smi, else"
+                        " AMD's sysfs; the dashboard alone falls back to the simulator)")
     g.add_argument("--scenario", default=d("training"), help="simulator scenario (default: training)")
     g.add_argument("--seed", type=bounded(bounds.SEED), default=d(0),
                    help=f"simulator random seed ({bounds.SEED.describe()})")
@@ -70,6 +70,8 @@ def add_common_arguments(parser: argparse.ArgumentParser, suppress: bool = False
                    help=f"simulator state file, so settings outlive the process (${SIM_STATE_ENV})")
     g.add_argument("--npu-smi", metavar="PATH", default=d(None), help="npu-smi executable")
     g.add_argument("--replay", metavar="FILE", default=d(None), help="CSV log for --backend replay")
+    g.add_argument("--sysfs-root", metavar="DIR", default=d(None),
+                   help="read AMD cards from DIR/sys/class/drm and DIR/proc (default: /)")
     g.add_argument("--interval", type=bounded(bounds.INTERVAL), default=d(DEFAULT_INTERVAL_S),
                    metavar="SEC", help=f"seconds between samples (default: {DEFAULT_INTERVAL_S:g};"
                                        f" {bounds.INTERVAL.describe()})")
@@ -84,7 +86,8 @@ def source_config(args: argparse.Namespace) -> SourceConfig:
     return SourceConfig(
         backend=args.backend,
         options=BackendOptions(scenario=args.scenario, seed=args.seed, sim_speed=args.sim_speed,
-                               sim_state=args.sim_state, npu_smi=args.npu_smi, replay=args.replay),
+                               sim_state=args.sim_state, npu_smi=args.npu_smi, replay=args.replay,
+                               sysfs_root=args.sysfs_root),
         ids=args.ids,
         interval=args.interval,
     )

@@ -124,7 +124,8 @@ def common_argv(args: argparse.Namespace, build_parser: ParserFactory) -> list[s
             if value != default
             for part in (option, text(value))]
     optional = (("--sim-state", args.sim_state), ("--npu-smi", args.npu_smi),
-                ("--replay", args.replay), ("--id", args.ids), ("--theme", args.theme),
+                ("--replay", args.replay), ("--sysfs-root", args.sysfs_root), ("--id", args.ids),
+                ("--theme", args.theme),
                 ("--record-fields", args.record_fields))
     argv += [part for option, value in optional if value is not None for part in (option, value)]
     if args.record_dir != ".":

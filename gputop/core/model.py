@@ -144,7 +144,7 @@ class Device:
     index: int
     uuid: str | None = None
     name: str | None = None
-    vendor: str | None = None  # "nvidia" | "huawei"
+    vendor: str | None = None  # "nvidia" | "huawei" | "amd"
     pci_bus_id: str | None = None
     status: str = "ok"  # "ok" | "lost" | "error"
     status_reason: str | None = None
@@ -154,10 +154,17 @@ class Device:
     memory_total_mib: float | None = None
     memory_used_mib: float | None = None
     memory_reserved_mib: float | None = None
+    # AMD: GTT, the system memory the GPU maps through its page tables (on an APU most of what it
+    # uses, beside a small VRAM carve-out); None on other vendors.
+    memory_gtt_total_mib: float | None = None
+    memory_gtt_used_mib: float | None = None
     utilization_gpu_pct: float | None = None
     utilization_memory_pct: float | None = None
     temperature_c: float | None = None
     temperature_memory_c: float | None = None
+    # AMD: the hottest point of the die (the junction or hotspot sensor), where temperature_c is
+    # the edge sensor's; None on other vendors.
+    temperature_hotspot_c: float | None = None
     fan_pct: float | None = None
     power_draw_w: float | None = None
     power_limit_w: float | None = None

@@ -107,6 +107,12 @@ def test_unreadable_token_file_is_one_line_exit_1(tmp_path):
         len(err.splitlines()) == 1, err
 
 
+def test_the_served_app_reads_the_same_amd_root():
+    argv = served_argv(web_args("--backend", "amd", "--sysfs-root", "/host"))
+    served = build_parser().parse_args(argv)
+    assert served.backend == "amd" and served.sysfs_root == "/host"
+
+
 def test_served_app_is_readonly_unless_signals_are_allowed():
     argv = served_argv(web_args("--backend", "sim", "--seed", "3"))
     assert argv[0] == "--readonly"

@@ -1,0 +1,58 @@
+"""Captured amdgpu sysfs trees (tests/fixtures/amd, LACT snapshots) mounted under a root folder
+as the AMD backend reads a real node: ROOT/sys/class/drm/cardN/device/…, ROOT/proc/PID/fdinfo."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tests.support.paths import FIXTURES
+
+AMD = FIXTURES / "amd"
+PHOENIX_TREE = "sysfs_Phoenix-APU-RDNA3_amdgpu_lact-snapshot_gpu_metrics_kfd"
+RADEON_TREE = "sysfs_HD7870-Pitcairn-GCN1_radeon-driver_lact-snapshot"
+AMDGPU_TREES = sorted(p.name for p in AMD.glob("sysfs_*_amdgpu_*"))
+IDS_FILE = AMD / "amdgpu.ids_libdrm-2.4.114_debian-libdrm-common-2.4.114-1"
+FDINFO_GFX = AMD / "fdinfo_amdgpu_client30_gfx_patch-v1-2024-05-06_INDENTED1.txt"
+FDINFO_COMPUTE = AMD / "fdinfo_amdgpu_client4_compute_patch-v2-2024-05-20_INDENTED1.txt"
+
+
+def mount(root: Path, tree: str | None) -> Path:
+    """``root`` with ROOT/sys/class/drm as the captured tree (the captures are relative to
+    /sys/class/drm); with no tree, an empty /sys/class/drm."""
+    drm = root / "sys" / "class" / "drm"
+    drm.parent.mkdir(parents=True, exist_ok=True)
+    if tree is None:
+        drm.mkdir()
+    else:
+        drm.symlink_to(AMD / tree, target_is_directory=True)
+    return root
+
+
+def install_ids(root: Path) -> None:
+    """libdrm's amdgpu.ids where distributions install it."""
+    target = root / "usr" / "share" / "libdrm" / "amdgpu.ids"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.symlink_to(IDS_FILE)
+
+
+def open_drm_file(root: Path, pid: int, fd: int, fdinfo: Path) -> None:
+    """ROOT/proc/PID/fd/FD a link into /dev/dri, and its fdinfo the captured text."""
+    base = root / "proc" / str(pid)
+    (base / "fd").mkdir(parents=True, exist_ok=True)
+    (base / "fdinfo").mkdir(parents=True, exist_ok=True)
+    os.symlink("/dev/dri/renderD128", base / "fd" / str(fd))
+    (base / "fdinfo" / str(fd)).symlink_to(fdinfo)
+
+
+def tree_file(tree: str, pattern: str) -> Path | None:
+    """The captured file matching ``pattern`` (a glob under the tree's card folder), if any."""
+    found = sorted((AMD / tree).glob("card*/device/" + pattern))
+    return found[0] if found else None
+
+
+def tree_text(tree: str, pattern: str) -> str | None:
+    path = tree_file(tree, pattern)
+    if path is None:
+        return None
+    return path.read_bytes().split(b"\0", 1)[0].decode().strip()
