@@ -23,6 +23,12 @@ if TYPE_CHECKING:
     from gputop.tui.widgets.grouped import GroupRow
 
 HELP_KEY_WIDTH = 16
+SCROLL_KEYS = frozenset({"up", "down", "pageup", "pagedown", "home", "end"})
+
+
+def _keys(bindings) -> set[str]:
+    """Return the key names ``bindings`` (Textual's BINDINGS) bind."""
+    return {k for b in bindings if isinstance(b, Binding) for k in b.key.split(",")}
 
 
 class HelpScreen(ModalScreen[None]):
@@ -51,12 +57,24 @@ class HelpScreen(ModalScreen[None]):
             text.append(f"  {keys:<{HELP_KEY_WIDTH}}", "bold")
             text.append(f"{what}\n")
         text.append("\nctrl+p opens the command palette with the same actions. q or esc closes"
-                    " this and every screen over the view; ctrl+c quits from anywhere.")
+                    " this and every screen over the view; here, any other key above closes it"
+                    " and does its work; ctrl+c quits from anywhere.")
         with VerticalScroll():
             yield Static(text, id="help-text")
 
     def action_dismiss(self) -> None:  # type: ignore[override]  # Screen's takes a result (#25 tui)
         self.dismiss(None)
+
+    def on_key(self, event: events.Key) -> None:
+        """Close the help and hand the view any other key it has (`p` pauses, `t` changes the
+        theme, as nvitop returns on any key): the help lists keys so that they are pressed.
+        The keys that scroll it stay with it."""
+        if event.key in SCROLL_KEYS or event.key in _keys(self.BINDINGS) \
+                or event.key not in _keys(type(self.app).BINDINGS):
+            return
+        event.stop()
+        self.dismiss(None)
+        self.app.call_later(self.app.simulate_key, event.key)
 
 
 class ConfirmSignal(ModalScreen[bool]):

@@ -536,3 +536,29 @@ async def test_the_kill_question_names_user_gpu_pid_and_the_whole_command():
     finally:
         child.kill()
         child.wait()
+
+
+async def test_a_key_of_the_view_pressed_in_the_help_closes_it_and_does_its_work():
+    """#27: `p` and `t` were swallowed by the help (nvitop returns on any key). A key the
+    dashboard has closes the help and does what it says; the help's own keys (q, esc, ?)
+    only close it, and the scroll keys scroll it."""
+    from gputop.tui.screens.modals import HelpScreen
+
+    app = make_app("training")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        theme = app.theme
+        for key, done in (("p", lambda: app.sampler.paused), ("t", lambda: app.theme != theme)):
+            await pilot.press("question_mark")
+            await settle(pilot)
+            await pilot.press("down")
+            await settle(pilot)
+            assert isinstance(app.screen, HelpScreen)  # scrolled, still open
+            await pilot.press(key)
+            await settle(pilot)
+            assert not isinstance(app.screen, HelpScreen) and done(), key
+        await pilot.press("question_mark")
+        await settle(pilot)
+        await pilot.press("q")
+        await settle(pilot)
+        assert app.is_running and not isinstance(app.screen, HelpScreen)
