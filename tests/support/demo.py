@@ -4,8 +4,9 @@ epoch and host name, driven tick by tick instead of by the sampler's thread."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
-from gputop.backends.base import BackendOptions
+from gputop.backends.base import Backend, BackendOptions
 from gputop.backends.sim.backend import SimBackend
 from gputop.backends.sim.clock import SimClock
 from gputop.core.model import Snapshot
@@ -55,3 +56,19 @@ def sim_snapshot(scenario: str = "training") -> Snapshot:
         return backend.sample()
     finally:
         backend.close()
+
+
+def recorded_replay(folder: Path, samples: int, interval: float = 1.0,
+                    scenario: str = "training") -> Backend:
+    """Record ``samples`` of the simulator's ``scenario``, one each ``interval`` seconds, with the
+    real recorder into ``folder``/run.csv, and return the replay backend opened on that log."""
+    from gputop.backends import open_backend
+    from gputop.query.recorder import Recorder
+
+    log = folder / "run.csv"
+    sim = demo_backend(scenario)
+    with Recorder(str(log)) as rec:
+        for _ in range(samples):
+            rec.write(sim.sample())
+            sim.clock.sleep(interval)
+    return open_backend("replay", BackendOptions(replay=str(log)))

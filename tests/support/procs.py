@@ -49,6 +49,16 @@ def gone_soon(pid: int, within: float = 2.0, poll=lambda: None) -> bool:
         time.sleep(0.01)
 
 
+@pytest.fixture(name="child")
+def child_fixture():
+    """Start a real local process for the dashboard to signal; kill it afterwards if it lives."""
+    proc = sleeper()
+    yield proc
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+
+
 @pytest.fixture(name="child_pids")
 def child_pids_fixture():
     """PIDs a test's tools wrote down; killed by PID afterwards if a test failed to."""

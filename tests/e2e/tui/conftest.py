@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from tests.support.procs import sleeper
+from tests.support.procs import child_fixture  # noqa: F401 - the fixture, by name
 from tests.support.tmux import Pane
 from tests.support.tui import no_user_themes_fixture, utc_fixture  # noqa: F401 - autouse
 
@@ -29,12 +29,3 @@ def pane(tmp_path):
     for p in panes:
         p.close()
 
-
-@pytest.fixture
-def child():
-    """Start a real local process for the dashboard to signal; kill it afterwards if it lives."""
-    proc = sleeper()
-    yield proc
-    if proc.poll() is None:
-        proc.kill()
-    proc.wait()

@@ -12,7 +12,7 @@ from gputop.core.budget import EVERYTHING, Wants
 from gputop.core.model import Snapshot
 from gputop.tui.app import GputopApp
 from gputop.tui.text.wants import DASHBOARD as DASHBOARD_WANTS
-from tests.support.demo import advance, demo_backend
+from tests.support.demo import advance, demo_backend, recorded_replay
 from tests.support.tui import (
     LocalBackend,
     make_app,
@@ -659,17 +659,7 @@ def test_run_dashboard_refuses_an_unknown_theme_before_opening_anything():
 async def test_a_real_log_replays_in_the_dashboard_with_pause_step_seek_and_speed(tmp_path):
     """`gputop replay FILE` end to end: a log written by the recorder, the replay backend, the
     dashboard's keys moving its player, and the snapshot shown following the position."""
-    from gputop.backends import open_backend
-    from gputop.backends.base import BackendOptions
-    from gputop.query.recorder import Recorder
-
-    log = tmp_path / "run.csv"
-    sim = demo_backend("training")
-    with Recorder(str(log)) as rec:
-        for _ in range(60):  # one sample a second for a minute
-            rec.write(sim.sample())
-            sim.clock.sleep(1.0)
-    backend = open_backend("replay", BackendOptions(replay=str(log)))
+    backend = recorded_replay(tmp_path, 60)  # one sample a second for a minute
     player = backend.player
     times = player.times
     app = GputopApp(backend, autostart=False)

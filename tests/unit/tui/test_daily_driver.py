@@ -12,7 +12,7 @@ from gputop.core.model import Device
 from gputop.tui.app import GputopApp
 from gputop.tui.text import fmt
 from gputop.tui.widgets.gpu import GpuCard
-from tests.support.demo import advance, demo_backend
+from tests.support.demo import advance, recorded_replay
 from tests.support.tui import (
     LocalBackend,
     make_app,
@@ -257,17 +257,7 @@ async def test_stepping_a_10_hz_replay_moves_the_shown_position_and_snapshot(tmp
     with the sampler running as it does for a user (not ticked by the test)."""
     import asyncio
 
-    from gputop.backends import open_backend
-    from gputop.backends.base import BackendOptions
-    from gputop.query.recorder import Recorder
-
-    log = tmp_path / "fast.csv"
-    sim = demo_backend("training")
-    with Recorder(str(log)) as rec:
-        for _ in range(50):  # five seconds at 10 Hz
-            rec.write(sim.sample())
-            sim.clock.sleep(0.1)
-    backend = open_backend("replay", BackendOptions(replay=str(log)))
+    backend = recorded_replay(tmp_path, 50, 0.1)  # five seconds at 10 Hz
     player = backend.player
     app = GputopApp(backend)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -475,17 +465,7 @@ async def test_keys_typed_after_g_in_one_read_are_the_prompts_text(tmp_path):
     takes the keys typed after the key that opened it."""
     from textual import events
 
-    from gputop.backends import open_backend
-    from gputop.backends.base import BackendOptions
-    from gputop.query.recorder import Recorder
-
-    log = tmp_path / "run.csv"
-    sim = demo_backend("training")
-    with Recorder(str(log)) as rec:
-        for _ in range(60):
-            rec.write(sim.sample())
-            sim.clock.sleep(1.0)
-    backend = open_backend("replay", BackendOptions(replay=str(log)))
+    backend = recorded_replay(tmp_path, 60)
     app = GputopApp(backend, autostart=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("space")  # paused: only the seek moves it
@@ -503,39 +483,33 @@ async def test_keys_typed_after_g_in_one_read_are_the_prompts_text(tmp_path):
         assert app.screen is app.screen_stack[0] and app.filter_box.value == "gg"
 
 
-async def test_the_kill_question_names_user_gpu_pid_and_the_whole_command():
+async def test_the_kill_question_names_user_gpu_pid_and_the_whole_command(child):
     """#27: `Send SIGTERM to 8 processes of …/versions/3.11.7/bin/` on a blank screen. The
     question is drawn over the dashboard, names user, GPU and PID, wraps the command whole,
     and No has the focus."""
     import getpass
-    import subprocess
 
     from textual.widgets import Button
 
     from gputop.tui.screens.modals import ConfirmSignal
 
-    child = subprocess.Popen(["sleep", "60"])
-    try:
-        app = GputopApp(_LongCommandBackend([child.pid]), autostart=False)
-        async with app.run_test(size=(80, 24)) as pilot:
-            app.sampler.tick()
-            await settle(pilot)
-            await pilot.press("k")
-            await settle(pilot)
-            assert isinstance(app.screen, ConfirmSignal)
-            text = screen_text(app)
-            assert "0 Fake GPU" in text and "GPU▲" in text  # the dashboard stays behind it
-            words = " ".join(line.strip(" █▀▄") for line in text.splitlines())
-            assert f"user {getpass.getuser()} · GPU 0 · PID {child.pid}" in words
-            assert all(part in words for part in LONG.split())  # every word: nothing cut
-            assert "…" not in words
-            assert isinstance(app.focused, Button) and app.focused.id == "no"
-            await pilot.press("q")
-            await settle(pilot)
-            assert child.poll() is None  # no: nothing was sent
-    finally:
-        child.kill()
-        child.wait()
+    app = GputopApp(_LongCommandBackend([child.pid]), autostart=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.sampler.tick()
+        await settle(pilot)
+        await pilot.press("k")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmSignal)
+        text = screen_text(app)
+        assert "0 Fake GPU" in text and "GPU▲" in text  # the dashboard stays behind it
+        words = " ".join(line.strip(" █▀▄") for line in text.splitlines())
+        assert f"user {getpass.getuser()} · GPU 0 · PID {child.pid}" in words
+        assert all(part in words for part in LONG.split())  # every word: nothing cut
+        assert "…" not in words
+        assert isinstance(app.focused, Button) and app.focused.id == "no"
+        await pilot.press("q")
+        await settle(pilot)
+        assert child.poll() is None  # no: nothing was sent
 
 
 async def test_a_key_of_the_view_pressed_in_the_help_closes_it_and_does_its_work():

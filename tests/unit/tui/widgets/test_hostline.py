@@ -13,7 +13,7 @@ from gputop.host.load import HostFacts, HostReader
 from gputop.tui.app import GputopApp
 from gputop.tui.text import fmt
 from gputop.tui.widgets.hostline import HostLine
-from tests.support.demo import demo_backend
+from tests.support.demo import demo_backend, recorded_replay
 from tests.support.tui import screen_lines
 
 GIB = 2**30
@@ -72,17 +72,7 @@ async def test_the_running_dashboard_shows_this_nodes_host_line():
 
 
 async def test_a_replayed_log_does_not_show_this_machines_host_line(tmp_path):
-    from gputop.backends import open_backend
-    from gputop.backends.base import BackendOptions
-    from gputop.query.recorder import Recorder
-
-    log = tmp_path / "run.csv"
-    sim = demo_backend("training")
-    with Recorder(str(log)) as rec:
-        for _ in range(5):
-            rec.write(sim.sample())
-            sim.clock.sleep(1.0)
-    app = GputopApp(open_backend("replay", BackendOptions(replay=str(log))), interval=0.2)
+    app = GputopApp(recorded_replay(tmp_path, 5), interval=0.2)
     async with app.run_test(size=(80, 24)) as pilot:
         for _ in range(10):
             await pilot.pause()
