@@ -110,6 +110,7 @@ def _auto_order(options: BackendOptions, simulate_if_absent: bool) -> list[str]:
 def _amd_present() -> bool:
     """Whether this node has an amdgpu card: a few directory reads, no file of a device opened.
     Where it has none, auto-detection does not try AMD nor name it in its reason."""
-    from gputop.backends.amd.cards import present
+    from gputop.backends.amd.fdinfo import DRIVER
+    from gputop.backends.drm.cards import present
 
-    return present()
+    return present("/", (DRIVER,))

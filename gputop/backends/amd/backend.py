@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gputop.backends.amd import fdinfo, names, reads
-from gputop.backends.amd.cards import Card, drm_dir, find_cards
-from gputop.backends.amd.files import Files
 from gputop.backends.base import (
     CAP_PROCESSES,
     REAL_CLOCK,
@@ -30,9 +28,13 @@ from gputop.backends.base import (
     Clock,
     hostname,
 )
+from gputop.backends.drm import fdinfo as drm_fdinfo
+from gputop.backends.drm.cards import Card, drm_dir, find_cards
+from gputop.backends.drm.files import Files
+from gputop.backends.drm.processes import Held, processes
+from gputop.backends.drm.rates import NS_PER_S, Rates, percent
 from gputop.core.budget import EVERYTHING, Wants
 from gputop.core.model import Device, DeviceInfo, NodeInfo, Process, Snapshot
-from gputop.core.units import MIB
 from gputop.host.processes import HostProcesses
 
 VENDOR = "amd"
@@ -64,13 +66,13 @@ class AmdBackend(Backend):
         self.files = Files()
         self._gpus: list[_Gpu] = []
         self._info: NodeInfo | None = None
-        self._shares = fdinfo.EngineShares()
+        self._shares = Rates()
         self._lock = threading.Lock()
         self._denied_pids = 0
 
     # ------------------------------------------------------------------ lifecycle
     def open(self) -> None:
-        cards, passed = find_cards(self.root, self.files)
+        cards, passed = find_cards(self.root, self.files, (fdinfo.DRIVER,))
         if not cards:
             where = drm_dir(self.root)
             why = f" ({', '.join(passed)})" if passed else ""
@@ -157,37 +159,22 @@ class AmdBackend(Backend):
     # ------------------------------------------------------------------ processes
     def _processes(self, gpus: list[_Gpu]) -> dict[int, tuple[Process, ...]]:
         by_bus = {g.card.bus_id: g for g in gpus if g.card.bus_id is not None}
-        found = fdinfo.scan(os.path.join(self.root, "proc"), self.files, by_bus)
+        found = drm_fdinfo.scan(os.path.join(self.root, "proc"), self.files, by_bus,
+                                fdinfo.parse_client)
         self._denied_pids = found.denied
-        now = self.clock.monotonic()
+        now = self.clock.monotonic() * NS_PER_S
         out: dict[int, tuple[Process, ...]] = {}
         keys = []
         all_pids: list[int] = []
-        for bus, usage in found.by_card.items():
-            gpu = by_bus[bus]
-            facts_by_pid = self.host.lookup_device(bus, usage)
-            procs = []
-            for pid, use in sorted(usage.items()):
-                facts = facts_by_pid[pid]
-                owner = facts.owner
+        for bus, clients in found.by_card.items():
+            held = {}
+            for pid, mine in clients.items():
+                use = fdinfo.usage(mine)
                 keys.append((bus, pid))
-                procs.append(Process(
-                    pid=pid,
-                    user=facts.user,
-                    name=facts.name,
-                    command=facts.command,
-                    gpu_memory_mib=use.vram_bytes / MIB if use.vram_bytes is not None else None,
-                    sm_pct=self._shares.share(bus, pid, use.busy_ns, now),
-                    cpu_pct=facts.cpu_pct,
-                    host_memory_mib=facts.host_memory_mib,
-                    started=facts.started,
-                    container=owner.container,
-                    job=owner.job,
-                    namespace_pid=owner.namespace_pid,
-                    outside_pid_namespace=facts.outside_pid_namespace,
-                ))
-            all_pids.extend(usage)
-            out[gpu.info.index] = tuple(procs)
+                held[pid] = Held(use.vram_bytes,
+                                 percent(self._shares.rate((bus, pid), use.busy_ns, now)))
+            out[by_bus[bus].info.index] = processes(self.host, bus, held)
+            all_pids.extend(clients)
         self._shares.prune(keys)
         self.host.prune(all_pids)
         return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from gputop.backends.amd.files import Files
+from gputop.backends.drm.files import Files
 
 IDS_PATHS = ("usr/share/libdrm/amdgpu.ids", "opt/amdgpu/share/libdrm/amdgpu.ids")
 AMD_VENDOR_ID = 0x1002

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from gputop.backends.amd import values
-from gputop.backends.amd.cards import Card
-from gputop.backends.amd.files import Files
+from gputop.backends.drm import hwmon
+from gputop.backends.drm.cards import Card
+from gputop.backends.drm.files import Files
+from gputop.backends.drm.units import celsius, mhz, pcie_generation, watts
 from gputop.core.units import MIB
 
 
@@ -22,36 +24,8 @@ def _dev(card: Card, name: str) -> str:
     return os.path.join(card.device, name)
 
 
-def _hw(card: Card, name: str) -> str | None:
-    return os.path.join(card.hwmon, name) if card.hwmon is not None else None
-
-
-def _hw_int(files: Files, card: Card, name: str) -> int | None:
-    path = _hw(card, name)
-    return files.integer(path) if path is not None else None
-
-
 def _mib(count: int | None) -> float | None:
     return count / MIB if count is not None else None
-
-
-def _labelled(files: Files, card: Card, kind: str) -> dict[str, int | None]:
-    """``{label: value}`` of a hwmon folder's ``<kind>N_input`` files ("temp", "freq"), an
-    unlabelled one keyed by its stem ("temp1")."""
-    if card.hwmon is None:
-        return {}
-    try:
-        names = os.listdir(card.hwmon)
-    except OSError:
-        return {}
-    out: dict[str, int | None] = {}
-    for name in sorted(names):
-        if not (name.startswith(kind) and name.endswith("_input")):
-            continue
-        stem = name[: -len("_input")]
-        label = files.text(os.path.join(card.hwmon, stem + "_label"))
-        out[(label or stem).lower()] = files.integer(os.path.join(card.hwmon, name))
-    return out
 
 
 def _busy(files: Files, card: Card) -> dict[str, Any]:
@@ -73,36 +47,36 @@ def _gtt(files: Files, card: Card) -> dict[str, Any]:
 def _power(files: Files, card: Card) -> dict[str, Any]:
     # power1_average where the SMU averages it, else the instantaneous power1_input, which
     # some cards and kernels print alone
-    draw = _hw_int(files, card, "power1_average")
+    draw = hwmon.integer(files, card, "power1_average")
     if draw is None:
-        draw = _hw_int(files, card, "power1_input")
-    return {"power_draw_w": values.watts(draw)}
+        draw = hwmon.integer(files, card, "power1_input")
+    return {"power_draw_w": watts(draw)}
 
 
 def _power_cap(files: Files, card: Card) -> dict[str, Any]:
-    return {"power_limit_w": values.watts(_hw_int(files, card, "power1_cap"))}
+    return {"power_limit_w": watts(hwmon.integer(files, card, "power1_cap"))}
 
 
 def _temps(files: Files, card: Card) -> dict[str, Any]:
     temps = values.temperatures(
-        {label: values.celsius(v) for label, v in _labelled(files, card, "temp").items()})
+        {label: celsius(v) for label, v in hwmon.labelled(files, card, "temp").items()})
     return {"temperature_c": temps.gpu_c, "temperature_hotspot_c": temps.hotspot_c,
             "temperature_memory_c": temps.memory_c}
 
 
 def _fan(files: Files, card: Card) -> dict[str, Any]:
-    return {"fan_pct": values.fan_percent(_hw_int(files, card, "pwm1"),
-                                          _hw_int(files, card, "pwm1_max"))}
+    return {"fan_pct": values.fan_percent(hwmon.integer(files, card, "pwm1"),
+                                          hwmon.integer(files, card, "pwm1_max"))}
 
 
 def _clocks(files: Files, card: Card) -> dict[str, Any]:
     """The shader (sclk) and memory (mclk) clocks: hwmon's measured frequency where it has one,
     else the current level of the DPM table."""
-    freqs = _labelled(files, card, "freq")
+    freqs = hwmon.labelled(files, card, "freq")
     out = {}
     for attr, label, table in (("clock_sm_mhz", "sclk", "pp_dpm_sclk"),
                                ("clock_mem_mhz", "mclk", "pp_dpm_mclk")):
-        measured = values.mhz(freqs.get(label))
+        measured = mhz(freqs.get(label))
         if measured is None:
             measured = values.parse_dpm(files.text(_dev(card, table))).current_mhz
         out[attr] = measured
@@ -110,7 +84,7 @@ def _clocks(files: Files, card: Card) -> dict[str, Any]:
 
 
 def _link(files: Files, card: Card) -> dict[str, Any]:
-    return {"pcie_gen": values.pcie_generation(files.text(_dev(card, "current_link_speed"))),
+    return {"pcie_gen": pcie_generation(files.text(_dev(card, "current_link_speed"))),
             "pcie_width": files.integer(_dev(card, "current_link_width"))}
 
 
@@ -148,12 +122,12 @@ def static(files: Files, card: Card) -> dict[str, Any]:
     return {
         "memory_total_mib": _mib(files.integer(_dev(card, "mem_info_vram_total"))),
         "memory_gtt_total_mib": _mib(files.integer(_dev(card, "mem_info_gtt_total"))),
-        "power_limit_default_w": values.watts(_hw_int(files, card, "power1_cap_default")),
-        "power_limit_min_w": values.watts(_hw_int(files, card, "power1_cap_min")),
-        "power_limit_max_w": values.watts(_hw_int(files, card, "power1_cap_max")),
+        "power_limit_default_w": watts(hwmon.integer(files, card, "power1_cap_default")),
+        "power_limit_min_w": watts(hwmon.integer(files, card, "power1_cap_min")),
+        "power_limit_max_w": watts(hwmon.integer(files, card, "power1_cap_max")),
         "clock_sm_max_mhz": sclk.max_mhz,
         "clock_mem_max_mhz": mclk.max_mhz,
-        "pcie_gen_max": values.pcie_generation(files.text(_dev(card, "max_link_speed"))),
+        "pcie_gen_max": pcie_generation(files.text(_dev(card, "max_link_speed"))),
         "pcie_width_max": files.integer(_dev(card, "max_link_width")),
         "serial": files.text(_dev(card, "unique_id")) or None,
         "vbios_version": files.text(_dev(card, "vbios_version")) or None,

@@ -1,4 +1,4 @@
-"""Pure parsers of amdgpu's sysfs values: DPM clock tables, PCIe link speeds, hwmon sensors.
+"""Pure parsers of amdgpu's own sysfs values: DPM clock tables, its hwmon sensors' labels.
 
 No file is opened here: each function takes the text (or the numbers) read, so that each rule is
 tested on the captured values alone.
@@ -10,18 +10,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-# hwmon's power is in µW, its clocks in Hz and its temperatures in m°C: divided (not multiplied
-# by 1e-6, which would print 3.103 W as 3.1029999999999998)
-PER_MEGA = 1e6
-PER_MILLI = 1e3
-
 # A pp_dpm_* line: "1: 2605Mhz *" (the current level starred), "0: 255Mhz", "S: 19Mhz *" (an
 # APU's sleep level). Older kernels print "Mhz", some "MHz".
 _DPM_LINE = re.compile(r"^\s*\w+:\s*(\d+)\s*[Mm][Hh]z\s*(\*)?\s*$")
-# current_link_speed / max_link_speed: "16.0 GT/s PCIe" (older kernels: "8 GT/s", "2.5 GT/s")
-_LINK_SPEED = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*GT/s")
-# The PCIe generation of each transfer rate (GT/s), as the PCI specifications number them.
-PCIE_GENERATIONS = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
 
 # hwmon temperature labels the amdgpu driver prints, by what they measure.
 EDGE = "edge"
@@ -52,24 +43,6 @@ def parse_dpm(text: str | None) -> DpmTable:
         if m.group(2) and current is None:
             current = mhz
     return DpmTable(current, max(levels) if levels else None)
-
-
-def pcie_generation(speed: str | None) -> int | None:
-    """The generation of a link speed ("16.0 GT/s PCIe" → 4); None where it is not one."""
-    m = _LINK_SPEED.match(speed or "")
-    return PCIE_GENERATIONS.get(float(m.group(1))) if m else None
-
-
-def watts(microwatts: int | None) -> float | None:
-    return microwatts / PER_MEGA if microwatts is not None else None
-
-
-def mhz(hertz: int | None) -> float | None:
-    return hertz / PER_MEGA if hertz is not None else None
-
-
-def celsius(millidegrees: int | None) -> float | None:
-    return millidegrees / PER_MILLI if millidegrees is not None else None
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from dataclasses import fields
 import pytest
 
 from gputop.backends import open_backend
-from gputop.backends.amd import fdinfo
 from gputop.backends.amd.backend import PROCESS_NOTE, AmdBackend
 from gputop.backends.base import BackendOptions, BackendUnavailable, NoDevice
+from gputop.backends.drm import fdinfo
 from gputop.core.budget import wants
 from gputop.core.model import Device
 from tests.support.amd import (

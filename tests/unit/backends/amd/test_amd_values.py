@@ -6,7 +6,10 @@ from __future__ import annotations
 import pytest
 
 from gputop.backends.amd import fdinfo, names, values
-from gputop.backends.amd.files import Files
+from gputop.backends.drm import fdinfo as drm_fdinfo
+from gputop.backends.drm.files import Files
+from gputop.backends.drm.rates import NS_PER_S, Rates, percent
+from gputop.backends.drm.units import pcie_generation
 from tests.support.amd import FDINFO_COMPUTE, FDINFO_GFX, IDS_FILE, tree_file, tree_text
 
 
@@ -38,12 +41,12 @@ def test_dpm_of_no_file_is_unknown():
     ("sysfs_R7-240-Oland-GCN1_amdgpu_lact-snapshot", 2),  # 5.0 GT/s PCIe
 ])
 def test_link_speeds_are_pcie_generations(tree, gen):
-    assert values.pcie_generation(tree_text(tree, "current_link_speed")) == gen
+    assert pcie_generation(tree_text(tree, "current_link_speed")) == gen
 
 
 def test_an_unknown_link_speed_is_no_generation():
-    assert values.pcie_generation("Unknown") is None
-    assert values.pcie_generation(None) is None
+    assert pcie_generation("Unknown") is None
+    assert pcie_generation(None) is None
 
 
 def test_temperatures_by_label_and_the_hotspot_where_no_edge_sensor():
@@ -82,10 +85,10 @@ def test_the_kernels_fdinfo_example_is_one_amdgpu_client():
 
 
 def test_memory_figures_in_every_unit_the_kernel_prints():
-    assert fdinfo.size_bytes("22 MiB") == 22 * 1024 * 1024
-    assert fdinfo.size_bytes("544428 KiB") == 544428 * 1024
-    assert fdinfo.size_bytes("0") == 0
-    assert fdinfo.size_bytes("12 parsecs") is None
+    assert drm_fdinfo.size_bytes("22 MiB") == 22 * 1024 * 1024
+    assert drm_fdinfo.size_bytes("544428 KiB") == 544428 * 1024
+    assert drm_fdinfo.size_bytes("0") == 0
+    assert drm_fdinfo.size_bytes("12 parsecs") is None
 
 
 def test_another_drivers_file_is_no_client():
@@ -95,16 +98,20 @@ def test_another_drivers_file_is_no_client():
 
 
 def test_engine_share_between_two_readings():
-    shares = fdinfo.EngineShares()
-    assert shares.share("0000:04:00.0", 7, 1_000_000_000, now=10.0) is None  # first: no share
-    assert shares.share("0000:04:00.0", 7, 1_500_000_000, now=11.0) == 50.0
+    shares = Rates()
+
+    def share(busy_ns, now):
+        return percent(shares.rate(("0000:04:00.0", 7), busy_ns, now * NS_PER_S))
+
+    assert share(1_000_000_000, now=10.0) is None  # first: no share
+    assert share(1_500_000_000, now=11.0) == 50.0
     # a counter that went back keeps the larger value: no negative share
-    assert shares.share("0000:04:00.0", 7, 1_400_000_000, now=12.0) == 0.0
-    assert shares.share("0000:04:00.0", 7, 3_000_000_000, now=13.0) == 100.0  # capped
+    assert share(1_400_000_000, now=12.0) == 0.0
+    assert share(3_000_000_000, now=13.0) == 100.0  # capped
 
 
 def test_a_refused_file_is_remembered_and_a_driver_refusal_is_not(monkeypatch, tmp_path):
-    from gputop.backends.amd import files as files_module
+    from gputop.backends.drm import files as files_module
 
     path = str(tmp_path / "power1_average")
 

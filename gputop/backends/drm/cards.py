@@ -1,28 +1,28 @@
-"""Find the cards the amdgpu driver drives under ``ROOT/sys/class/drm``, and their fixed paths.
+"""Find the cards a driver drives under ``ROOT/sys/class/drm``, and their fixed paths.
 
-A card is ``cardN`` whose ``device`` folder is a PCI function bound to ``amdgpu``: the driver
-named by ``device/uevent`` (``DRIVER=``), else by the ``device/driver`` link. Cards of the older
-``radeon`` driver, and other vendors' cards, are passed over and named in the reason given when no
-amdgpu card is left. Connector entries (``card0-DP-1``) and render nodes are not cards.
+A card is ``cardN`` whose ``device`` folder is a PCI function bound to one of the drivers asked
+for: the driver named by ``device/uevent`` (``DRIVER=``), else by the ``device/driver`` link.
+Other drivers' cards are passed over and named in the reason given when none is left. Connector
+entries (``card0-DP-1``) and render nodes are not cards.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
-from gputop.backends.amd.files import Files
+from gputop.backends.drm.files import Files
 
 DRM_DIR = "sys/class/drm"
-DRIVER = "amdgpu"
 _CARD = re.compile(r"card(\d+)$")
 _PCI_ADDRESS = re.compile(r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 
 
 @dataclass(frozen=True)
 class Card:
-    """One amdgpu card: where its files are and what its uevent says about it."""
+    """One card: where its files are and what its uevent says about it."""
 
     number: int  # the N of cardN
     device: str  # the card's PCI device folder (…/cardN/device)
@@ -30,6 +30,12 @@ class Card:
     bus_id: str | None  # "0000:0c:00.0"
     pci_id: tuple[int, int] | None  # (vendor, device): (0x1002, 0x73BF)
     subsystem_id: tuple[int, int] | None  # (subsystem vendor, subsystem device)
+    driver: str = ""  # the kernel driver bound to it: "amdgpu", "i915", "xe"
+
+    @property
+    def folder(self) -> str:
+        """The DRM card's own folder (…/cardN), where i915 prints its gt_* clocks."""
+        return os.path.dirname(self.device)
 
 
 def parse_uevent(text: str) -> dict[str, str]:
@@ -88,9 +94,10 @@ def _hwmon(device: str) -> str | None:
     return None
 
 
-def find_cards(root: str, files: Files) -> tuple[list[Card], list[str]]:
-    """The amdgpu cards under ``root`` in card order, and for each card passed over why
-    ("card0: radeon"). Two cards on one PCI function are one card (the first)."""
+def find_cards(root: str, files: Files, drivers: Collection[str]
+               ) -> tuple[list[Card], list[str]]:
+    """The cards under ``root`` bound to one of ``drivers``, in card order, and for each card
+    passed over why ("card0: radeon"). Two cards on one PCI function are one card (the first)."""
     cards: list[Card] = []
     passed: list[str] = []
     seen_bus: set[str] = set()
@@ -100,7 +107,7 @@ def find_cards(root: str, files: Files) -> tuple[list[Card], list[str]]:
             continue
         uevent = parse_uevent(files.text(os.path.join(device, "uevent")) or "")
         driver = _driver(files, device, uevent)
-        if driver != DRIVER:
+        if driver not in drivers:
             passed.append(f"{name}: {driver or 'no driver'}")
             continue
         bus_id = uevent.get("PCI_SLOT_NAME") or _bus_from_path(device)
@@ -110,7 +117,8 @@ def find_cards(root: str, files: Files) -> tuple[list[Card], list[str]]:
             seen_bus.add(bus_id)
         cards.append(Card(number=number, device=device, hwmon=_hwmon(device), bus_id=bus_id,
                           pci_id=_id_pair(uevent.get("PCI_ID")),
-                          subsystem_id=_id_pair(uevent.get("PCI_SUBSYS_ID"))))
+                          subsystem_id=_id_pair(uevent.get("PCI_SUBSYS_ID")),
+                          driver=driver or ""))
     return cards, passed
 
 
@@ -120,6 +128,7 @@ def _bus_from_path(device: str) -> str | None:
     return name if _PCI_ADDRESS.match(name) else None
 
 
-def present(root: str = "/") -> bool:
-    """Whether any amdgpu card is under ``root`` (cheap: what auto-detection asks first)."""
-    return bool(find_cards(root, Files())[0])
+def present(root: str, drivers: Collection[str]) -> bool:
+    """Whether any card bound to one of ``drivers`` is under ``root`` (cheap: what
+    auto-detection asks first)."""
+    return bool(find_cards(root, Files(), drivers)[0])
