@@ -30,6 +30,12 @@ def _amd(options: BackendOptions) -> Backend:
     return AmdBackend(options)
 
 
+def _intel(options: BackendOptions) -> Backend:
+    from gputop.backends.intel.backend import IntelBackend
+
+    return IntelBackend(options)
+
+
 def _sim(options: BackendOptions) -> Backend:
     from gputop.backends.sim.backend import SimBackend
 
@@ -47,6 +53,7 @@ REGISTRY: dict[str, Callable[[BackendOptions], Backend]] = {
     "nvml": _nvml,
     "npu-smi": _npu_smi,
     "amd": _amd,
+    "intel": _intel,
     "sim": _sim,
     "replay": _replay,
 }
@@ -60,7 +67,8 @@ def create(name: str, options: BackendOptions) -> Backend:
 
 def open_backend(name: str, options: BackendOptions, *, simulate_if_absent: bool = False
                  ) -> Backend:
-    """Create and open a backend; ``auto`` tries NVML, then npu-smi, then AMD's sysfs.
+    """Create and open a backend; ``auto`` tries NVML, then npu-smi, then AMD's sysfs, then
+    Intel's.
 
     Only a caller that shows a person that its readings are simulated (the dashboard) passes
     ``simulate_if_absent``: then ``auto`` ends at the simulator. Everything a script reads fails
@@ -102,6 +110,8 @@ def _auto_order(options: BackendOptions, simulate_if_absent: bool) -> list[str]:
         order.append("npu-smi")
     if options.sysfs_root or _amd_present():
         order.append("amd")
+    if _intel_present(options.sysfs_root or "/"):
+        order.append("intel")
     if simulate_if_absent:
         order.append("sim")
     return order
@@ -114,3 +124,13 @@ def _amd_present() -> bool:
     from gputop.backends.drm.cards import present
 
     return present("/", (DRIVER,))
+
+
+def _intel_present(root: str) -> bool:
+    """Whether ``root`` holds a card on i915 or xe: a few directory reads. Where it has none,
+    auto-detection does not try Intel nor name it in its reason, even under ``--sysfs-root``
+    (which names a tree that may hold AMD cards alone)."""
+    from gputop.backends.drm.cards import present
+    from gputop.backends.intel.fdinfo import DRIVERS
+
+    return present(root, DRIVERS)

@@ -86,8 +86,8 @@ class BackendOptions:
     sim_state: str | None = None
     npu_smi: str | None = None
     replay: str | None = None
-    # The folder the AMD backend reads sys/class/drm and proc under ("/" when None): a
-    # container's mount of the host's, or a captured tree in the tests.
+    # The folder the sysfs backends (AMD, Intel) read sys/class/drm and proc under ("/" when
+    # None): a container's mount of the host's, or a captured tree in the tests.
     sysfs_root: str | None = None
 
 

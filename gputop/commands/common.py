@@ -71,7 +71,8 @@ def add_common_arguments(parser: argparse.ArgumentParser, suppress: bool = False
     g.add_argument("--npu-smi", metavar="PATH", default=d(None), help="npu-smi executable")
     g.add_argument("--replay", metavar="FILE", default=d(None), help="CSV log for --backend replay")
     g.add_argument("--sysfs-root", metavar="DIR", default=d(None),
-                   help="read AMD cards from DIR/sys/class/drm and DIR/proc (default: /)")
+                   help="read AMD and Intel cards from DIR/sys/class/drm and DIR/proc "
+                        "(default: /)")
     g.add_argument("--interval", type=bounded(bounds.INTERVAL), default=d(DEFAULT_INTERVAL_S),
                    metavar="SEC", help=f"seconds between samples (default: {DEFAULT_INTERVAL_S:g};"
                                        f" {bounds.INTERVAL.describe()})")

@@ -144,7 +144,7 @@ class Device:
     index: int
     uuid: str | None = None
     name: str | None = None
-    vendor: str | None = None  # "nvidia" | "huawei" | "amd"
+    vendor: str | None = None  # "nvidia" | "huawei" | "amd" | "intel"
     pci_bus_id: str | None = None
     status: str = "ok"  # "ok" | "lost" | "error"
     status_reason: str | None = None

@@ -3,9 +3,9 @@ as the AMD backend reads a real node: ROOT/sys/class/drm/cardN/device/…, ROOT/
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from tests.support.drm import mount_tree
 from tests.support.paths import FIXTURES
 
 AMD = FIXTURES / "amd"
@@ -20,13 +20,7 @@ FDINFO_COMPUTE = AMD / "fdinfo_amdgpu_client4_compute_patch-v2-2024-05-20_INDENT
 def mount(root: Path, tree: str | None) -> Path:
     """``root`` with ROOT/sys/class/drm as the captured tree (the captures are relative to
     /sys/class/drm); with no tree, an empty /sys/class/drm."""
-    drm = root / "sys" / "class" / "drm"
-    drm.parent.mkdir(parents=True, exist_ok=True)
-    if tree is None:
-        drm.mkdir()
-    else:
-        drm.symlink_to(AMD / tree, target_is_directory=True)
-    return root
+    return mount_tree(root, AMD / tree if tree is not None else None)
 
 
 def install_ids(root: Path) -> None:
@@ -34,15 +28,6 @@ def install_ids(root: Path) -> None:
     target = root / "usr" / "share" / "libdrm" / "amdgpu.ids"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.symlink_to(IDS_FILE)
-
-
-def open_drm_file(root: Path, pid: int, fd: int, fdinfo: Path) -> None:
-    """ROOT/proc/PID/fd/FD a link into /dev/dri, and its fdinfo the captured text."""
-    base = root / "proc" / str(pid)
-    (base / "fd").mkdir(parents=True, exist_ok=True)
-    (base / "fdinfo").mkdir(parents=True, exist_ok=True)
-    os.symlink("/dev/dri/renderD128", base / "fd" / str(fd))
-    (base / "fdinfo" / str(fd)).symlink_to(fdinfo)
 
 
 def tree_file(tree: str, pattern: str) -> Path | None:

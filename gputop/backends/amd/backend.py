@@ -29,7 +29,7 @@ from gputop.backends.base import (
     hostname,
 )
 from gputop.backends.drm import fdinfo as drm_fdinfo
-from gputop.backends.drm.cards import Card, drm_dir, find_cards
+from gputop.backends.drm.cards import Card, drm_dir, find_cards, kernel_release
 from gputop.backends.drm.files import Files
 from gputop.backends.drm.processes import Held, processes
 from gputop.backends.drm.rates import NS_PER_S, Rates, percent
@@ -97,17 +97,9 @@ class AmdBackend(Backend):
             )
             gpus.append(_Gpu(card, info, static))
         self._gpus = gpus
-        self._info = NodeInfo(hostname(), self.name, self._driver_version(), None,
+        self._info = NodeInfo(hostname(), self.name,
+                              kernel_release(self.root, self.files, fdinfo.DRIVER), None,
                               tuple(g.info for g in gpus))
-
-    def _driver_version(self) -> str | None:
-        """The amdgpu module's version where it is a packaged (DKMS) build, else the kernel's
-        release: the in-tree driver is the kernel's."""
-        for rel in ("sys/module/amdgpu/version", "proc/sys/kernel/osrelease"):
-            text = self.files.text(os.path.join(self.root, rel))
-            if text:
-                return text
-        return None
 
     def info(self) -> NodeInfo:
         if self._info is None:

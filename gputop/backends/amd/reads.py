@@ -16,7 +16,7 @@ from gputop.backends.amd import values
 from gputop.backends.drm import hwmon
 from gputop.backends.drm.cards import Card
 from gputop.backends.drm.files import Files
-from gputop.backends.drm.units import celsius, mhz, pcie_generation, watts
+from gputop.backends.drm.units import celsius, link_width, mhz, pcie_generation, watts
 from gputop.core.units import MIB
 
 
@@ -85,7 +85,7 @@ def _clocks(files: Files, card: Card) -> dict[str, Any]:
 
 def _link(files: Files, card: Card) -> dict[str, Any]:
     return {"pcie_gen": pcie_generation(files.text(_dev(card, "current_link_speed"))),
-            "pcie_width": files.integer(_dev(card, "current_link_width"))}
+            "pcie_width": link_width(files.integer(_dev(card, "current_link_width")))}
 
 
 def _replays(files: Files, card: Card) -> dict[str, Any]:
@@ -128,7 +128,7 @@ def static(files: Files, card: Card) -> dict[str, Any]:
         "clock_sm_max_mhz": sclk.max_mhz,
         "clock_mem_max_mhz": mclk.max_mhz,
         "pcie_gen_max": pcie_generation(files.text(_dev(card, "max_link_speed"))),
-        "pcie_width_max": files.integer(_dev(card, "max_link_width")),
+        "pcie_width_max": link_width(files.integer(_dev(card, "max_link_width"))),
         "serial": files.text(_dev(card, "unique_id")) or None,
         "vbios_version": files.text(_dev(card, "vbios_version")) or None,
         # as NVML packs them: device id << 16 | vendor id

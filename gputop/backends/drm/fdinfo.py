@@ -79,13 +79,17 @@ def count(value: str | None) -> int | None:
         return None
 
 
+CAPACITY = "drm-engine-capacity-"
+
+
 def engines(pairs: dict[str, str], prefix: str, parse: Callable[[str], int | None]
             ) -> dict[str, int]:
-    """``{engine: value}`` of the keys ``<prefix><engine>`` ("drm-engine-", "drm-cycles-"),
-    leaving out ``drm-engine-capacity-*`` (a count of engines, not a time)."""
+    """``{engine: value}`` of the keys ``<prefix><engine>`` ("drm-engine-", "drm-cycles-",
+    "drm-engine-capacity-"); ``drm-engine-*`` leaves out the capacities (a count of engines,
+    not a time)."""
     out = {}
     for key, value in pairs.items():
-        if key.startswith(prefix) and not key.startswith("drm-engine-capacity-"):
+        if key.startswith(prefix) and (prefix == CAPACITY or not key.startswith(CAPACITY)):
             number = parse(value)
             if number is not None:
                 out[key[len(prefix):]] = number

@@ -24,7 +24,7 @@ def pcie_generation(speed: str | None) -> int | None:
     return PCIE_GENERATIONS.get(float(m.group(1))) if m else None
 
 
-def watts(microwatts: int | None) -> float | None:
+def watts(microwatts: float | None) -> float | None:
     return microwatts / PER_MEGA if microwatts is not None else None
 
 
@@ -38,3 +38,9 @@ def mhz(hertz: int | None) -> float | None:
 
 def celsius(millidegrees: int | None) -> float | None:
     return millidegrees / PER_MILLI if millidegrees is not None else None
+
+
+def link_width(lanes: int | None) -> int | None:
+    """A PCIe link's width; None for 0, which an integrated GPU prints for the link it does not
+    have (Comet Lake: "Unknown" speed, width 0)."""
+    return lanes if lanes else None

@@ -23,10 +23,10 @@ from tests.support.amd import (
     RADEON_TREE,
     install_ids,
     mount,
-    open_drm_file,
     tree_file,
     tree_text,
 )
+from tests.support.drm import open_drm_file
 from tests.support.fake_pynvml import FakeNvml, install, node
 
 RX6900XT = "sysfs_RX6900XT-Navi21-RDNA2_amdgpu_lact-snapshot_gpu_metrics"
