@@ -134,11 +134,10 @@ def present(root: str, drivers: Collection[str]) -> bool:
     return bool(find_cards(root, Files(), drivers)[0])
 
 
-def kernel_release(root: str, files: Files, module: str | None = None) -> str | None:
-    """The driver's version: the module's own where it is a packaged (DKMS) build and prints
-    one (``sys/module/<module>/version``), else the kernel's release, whose in-tree driver it
-    is."""
-    rels = (f"sys/module/{module}/version",) if module else ()
+def kernel_release(root: str, files: Files, modules: Collection[str] = ()) -> str | None:
+    """The driver's version: a module's own where it is a packaged (DKMS) build and prints one
+    (``sys/module/<module>/version``), else the kernel's release, whose in-tree driver it is."""
+    rels = [f"sys/module/{module}/version" for module in modules]
     for rel in (*rels, "proc/sys/kernel/osrelease"):
         text = files.text(os.path.join(root, rel))
         if text:

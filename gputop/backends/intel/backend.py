@@ -8,161 +8,66 @@ permission is in docs/backends.md. A value a card does not print is None, never 
 driver prints its memory in sysfs (nvtop asks the driver by ioctl), so the card's memory is N/A.
 
 Each sample reads only what the running consumers want (`reads.READS`); the static facts are read
-once in open(). A card whose folder disappears (hot-unplugged, driver unbound) is ``lost``.
+once in open(). Power and utilization are rates of the kernel's counters between two samples,
+kept in `_counters`. The lifecycle every DRM backend shares is gputop.backends.drm.backend's.
 """
 
 from __future__ import annotations
 
-import os
-import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable, Sequence
 from typing import Any
 
-from gputop.backends.base import (
-    CAP_PROCESSES,
-    REAL_CLOCK,
-    Backend,
-    BackendError,
-    BackendOptions,
-    BackendUnavailable,
-    Clock,
-    hostname,
-)
-from gputop.backends.drm import fdinfo as drm_fdinfo
-from gputop.backends.drm.cards import drm_dir, find_cards, kernel_release
-from gputop.backends.drm.files import Files
-from gputop.backends.drm.processes import Held, processes
+from gputop.backends.base import REAL_CLOCK, BackendOptions, Clock
+from gputop.backends.drm import backend as drm
+from gputop.backends.drm.cards import Card
+from gputop.backends.drm.processes import Held
 from gputop.backends.drm.rates import Rates
 from gputop.backends.intel import fdinfo, reads, values
 from gputop.backends.intel.gts import find_gts
-from gputop.core.budget import EVERYTHING, Wants
-from gputop.core.model import Device, DeviceInfo, NodeInfo, Process, Snapshot
+from gputop.core.model import DeviceInfo
 from gputop.host.processes import HostProcesses
 
 VENDOR = "intel"
-PROCESSES = "processes"
-# What to say, once, where the kernel refused a read for lack of permission.
-PROCESS_NOTE = ("i915/xe: the processes of other users are not listed: reading /proc/PID/fdinfo "
-                "of another user's process needs root or CAP_SYS_PTRACE")
-FILES_NOTE = "i915/xe: {count} sysfs file(s) could not be read without more permission, e.g. {path}"
+PROCESS_NOTE = drm.PROCESS_NOTE.format(label="/".join(fdinfo.DRIVERS))
 
 
-@dataclass
-class _Gpu:
-    target: reads.Target
-    info: DeviceInfo
-    static: dict[str, Any]
-
-
-class IntelBackend(Backend):
+class IntelBackend(drm.DrmBackend[reads.Target, fdinfo.Client]):
     name = "intel"
-    capabilities = frozenset({CAP_PROCESSES})
+    vendor = VENDOR
+    drivers = fdinfo.DRIVERS
+    READ_OF = reads.READ_OF
+    READS = tuple(reads.READS)
 
     def __init__(self, options: BackendOptions, clock: Clock = REAL_CLOCK,
                  host: HostProcesses | None = None) -> None:
-        self.options = options
-        self.root = options.sysfs_root or "/"
-        self.clock = clock
-        self.host = host or HostProcesses()
-        self.files = Files()
-        self._gpus: list[_Gpu] = []
-        self._info: NodeInfo | None = None
-        self._rates = Rates()  # the sysfs counters: energy, idle residency
-        self._shares = Rates()  # the processes' engine counters
-        self._lock = threading.Lock()
-        self._denied_pids = 0
+        super().__init__(options, clock, host)
+        self._counters = Rates()  # the sysfs counters: energy, idle residency
 
-    # ------------------------------------------------------------------ lifecycle
-    def open(self) -> None:
-        cards, passed = find_cards(self.root, self.files, fdinfo.DRIVERS)
-        if not cards:
-            why = f" ({', '.join(passed)})" if passed else ""
-            raise BackendUnavailable(f"i915/xe: no card under {drm_dir(self.root)} is driven "
-                                     f"by i915 or xe{why}")
-        gpus = []
-        for index, card in enumerate(cards):
-            target = reads.Target(card, find_gts(self.files, card))
-            static = reads.static(self.files, target)
-            info = DeviceInfo(
-                index=index, name=values.product_name(card.pci_id), vendor=VENDOR,
-                pci_bus_id=card.bus_id,
-                power_limit_default_w=static["power_limit_default_w"],
-                clock_sm_max_mhz=static["clock_sm_max_mhz"],
-            )
-            gpus.append(_Gpu(target, info, static))
-        self._gpus = gpus
-        self._info = NodeInfo(hostname(), self.name, kernel_release(self.root, self.files),
-                              None, tuple(g.info for g in gpus))
+    def describe(self, index: int, card: Card
+                 ) -> tuple[reads.Target, DeviceInfo, dict[str, Any]]:
+        target = reads.Target(card, find_gts(self.files, card))
+        static = reads.static(self.files, target)
+        info = DeviceInfo(
+            index=index, name=values.product_name(card.pci_id), vendor=VENDOR,
+            pci_bus_id=card.bus_id,
+            power_limit_default_w=static["power_limit_default_w"],
+            clock_sm_max_mhz=static["clock_sm_max_mhz"],
+        )
+        return target, info, static
 
-    def info(self) -> NodeInfo:
-        if self._info is None:
-            raise BackendError("intel backend not open")
-        return self._info
-
-    def notes(self) -> tuple[str, ...]:
-        out = []
-        if self._denied_pids:
-            out.append(PROCESS_NOTE)
-        denied = sorted(self.files.denied)
-        if denied:
-            out.append(FILES_NOTE.format(count=len(denied), path=denied[0]))
-        return tuple(out)
-
-    # ------------------------------------------------------------------ sampling
-    def sample(self, devices: Sequence[int] | None = None, *,
-               wants: Wants | None = EVERYTHING) -> Snapshot:
-        info = self.info()
-        with self._lock:
-            wanted = range(len(self._gpus)) if devices is None else devices
-            chosen = [self._gpus[i] for i in wanted]
-            todo = list(reads.READS) if wants is None else sorted(
-                {reads.READ_OF[a] for a in wants if a in reads.READ_OF})
-            live = [g for g in chosen if os.path.isdir(g.target.card.device)]
-            procs = (self._processes(live)
-                     if wants is None or PROCESSES in wants else {})
-            ctx = reads.Context(self.files, self._rates, self.clock.monotonic())
-            out = [self._device(g, ctx, todo, procs.get(g.info.index, ()))
-                   if g in live else self._lost(g) for g in chosen]
-        return Snapshot(host=info.host, time=self.clock.wall(), backend=self.name,
-                        devices=tuple(out), driver_version=info.driver_version)
-
-    def _device(self, gpu: _Gpu, ctx: reads.Context, todo: list[str],
-                processes: tuple[Process, ...]) -> Device:
+    def read(self, gpu: drm.Gpu[reads.Target], todo: Sequence[str]) -> dict[str, Any]:
+        ctx = reads.Context(self.files, self._counters, self.clock.monotonic())
         shown: dict[str, Any] = {}
-        for read in todo:
-            shown.update(reads.READS[read].make(ctx, gpu.target))
-        return Device(**self._identity(gpu), **gpu.static, **shown, processes=processes)
+        for name in todo:
+            shown.update(reads.READS[name].make(ctx, gpu.target))
+        return shown
 
     @staticmethod
-    def _identity(gpu: _Gpu) -> dict[str, Any]:
-        info = gpu.info
-        return dict(index=info.index, name=info.name, vendor=VENDOR, pci_bus_id=info.pci_bus_id)
+    def parse_client(text: str) -> fdinfo.Client | None:
+        return fdinfo.parse_client(text)
 
-    def _lost(self, gpu: _Gpu) -> Device:
-        return Device(**self._identity(gpu), **gpu.static, status="lost",
-                      status_reason=f"{gpu.target.card.device} is gone (unplugged, or the "
-                                    "driver unbound)")
-
-    # ------------------------------------------------------------------ processes
-    def _processes(self, gpus: list[_Gpu]) -> dict[int, tuple[Process, ...]]:
-        by_bus = {g.target.card.bus_id: g for g in gpus if g.target.card.bus_id is not None}
-        found = drm_fdinfo.scan(os.path.join(self.root, "proc"), self.files, by_bus,
-                                fdinfo.parse_client)
-        self._denied_pids = found.denied
-        now = self.clock.monotonic()
-        out: dict[int, tuple[Process, ...]] = {}
-        keys = []
-        all_pids: list[int] = []
-        for bus, clients in found.by_card.items():
-            held = {}
-            for pid, mine in clients.items():
-                use = fdinfo.usage(mine)
-                keys.extend(fdinfo.rate_keys((bus, pid)))
-                held[pid] = Held(use.local_bytes,
-                                 fdinfo.busy_pct(self._shares, (bus, pid), use, now))
-            out[by_bus[bus].info.index] = processes(self.host, bus, held)
-            all_pids.extend(clients)
-        self._shares.prune(keys)
-        self.host.prune(all_pids)
-        return out
+    def held(self, key: tuple[str, int], clients: list[fdinfo.Client], now: float
+             ) -> tuple[Held, list[Hashable]]:
+        use = fdinfo.usage(clients)
+        share = fdinfo.busy_pct(self.shares, key, use, now)
+        return Held(use.local_bytes, share), list(fdinfo.rate_keys(key))
