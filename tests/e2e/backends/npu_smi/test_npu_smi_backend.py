@@ -13,7 +13,8 @@ import pytest
 
 from gputop.backends.base import BackendOptions, BackendUnavailable
 from gputop.backends.npu_smi.backend import NpuSmiBackend
-from gputop.backends.npu_smi.runner import NpuSmiExitError, NpuSmiTimeout, Runner, find_npu_smi
+from gputop.backends.npu_smi.runner import Runner, find_npu_smi
+from gputop.backends.smi_runner import SmiExitError, SmiTimeout
 from gputop.sampler import Sampler
 from tests.support.npu_smi import FakeNpuSmi
 from tests.support.npu_smi_expected import T_310B4, T_910A_WARN, T_910B1, T_910B4, T_950, TABLES
@@ -197,11 +198,11 @@ def test_open_fails_cleanly(fake_npu_smi: FakeNpuSmi) -> None:
 def test_runner_typed_errors(fake_npu_smi: FakeNpuSmi) -> None:
     runner = Runner(find_npu_smi(None), timeout_s=0.5)
     fake_npu_smi.set([("info", {"rc": 2, "stdout": "first line\nsecond\n"})])
-    with pytest.raises(NpuSmiExitError) as err:
+    with pytest.raises(SmiExitError) as err:
         runner.run("info")
     assert err.value.returncode == 2 and "first line" in str(err.value)
     fake_npu_smi.set([("info", {"delay": 30})])
-    with pytest.raises(NpuSmiTimeout):
+    with pytest.raises(SmiTimeout):
         runner.run("info")
 
 
