@@ -36,6 +36,12 @@ def _intel(options: BackendOptions) -> Backend:
     return IntelBackend(options)
 
 
+def _amd_smi(options: BackendOptions) -> Backend:
+    from gputop.backends.amd.smi.backend import AmdSmiBackend
+
+    return AmdSmiBackend(options)
+
+
 def _sim(options: BackendOptions) -> Backend:
     from gputop.backends.sim.backend import SimBackend
 
@@ -54,6 +60,7 @@ REGISTRY: dict[str, Callable[[BackendOptions], Backend]] = {
     "npu-smi": _npu_smi,
     "amd": _amd,
     "intel": _intel,
+    "amd-smi": _amd_smi,
     "sim": _sim,
     "replay": _replay,
 }
@@ -68,7 +75,8 @@ def create(name: str, options: BackendOptions) -> Backend:
 def open_backend(name: str, options: BackendOptions, *, simulate_if_absent: bool = False
                  ) -> Backend:
     """Create and open a backend; ``auto`` tries NVML, then npu-smi, then AMD's sysfs, then
-    Intel's.
+    amd-smi (for the node whose sysfs gputop cannot read: a container without the host's /sys),
+    then Intel's sysfs.
 
     Only a caller that shows a person that its readings are simulated (the dashboard) passes
     ``simulate_if_absent``: then ``auto`` ends at the simulator. Everything a script reads fails
@@ -110,6 +118,9 @@ def _auto_order(options: BackendOptions, simulate_if_absent: bool) -> list[str]:
         order.append("npu-smi")
     if options.sysfs_root or _amd_present():
         order.append("amd")
+    if shutil.which("amd-smi"):
+        # only where sysfs found no card: where it did, it answered first, with no tool to run
+        order.append("amd-smi")
     if _intel_present(options.sysfs_root or "/"):
         order.append("intel")
     if simulate_if_absent:
