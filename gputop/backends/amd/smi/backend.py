@@ -46,9 +46,6 @@ DEFAULT_TIMEOUT_S = 30.0  # `static` on 8 MI300X reads every board's FRU, firmwa
 TIMEOUT_ENV = "GPUTOP_AMD_SMI_TIMEOUT"
 REFRESH_S = 1.0  # how often `metric` is re-read (back to back when amd-smi is slower)
 MIN_GAP_S = 0.2  # rest between two reads even when amd-smi is slower than REFRESH_S
-MAX_NOTES = 8
-STATUS_NOTE = ("amd-smi printed its library's error for {count} value(s), e.g. {path}: {message} "
-               "(a user outside the render and video groups cannot open the GPUs' files)")
 
 
 def timeout_from_env(default: float = DEFAULT_TIMEOUT_S) -> float:
@@ -94,8 +91,7 @@ class AmdSmiBackend(Backend):
         self._want_metric = True
         self._want_procs = True
         self._shares = EngineShares()
-        self._banner: dict[str, None] = {}  # ordered set of the text lines before the JSON
-        self._status: dict[str, str] = {}  # key path -> the library's error printed there
+        self._notes = output.Notes()
         self.reads = 0  # rounds read by the worker (tests wait on it)
 
     # ------------------------------------------------------------------ lifecycle
@@ -154,25 +150,14 @@ class AmdSmiBackend(Backend):
 
     def notes(self) -> tuple[str, ...]:
         with self._lock:
-            out = [f"amd-smi printed before its JSON: {line}" for line in self._banner]
-            if self._status:
-                path, message = next(iter(self._status.items()))
-                out.append(STATUS_NOTE.format(count=len(self._status), path=path,
-                                              message=message))
-        return tuple(out[:MAX_NOTES])
+            return self._notes.lines()
 
     # ------------------------------------------------------------------ the calls
     def _read(self, command: str) -> output.Output:
         assert self._runner is not None
         found = output.load(self._runner.run(command, "--json"), command)
         with self._lock:
-            for line in found.banner:
-                if len(self._banner) < MAX_NOTES:
-                    self._banner[line] = None
-            for gpu in found.gpus:
-                where = f"{command} gpu {mapping.gpu_index(gpu)}"
-                for path, message in output.status_errors(gpu):
-                    self._status.setdefault(f"{where}: {path}", message)
+            self._notes.add(command, found)
         return found
 
     def _round(self) -> None:

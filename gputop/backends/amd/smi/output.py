@@ -163,3 +163,33 @@ def status_errors(obj: Any, path: str = "") -> Iterator[tuple[str, str]]:
             yield from status_errors(value, f"{path}[{i}]")
     elif isinstance(obj, str) and obj.startswith(STATUS_PREFIX):
         yield path, untrusted.printable(obj, 200)
+
+
+STATUS_NOTE = ("amd-smi printed its library's error for {count} value(s), e.g. {path}: {message} "
+               "(a user outside the render and video groups cannot open the GPUs' files)")
+
+
+class Notes:
+    """What to tell the user once of the answers read: the text lines amd-smi printed before its
+    JSON, and the values it printed as its library's error (each key path counted once)."""
+
+    def __init__(self) -> None:
+        self._banner: dict[str, None] = {}  # an ordered set
+        self._status: dict[str, str] = {}  # key path -> the error printed there
+
+    def add(self, command: str, found: Output) -> None:
+        for line in found.banner:
+            if len(self._banner) < MAX_BANNER_LINES:
+                self._banner[line] = None
+        for gpu in found.gpus:
+            index = gpu.get("gpu")
+            where = f"{command} gpu {index}" if type(index) is int else command
+            for path, message in status_errors(gpu):
+                self._status.setdefault(f"{where}: {path}", message)
+
+    def lines(self) -> tuple[str, ...]:
+        out = [f"amd-smi printed before its JSON: {line}" for line in self._banner]
+        if self._status:
+            path, message = next(iter(self._status.items()))
+            out.append(STATUS_NOTE.format(count=len(self._status), path=path, message=message))
+        return tuple(out)

@@ -135,3 +135,19 @@ def test_what_is_not_the_json_asked_for_is_one_error(text, message):
     with pytest.raises(AmdSmiParseError, match=message.replace("(", r"\(").replace(")", r"\)")
                        .replace("[", r"\[")):
         output.load(text, "static")
+
+
+def test_notes_say_the_text_before_the_json_and_the_library_errors_once():
+    notes = output.Notes()
+    assert notes.lines() == ()
+    notes.add("version", output.load(capture(VERSION_NON_ROOT), "version"))
+    notes.add("version", output.load(NO_ACCESS_BANNER + capture(VERSION_NON_ROOT), "version"))
+    notes.add("static", output.load(capture(STATIC_MI300X), "static"))  # no error in it
+    assert notes.lines() == (
+        "amd-smi printed before its JSON: Permission needed to access required GPU device "
+        "node(s):",
+        "amd-smi printed before its JSON: - /dev/dri/card0: Permission denied; "
+        "owner=root(0):video(39);",
+        "amd-smi printed its library's error for 1 value(s), e.g. version: amdgpu_version: "
+        "AMDSMI_STATUS_FILE_ERROR - Error opening file (a user outside the render and video "
+        "groups cannot open the GPUs' files)")
