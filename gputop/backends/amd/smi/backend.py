@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gputop.backends.amd.fdinfo import EngineShares
 from gputop.backends.amd.smi import mapping, output
 from gputop.backends.amd.smi.mapping import StaticGpu, ToolProcess
 from gputop.backends.base import (
@@ -34,6 +33,7 @@ from gputop.backends.base import (
     Clock,
     hostname,
 )
+from gputop.backends.drm.rates import NS_PER_S, Rates, percent
 from gputop.backends.smi_runner import SmiRunner, find_smi
 from gputop.core.budget import EVERYTHING, Wants
 from gputop.core.model import Device, DeviceInfo, NodeInfo, Process, Snapshot
@@ -90,7 +90,7 @@ class AmdSmiBackend(Backend):
         self._error: BaseException | None = None
         self._want_metric = True
         self._want_procs = True
-        self._shares = EngineShares()
+        self._shares = Rates()  # each process's gfx engine time, as a share of wall time
         self._notes = output.Notes()
         self.reads = 0  # rounds read by the worker (tests wait on it)
 
@@ -219,7 +219,8 @@ class AmdSmiBackend(Backend):
                     name=facts.name or proc.name,
                     command=facts.command,
                     gpu_memory_mib=proc.vram_mib,
-                    sm_pct=self._shares.share(str(index), proc.pid, proc.gfx_ns, now),
+                    sm_pct=percent(self._shares.rate((str(index), proc.pid), proc.gfx_ns,
+                                                     now * NS_PER_S)),
                     cpu_pct=facts.cpu_pct,
                     host_memory_mib=facts.host_memory_mib,
                     started=facts.started,

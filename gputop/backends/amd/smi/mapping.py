@@ -29,6 +29,7 @@ from gputop.backends.amd.smi.output import (
     quantity,
     text,
 )
+from gputop.backends.drm import units
 from gputop.core import untrusted
 
 ENABLED, DISABLED = "ENABLED", "DISABLED"
@@ -41,7 +42,7 @@ def gpu_index(gpu: Mapping[str, Any]) -> int | None:
 
 def _generation(speed: Any) -> int | None:
     gts = quantity(speed, GT_S)
-    return values.PCIE_GENERATIONS.get(gts) if gts is not None else None
+    return units.PCIE_GENERATIONS.get(gts) if gts is not None else None
 
 
 def _levels_max(clock: Any) -> float | None:
