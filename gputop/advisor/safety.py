@@ -13,6 +13,7 @@ import signal
 from types import FrameType
 
 from gputop.backends.base import Backend
+from gputop.backends.mixed import members
 from gputop.core.stop_signals import catch, release
 
 CAP_SYS_ADMIN = 21
@@ -75,8 +76,9 @@ def _has_cap_sys_admin() -> bool:
 
 
 def missing_privilege(backend: Backend) -> str | None:
-    """Why this process cannot change power limits, if that is known before trying."""
-    if backend.name != "nvml":
+    """Why this process cannot change power limits, if that is known before trying (through
+    NVML, alone or on a node that also has another vendor's GPUs)."""
+    if "nvml" not in members(backend.name):
         return None
     if os.geteuid() == 0 or _has_cap_sys_admin():
         return None

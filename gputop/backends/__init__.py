@@ -76,28 +76,49 @@ def open_backend(name: str, options: BackendOptions, *, simulate_if_absent: bool
                  ) -> Backend:
     """Create and open a backend; ``auto`` tries NVML, then npu-smi, then AMD's sysfs, then
     amd-smi (for the node whose sysfs gputop cannot read: a container without the host's /sys),
-    then Intel's sysfs.
+    then Intel's sysfs, and reads every one that opens: a node with GPUs of two vendors shows
+    both, as one node (gputop.backends.mixed).
 
     Only a caller that shows a person that its readings are simulated (the dashboard) passes
-    ``simulate_if_absent``: then ``auto`` ends at the simulator. Everything a script reads fails
-    instead, as nvidia-smi does on a node without a driver: ``NoDevice`` with nvidia-smi's exit
-    code for the reason NVML gave (9: driver not loaded, 12: no libnvidia-ml, …)."""
+    ``simulate_if_absent``: then ``auto`` ends at the simulator where no real backend opens.
+    Everything a script reads fails instead, as nvidia-smi does on a node without a driver:
+    ``NoDevice`` with nvidia-smi's exit code for the reason NVML gave (9: driver not loaded,
+    12: no libnvidia-ml, …)."""
     if name != "auto":
         backend = create(name, options)
         backend.open()
         return backend
     passed_over: list[tuple[str, BackendUnavailable]] = []
-    for candidate in _auto_order(options, simulate_if_absent):
-        try:
-            backend = create(candidate, options)
-            backend.open()
-        except BackendUnavailable as exc:
-            passed_over.append((candidate, exc))
-            continue
-        if passed_over and candidate == "sim":
-            # only the simulator stands in for what was passed over: a real backend found
-            # after another (an AMD card on a node without NVML) is no fallback to warn of
-            backend.fallback_reason = _reasons(passed_over)
+    opened: list[Backend] = []
+    try:
+        for candidate in _auto_order(options):
+            if candidate == "amd-smi" and any(b.name == "amd" for b in opened):
+                continue  # the same GPUs as amdgpu's sysfs, which has answered already
+            try:
+                backend = create(candidate, options)
+                backend.open()
+            except BackendUnavailable as exc:
+                passed_over.append((candidate, exc))
+                continue
+            opened.append(backend)
+        if len(opened) > 1:
+            from gputop.backends.mixed import MixedBackend
+
+            mixed = MixedBackend(opened)
+            mixed.open()
+            return mixed
+    except BaseException:
+        for backend in opened:
+            backend.close()
+        raise
+    if opened:
+        return opened[0]
+    if simulate_if_absent:
+        backend = create("sim", options)
+        backend.open()
+        # only the simulator stands in for what was passed over: a real backend found after
+        # another (an AMD card on a node without NVML) is no fallback to warn of
+        backend.fallback_reason = _reasons(passed_over)
         return backend
     raise NoDevice("no GPU or NPU answered: " + _reasons(passed_over),
                    exit_code=passed_over[0][1].exit_code)
@@ -112,7 +133,9 @@ def _reasons(passed_over: list[tuple[str, BackendUnavailable]]) -> str:
     return "; ".join(parts)
 
 
-def _auto_order(options: BackendOptions, simulate_if_absent: bool) -> list[str]:
+def _auto_order(options: BackendOptions) -> list[str]:
+    """The real backends ``auto`` tries, in order; only those a node may have: a tool on PATH,
+    a card of the driver (nvml always: loading the library is how it is found)."""
     order = ["nvml"]
     if options.npu_smi or shutil.which("npu-smi"):
         order.append("npu-smi")
@@ -123,8 +146,6 @@ def _auto_order(options: BackendOptions, simulate_if_absent: bool) -> list[str]:
         order.append("amd-smi")
     if _intel_present(options.sysfs_root or "/"):
         order.append("intel")
-    if simulate_if_absent:
-        order.append("sim")
     return order
 
 
