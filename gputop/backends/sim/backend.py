@@ -29,7 +29,7 @@ from gputop.backends.instances import combine
 from gputop.backends.sim import physics
 from gputop.backends.sim.clock import SimClock
 from gputop.backends.sim.mig import Slot
-from gputop.backends.sim.scenario import Job, Scenario, load
+from gputop.backends.sim.scenario import Job, Part, Scenario, load
 from gputop.core import budget, clock_events, jsonout, userfile
 from gputop.core.bounds import as_written, json_type
 from gputop.core.budget import EVERYTHING, Wants
@@ -46,6 +46,14 @@ from gputop.core.model import (
 DRIVER_VERSION = "580.95.05"
 CUDA_VERSION = "13.0"
 NPU_DRIVER_VERSION = "25.0.rc1.1"  # what npu-smi's "Version:" reads on the 910B4 capture
+# amdgpu's version on the MI300X host of the real `amd-smi version --json` capture (what
+# /sys/module/amdgpu/version holds where the driver is packaged). The i915 of a Max node was
+# never captured: its driver version is not made up, and stays None.
+DRIVER_VERSIONS: dict[str, tuple[str | None, str | None]] = {
+    "nvidia": (DRIVER_VERSION, CUDA_VERSION), "huawei": (NPU_DRIVER_VERSION, None),
+    "amd": ("6.16.13", None), "intel": (None, None)}
+# The sysfs backends (amd, intel) declare processes alone: no GPM, no power limit to set.
+SYSFS_VENDORS = frozenset({"amd", "intel"})
 UTIL_WINDOW_S = 1.0  # NVML averages utilization and power over about a second
 THERMAL_TAU_S = 40.0
 DEGREES_PER_WATT = 0.055
@@ -111,6 +119,8 @@ class SimBackend(Backend):
         self._jobs_on: list[list[tuple[int, Job]]] = []
         self._mig: dict[int, tuple[_MigDevice, ...]] = {}
         self._step_cache: dict[tuple, tuple[float, dict[int, float]]] = {}
+        if self.scenario.part.vendor in SYSFS_VENDORS:
+            self.capabilities = frozenset({CAP_PROCESSES})
 
     # ------------------------------------------------------------------ lifecycle
     def open(self) -> None:
@@ -118,23 +128,25 @@ class SimBackend(Backend):
         part = sc.part
         devices = []
         npu = part.vendor == "huawei"  # npu-smi reports no UUID and no power limits
+        sysfs = part.vendor in SYSFS_VENDORS  # no UUID either; Intel's: no memory, no range
+        intel = part.vendor == "intel"
         for i in range(sc.count):
             devices.append(
                 DeviceInfo(
                     index=i,
-                    uuid=None if npu else self._uuid(i),
+                    uuid=None if npu or sysfs else self._uuid(i),
                     name=part.name,
                     vendor=part.vendor,
                     pci_bus_id=self._bus_id(i),
-                    memory_total_mib=part.memory_total_mib,
+                    memory_total_mib=None if intel else part.memory_total_mib,
                     power_limit_default_w=None if npu else part.tdp_w,
-                    power_limit_min_w=None if npu else part.power_min_w,
-                    power_limit_max_w=None if npu else part.tdp_w,
+                    power_limit_min_w=None if npu or intel else part.power_min_w,
+                    power_limit_max_w=None if npu or intel else part.tdp_w,
                     clock_sm_max_mhz=part.clock_sm_max_mhz,
-                    clock_mem_max_mhz=None if npu else part.clock_mem_mhz,
+                    clock_mem_max_mhz=None if npu or intel else part.clock_mem_mhz,
                 )
             )
-        driver, cuda = (NPU_DRIVER_VERSION, None) if npu else (DRIVER_VERSION, CUDA_VERSION)
+        driver, cuda = DRIVER_VERSIONS[part.vendor]
         self._info = NodeInfo(hostname(), self.name, driver, cuda, tuple(devices))
         self._jobs_on = [[(j, job) for j, job in enumerate(sc.jobs) if i in job.gpus]
                          for i in range(sc.count)]
@@ -161,16 +173,23 @@ class SimBackend(Backend):
         return self._info
 
     def _bus_id(self, i: int) -> str:
-        """A PCI address as each tool writes it (npu-smi with a 4-digit domain); a bus number
-        has 8 bits, so GPUs past the 15th of a domain go to the next one."""
+        """A PCI address as each tool writes it (npu-smi with a 4-digit domain, sysfs' uevent
+        with a 4-digit one in lower case); a bus number has 8 bits, so GPUs past the 15th of a
+        domain go to the next one."""
         domain, slot = divmod(i, 15)
-        digits = 4 if self.scenario.part.vendor == "huawei" else 8
+        vendor = self.scenario.part.vendor
+        if vendor in SYSFS_VENDORS:
+            return f"{domain:04x}:{0x18 + 0x10 * slot:02x}:00.0"
+        digits = 4 if vendor == "huawei" else 8
         return f"{domain:0{digits}X}:{0x18 + 0x10 * slot:02X}:00.0"
 
     # ------------------------------------------------------------------ power limits
     def set_power_limit(self, device: int, watts: float) -> None:
         if self.scenario.part.vendor == "huawei":
             raise Unsupported("npu-smi offers no power limit to set on Ascend NPUs")
+        if self.scenario.part.vendor in SYSFS_VENDORS:
+            # as the real backend (Backend.set_power_limit): setting the cap is not built yet
+            raise Unsupported(f"the {self.scenario.part.vendor} backend cannot set power limits")
         info = self.info()
         if os.environ.get(NO_PERMISSION_ENV, "") not in ("", "0"):
             raise NoPermission(
@@ -516,7 +535,15 @@ class SimBackend(Backend):
             dev = self._as_mig(dev, t, detail)
         if part.vendor == "huawei":
             dev = _as_npu_smi(dev, i)
+        elif part.vendor == "amd":
+            dev = _as_amdgpu(dev, part, self._unique_id(i))
+        elif part.vendor == "intel":
+            dev = _as_i915(dev, part)
         return dev
+
+    def _unique_id(self, i: int) -> str:
+        """A serial as amdgpu prints unique_id: 16 hex digits."""
+        return f"{int(physics.mix64(self.seed, i, 5) * 2**64):016x}"
 
     def _as_mig(self, dev: Device, t: float, detail: bool) -> Device:
         """A MIG-enabled GPU as its driver reports it: its instances hold the memory, the
@@ -683,6 +710,57 @@ def _as_npu_smi(dev: Device, i: int) -> Device:
         clock_mem_max_mhz=None,
         saturation=Saturation(),
         processes=tuple(replace(p, sm_pct=None) for p in dev.processes),
+    )
+
+
+def _as_amdgpu(dev: Device, part: Part, serial: str) -> Device:
+    """An MI300X reports what the amd backend reads from amdgpu's sysfs (docs/backends.md), and
+    nothing it cannot: no UUID, energy counter, P-state, throttle reasons, ECC or process type.
+    MI300 has no edge sensor: its temperature is the junction's (hotspot), as the backend says."""
+    return replace(
+        dev,
+        uuid=None,
+        energy_j=None,
+        power_management_limit_w=None,
+        memory_free_mib=None,
+        pstate=None,
+        clock_event_reasons=None,
+        clock_event_mask=None,
+        temperature_hotspot_c=dev.temperature_c,
+        pcie_replay_count=0,  # a healthy link retries nothing
+        serial=serial,
+        vbios_version=part.vbios_version,
+        pci_device_id=part.pci_device_id,
+        pci_sub_device_id=part.pci_sub_device_id,
+        processes=tuple(replace(p, type=None) for p in dev.processes),
+    )
+
+
+def _as_i915(dev: Device, part: Part) -> Device:
+    """A Max 1550 reports what the intel backend reads from i915's sysfs (docs/backends.md):
+    power from the energy counter, its limit, one temperature, the render clock and the link.
+    i915 prints no memory figure, and the Max 1550's utilization is N/A as xpu-smi reports it
+    (issue #32): nothing here claims a figure the real part does not give."""
+    return replace(
+        dev,
+        uuid=None,
+        memory_total_mib=None,
+        memory_used_mib=None,
+        memory_free_mib=None,
+        utilization_gpu_pct=None,
+        utilization_memory_pct=None,
+        temperature_memory_c=None,
+        power_limit_min_w=None,
+        power_limit_max_w=None,
+        power_management_limit_w=None,
+        clock_mem_mhz=None,
+        clock_mem_max_mhz=None,
+        pstate=None,
+        clock_event_reasons=None,
+        clock_event_mask=None,
+        serial=None,
+        pci_device_id=part.pci_device_id,
+        processes=tuple(replace(p, type=None) for p in dev.processes),
     )
 
 

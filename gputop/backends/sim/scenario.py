@@ -38,6 +38,11 @@ class Part:
     gpm: bool = True
     # MIG came with the A100 and H100: a V100 has no MIG mode (NVML: not supported, None).
     mig: bool = True
+    # The PCI ids as NVML packs them (device id << 16 | vendor id), where the part's backend
+    # reports them (the sysfs backends read uevent's PCI_ID); None where it is not simulated.
+    pci_device_id: int | None = None
+    pci_sub_device_id: int | None = None
+    vbios_version: str | None = None  # as the part's backend reads it (NVIDIA's: a constant)
 
 
 # Memory totals are what the driver reports (the fixtures show 81559 MiB for an H100 80GB HBM3).
@@ -51,6 +56,28 @@ PARTS: dict[str, Part] = {
     # about 90 W idle (real tables read 82-99 W on idle 910B1/B2C/B3/B4), AICore 1800 MHz
     # (`info -t common` on a 910B1). The 400 W ceiling is the public OAM figure, not a capture.
     "ascend-910b": Part("Ascend 910B3", "huawei", 65536, 400, 100, 90, 1800, 1600, 4, 16),
+    # An MI300X as amdgpu's sysfs shows it. From the real `amd-smi static --json` of 8 MI300X
+    # (tests/fixtures/amd/amd-smi-static-json_8xMI300X-…): board product_name "AMD Instinct
+    # MI300X OAM" (what sysfs' product_name holds, the same FRU field), 196592 MB of VRAM (192 GB
+    # HBM3), power cap 0-750 W (750 W, AMD's published TBP), PCIe Gen 5 (32 GT/s) x16,
+    # device and subsystem 0x74a1, IFWI part number 113-M3000108-103 (sysfs' vbios_version).
+    # Peak engine clock 2100 MHz (the data sheet; rocminfo's "Max Clock Freq. (MHz): 2100" on an
+    # MI300X, ROCm/legacy-rocm-build#4414); memory clock 1300 MHz: the capture's 5325 GB/s over
+    # 8192 bits is 5.2 Gb/s a pin, HBM3's clock a quarter of it (rocm-smi's peak MCLK on MI300's
+    # HBM3, ROCm/rocm_smi_lib#209). Idle power is a model parameter, not a reading: the same
+    # tenth of the TBP as the simulated H100's 70 of 700 W. No GPM, no MIG: amdgpu has neither.
+    "mi300x": Part("AMD Instinct MI300X OAM", "amd", 196592, 750, 0, 75, 2100, 1300, 5, 16,
+                   remaps_rows=False, gpm=False, mig=False, pci_device_id=0x74A11002,
+                   pci_sub_device_id=0x74A11002, vbios_version="113-M3000108-103"),
+    # An Intel Data Center GPU Max 1550 as i915's sysfs shows it: named by its PCI id, 0x0BD5
+    # ("Intel(R) Data Center GPU Max 1550" in Intel's compute-runtime device table), as the
+    # intel backend names every card (intel/values.product_name; a test holds them equal). Intel's figures (ark.intel.com 232873, as
+    # glennklockwood.com/garden/processors/pvc reproduces them): 128 GB HBM2e, 1.6 GHz peak,
+    # PCIe Gen5 x16, 600 W. Idle power is the same tenth of it as above. The memory clock and
+    # the power range are not read by the intel backend (the range is unused: it sets no
+    # limit); the memory total only bounds the simulated allocations, shown as N/A.
+    "max-1550": Part("Intel GPU 8086:0BD5", "intel", 131072, 600, 0, 60, 1600, 0, 5, 16,
+                     remaps_rows=False, gpm=False, mig=False, pci_device_id=0x0BD58086),
 }
 
 
