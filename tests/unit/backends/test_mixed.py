@@ -215,3 +215,19 @@ def test_explicit_backend_is_unchanged(tmp_path, monkeypatch):
         assert backend.name == "nvml" and len(backend.info().devices) == 2
     finally:
         backend.close()
+
+
+def test_the_exporter_serves_a_mixed_node(tmp_path, monkeypatch):
+    from gputop.exporter import collect, exposition, own
+
+    install(monkeypatch, FakeNvml(node(2)))
+    monkeypatch.setenv("PATH", "/nonexistent")
+    backend = open_backend("auto", BackendOptions(sysfs_root=str(mount(tmp_path, RX6900XT))))
+    try:
+        text = exposition.render(collect.families(backend.sample(), own.Options(), "t")).decode()
+    finally:
+        backend.close()
+    assert 'backend="nvml+amd"' in text
+    power = [ln for ln in text.splitlines() if ln.startswith("DCGM_FI_DEV_POWER_USAGE{")]
+    assert [ln.split('gpu="')[1].split('"')[0] for ln in power] == ["0", "1", "2"]
+    assert 'modelName="AMD GPU 1002:73BF"' in power[2]
