@@ -72,12 +72,14 @@ def create(name: str, options: BackendOptions) -> Backend:
     return REGISTRY[name](options)
 
 
-def open_backend(name: str, options: BackendOptions, *, simulate_if_absent: bool = False
-                 ) -> Backend:
+def open_backend(name: str, options: BackendOptions, *, simulate_if_absent: bool = False,
+                 one_vendor: bool = False) -> Backend:
     """Create and open a backend; ``auto`` tries NVML, then npu-smi, then AMD's sysfs, then
     amd-smi (for the node whose sysfs gputop cannot read: a container without the host's /sys),
     then Intel's sysfs, and reads every one that opens: a node with GPUs of two vendors shows
-    both, as one node (gputop.backends.mixed).
+    both, as one node (gputop.backends.mixed). ``one_vendor``: the first that opens alone, as
+    nvidia-smi sees a node (query mode and the nvidia-smi faces: a script logging an NVIDIA
+    workstation's GPUs gets nvidia-smi's rows and indices, not its Intel iGPU as GPU 1).
 
     Only a caller that shows a person that its readings are simulated (the dashboard) passes
     ``simulate_if_absent``: then ``auto`` ends at the simulator where no real backend opens.
@@ -101,6 +103,8 @@ def open_backend(name: str, options: BackendOptions, *, simulate_if_absent: bool
                 passed_over.append((candidate, exc))
                 continue
             opened.append(backend)
+            if one_vendor:
+                break
         if len(opened) > 1:
             from gputop.backends.mixed import MixedBackend
 

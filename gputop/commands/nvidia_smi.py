@@ -85,7 +85,7 @@ class Session:
         from gputop.core.errors import UsageError
         from gputop.core.selection import select_devices
 
-        backend = open_backend(self.source.backend, self.source.options)
+        backend = open_backend(self.source.backend, self.source.options, one_vendor=True)
         try:
             info = backend.info()
             try:

@@ -166,7 +166,7 @@ def run_query(config: QueryConfig) -> int:
     from gputop.query.sink import FileSink, StreamSink
 
     source = config.source
-    backend = open_backend(source.backend, source.options)
+    backend = open_backend(source.backend, source.options, one_vendor=True)
     try:
         info = backend.info()
         devices = select_devices(source.ids, info.devices)
