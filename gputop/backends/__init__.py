@@ -42,6 +42,12 @@ def _amd_smi(options: BackendOptions) -> Backend:
     return AmdSmiBackend(options)
 
 
+def _xpu_smi(options: BackendOptions) -> Backend:
+    from gputop.backends.intel.xpu.backend import XpuSmiBackend
+
+    return XpuSmiBackend(options)
+
+
 def _sim(options: BackendOptions) -> Backend:
     from gputop.backends.sim.backend import SimBackend
 
@@ -61,10 +67,13 @@ REGISTRY: dict[str, Callable[[BackendOptions], Backend]] = {
     "amd": _amd,
     "intel": _intel,
     "amd-smi": _amd_smi,
+    "xpu-smi": _xpu_smi,
     "sim": _sim,
     "replay": _replay,
 }
 CHOICES = ("auto", *REGISTRY)
+# A vendor's tool -> the backend that reads the same GPUs from the driver's sysfs (tried first).
+SAME_GPUS = {"amd-smi": "amd", "xpu-smi": "intel"}
 
 
 def create(name: str, options: BackendOptions) -> Backend:
@@ -76,10 +85,12 @@ def open_backend(name: str, options: BackendOptions, *, simulate_if_absent: bool
                  one_vendor: bool = False) -> Backend:
     """Create and open a backend; ``auto`` tries NVML, then npu-smi, then AMD's sysfs, then
     amd-smi (for the node whose sysfs gputop cannot read: a container without the host's /sys),
-    then Intel's sysfs, and reads every one that opens: a node with GPUs of two vendors shows
-    both, as one node (gputop.backends.mixed). ``one_vendor``: the first that opens alone, as
-    nvidia-smi sees a node (query mode and the nvidia-smi faces: a script logging an NVIDIA
-    workstation's GPUs gets nvidia-smi's rows and indices, not its Intel iGPU as GPU 1).
+    then Intel's sysfs, then xpu-smi (where it is on PATH: Intel's data-center GPUs, whose sysfs
+    the Intel backend may not read, as in a container without the host's /sys), and reads every
+    one that opens: a node with GPUs of two vendors shows both, as one node
+    (gputop.backends.mixed). ``one_vendor``: the first that opens alone, as nvidia-smi sees a
+    node (query mode and the nvidia-smi faces: a script logging an NVIDIA workstation's GPUs gets
+    nvidia-smi's rows and indices, not its Intel iGPU as GPU 1).
 
     Only a caller that shows a person that its readings are simulated (the dashboard) passes
     ``simulate_if_absent``: then ``auto`` ends at the simulator where no real backend opens.
@@ -94,8 +105,8 @@ def open_backend(name: str, options: BackendOptions, *, simulate_if_absent: bool
     opened: list[Backend] = []
     try:
         for candidate in _auto_order(options):
-            if candidate == "amd-smi" and any(b.name == "amd" for b in opened):
-                continue  # the same GPUs as amdgpu's sysfs, which has answered already
+            if SAME_GPUS.get(candidate) in {b.name for b in opened}:
+                continue  # a vendor tool reads the GPUs its driver's sysfs answered for already
             try:
                 backend = create(candidate, options)
                 backend.open()
@@ -150,6 +161,9 @@ def _auto_order(options: BackendOptions) -> list[str]:
         order.append("amd-smi")
     if _intel_present(options.sysfs_root or "/"):
         order.append("intel")
+    if shutil.which("xpu-smi"):
+        # only where sysfs found no card: where it did, it answered first, with no tool to run
+        order.append("xpu-smi")
     return order
 
 

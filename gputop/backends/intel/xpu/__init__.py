@@ -1,0 +1,1 @@
+"""Intel data-center GPUs (Max, Flex) read by running xpu-smi: `discovery --dump`, `dump`, `ps`."""
