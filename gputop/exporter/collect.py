@@ -14,12 +14,15 @@ from gputop.formats import dcgm
 
 def dcgm_families(snap: Snapshot, opts: own.Options,
                   gpu_labels: Mapping[int, dict[str, str]]) -> list[Metric]:
-    """The counters' families in the counters' order; a GPU's series carry its labels
+    """The counters' families in the counters' order, for the devices DCGM's names describe
+    (``dcgm.describes``); a GPU's series carry its labels
     (``gpu_labels``, by index) and its owners' (one series per Slurm job, as dcgm-exporter's
     transforms copy them)."""
     numbers = [m for m in opts.counters if not m.label]
     out = [Metric(m.name, m.help, m.type) for m in numbers]
     for dev in snap.devices:
+        if not dcgm.describes(dev):
+            continue  # an AMD or Intel GPU: gputop's own families only
         labels = gpu_labels[dev.index]
         if dev.mig_instances:  # the GPU instances stand in for the GPU, as in dcgm-exporter
             for inst in dcgm.gpu_instances(dev):

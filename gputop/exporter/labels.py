@@ -10,9 +10,12 @@ from gputop.formats import dcgm
 
 
 def device_node_name(dev: Device) -> str:
-    """The device file dcgm-exporter's ``device`` label names (nvidia0, …; Ascend: davinci0)."""
+    """Return the device file dcgm-exporter's ``device`` label names (nvidia0, …; Ascend:
+    davinci0); empty for an AMD or Intel GPU, whose DRM card number the model does not hold."""
     if dev.vendor == "huawei":
         return f"davinci{dev.index}"
+    if not dcgm.describes(dev):
+        return ""
     return f"nvidia{dev.index}"
 
 
@@ -24,8 +27,8 @@ def device_labels(snap: Snapshot, dev: Device, hostname_labels: tuple[str, ...],
                   label_fields: Sequence[dcgm.Metric] = ()) -> dict[str, str]:
     """dcgm-exporter's labels for one GPU, in its order: identity, node, then the counters
     file's label rows sorted by name (``DCGM_FI_DRIVER_VERSION`` by default), each left out
-    where the device has no value for it. An identity label a device lacks is empty, which
-    PromQL treats as absent."""
+    where the device has no value for it (and on a device DCGM's names do not describe). An
+    identity label a device lacks is empty, which PromQL treats as absent."""
     labels = {
         "gpu": str(dev.index),
         "UUID": dev.uuid or "",
@@ -34,6 +37,8 @@ def device_labels(snap: Snapshot, dev: Device, hostname_labels: tuple[str, ...],
         "modelName": dev.name or "",
     }
     labels.update(node_labels(snap, hostname_labels))
+    if not dcgm.describes(dev):
+        return labels  # no DCGM_FI_* label rows on an AMD or Intel GPU either
     for metric in sorted(label_fields, key=lambda m: m.name):
         value = dcgm.value(metric.field, snap, dev)
         if value is not None:

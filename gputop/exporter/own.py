@@ -3,7 +3,7 @@ Pure: snapshot in, metric families out."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from prometheus_client.core import Metric
@@ -11,7 +11,7 @@ from prometheus_client.core import Metric
 from gputop.analysis.mig import instance_of
 from gputop.core import clock_events
 from gputop.core.model import DEVICE_STATUSES, Device, Snapshot
-from gputop.core.units import MIB
+from gputop.core.units import HZ_PER_MHZ, MIB
 from gputop.exporter.labels import instance_labels, node_labels, process_labels
 from gputop.exporter.node_label import DEFAULT_HOSTNAME_LABEL, HOSTNAME_LABELS
 from gputop.formats import dcgm
@@ -59,6 +59,19 @@ def families(snap: Snapshot, opts: Options, version: str,
                     "1 while the clock-event (throttle) reason holds, 0 when not.", "gauge")
     source = Metric("gputop_saturation_source",
                     "Who measured the saturation figures (gpm, sim): 1 for the source.", "gauge")
+    busy = Metric("gputop_utilization_ratio",
+                  "The device's busy share, 0-1, as its driver counts it: NVML's utilization.gpu,"
+                  " amdgpu's gpu_busy_percent, npu-smi's AICore %, i915/xe GT busy time.", "gauge")
+    used = Metric("gputop_memory_used_bytes", "Device memory in use (VRAM; HBM or DDR on Ascend).",
+                  "gauge")
+    draw = Metric("gputop_power_draw_watts", "Power draw.", "gauge")
+    energy = Metric("gputop_energy_joules_total",
+                    "Energy the device has used since its driver's counter started.", "counter")
+    temps = Metric("gputop_temperature_celsius",
+                   "Temperature by sensor: gpu (AMD: edge), hotspot (junction), memory.", "gauge")
+    clocks = Metric("gputop_clock_hertz",
+                    "Current clock by domain: sm (AMD: sclk; Intel: the render GT), memory, video.",
+                    "gauge")
     proc_mem = Metric("gputop_process_gpu_memory_bytes",
                       "GPU memory a process holds (top processes per GPU by memory).", "gauge")
     proc_sm = Metric("gputop_process_sm_ratio",
@@ -67,8 +80,9 @@ def families(snap: Snapshot, opts: Options, version: str,
     for dev in snap.devices:
         labels = gpu_labels[dev.index]
         for name in DEVICE_STATUSES:
-            status.add_sample(status.name, {**labels, "status": name},
+            status.add_sample(status.name, {**labels, "vendor": dev.vendor or "", "status": name},
                               1.0 if dev.status == name else 0.0)
+        _headline(dev, labels, busy, used, draw, energy, temps, clocks)
         if dev.data_age_s is not None:
             age.add_sample(age.name, labels, dev.data_age_s)
         if dev.memory_total_mib is not None:
@@ -97,4 +111,34 @@ def families(snap: Snapshot, opts: Options, version: str,
     for h in snap.hints:
         hint.add_sample(hint.name, {**host, "gpu": "" if h.device is None else str(h.device),
                                     "code": h.code, "severity": h.severity}, 1.0)
-    return [info, stamp, status, age, total, limit, events, source, hint, proc_mem, proc_sm]
+    return [info, stamp, status, age, total, limit, busy, used, draw, energy, temps, clocks,
+            events, source, hint, proc_mem, proc_sm]
+
+
+# The sensors and clock domains served, by label value, in that order.
+_SENSORS: tuple[tuple[str, Callable[[Device], float | None]], ...] = (
+    ("gpu", lambda d: d.temperature_c), ("hotspot", lambda d: d.temperature_hotspot_c),
+    ("memory", lambda d: d.temperature_memory_c))
+_CLOCKS: tuple[tuple[str, Callable[[Device], float | None]], ...] = (
+    ("sm", lambda d: d.clock_sm_mhz), ("memory", lambda d: d.clock_mem_mhz),
+    ("video", lambda d: d.clock_video_mhz))
+
+
+def _headline(dev: Device, labels: dict[str, str], busy: Metric, used: Metric, draw: Metric,
+              energy: Metric, temps: Metric, clocks: Metric) -> None:
+    """Add the device's headline figures under gputop's names, on every vendor: the one set a
+    mixed AMD/Intel/NVIDIA fleet's dashboards can query alike (DCGM's names stop at NVIDIA and
+    Ascend). A figure the device does not report has no sample, never a 0."""
+    def add(family: Metric, value: float | None, scale: float = 1.0,
+            extra: dict[str, str] | None = None) -> None:
+        if value is not None:
+            family.add_sample(family.name, {**labels, **(extra or {})}, value * scale)
+
+    add(busy, dev.utilization_gpu_pct, 0.01)
+    add(used, dev.memory_used_mib, MIB)
+    add(draw, dev.power_draw_w)
+    add(energy, dev.energy_j)
+    for sensor, read in _SENSORS:
+        add(temps, read(dev), extra={"sensor": sensor})
+    for domain, read in _CLOCKS:
+        add(clocks, read(dev), HZ_PER_MHZ, extra={"clock": domain})
