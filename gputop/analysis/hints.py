@@ -564,6 +564,14 @@ def stragglers(series: dict[int, Series]) -> list[Hint]:
     return list(out.values())
 
 
+def _no_reason(s: Series) -> str:
+    """Say why a slow clock comes with no reason: none held, or a driver (AMD's, Intel's) that
+    gives no clock-event reasons at all, whose silence says nothing."""
+    if any(d.clock_event_reasons is not None for d in s.devices):
+        return "no reason reported"
+    return "its driver reports no clock-event reasons"
+
+
 def _straggler(s: Series, peers: list[Series], clocks: dict, busy: dict) -> Hint | None:
     n = len(peers) + 1
     mine = clocks[s.index]
@@ -572,7 +580,7 @@ def _straggler(s: Series, peers: list[Series], clocks: dict, busy: dict) -> Hint
         ref = statistics.median(peer_clocks)
         if mine <= (1 - STRAGGLER_CLOCK_GAP) * ref:
             why = ", ".join(sorted({r for d in s.devices for r in (d.clock_event_reasons or ())
-                                    if r != "gpu_idle"})) or "no reason reported"
+                                    if r != "gpu_idle"})) or _no_reason(s)
             return _hint(s.index, "straggler", "warning",
                          f"GPU {s.index} is the slow one of the {n} GPUs of its job: SM clock "
                          f"{100 * mine:.0f}% of max while its peers run at {100 * ref:.0f}% "

@@ -28,6 +28,21 @@ NPU_NOTE = (
     "are shown. True saturation cannot be measured on this backend."
 )
 SIM_NOTE = "Simulated saturation (SIMULATED backend): figures come from the scenario's model."
+AMD_NOTE = (
+    "AMD GPUs report busy % (amdgpu's gpu_busy_percent, amd-smi's gfx activity), not SM activity: "
+    "SM, occupancy, tensor and DRAM bandwidth are not measured, and the driver gives no "
+    "clock-event (throttle) reasons. Shown: busy time, per-process engine time, the shader clock "
+    "against its maximum, power against the cap."
+)
+INTEL_NOTE = (
+    "Intel GPUs report busy time per GT (i915/xe idle residency), not EU activity: SM (EU), "
+    "occupancy, tensor (XMX) and DRAM bandwidth are not measured, and the driver gives no "
+    "clock-event (throttle) reasons. Shown: busy time, per-process engine time, the render clock "
+    "against its maximum, power against the cap."
+)
+# Whose driver does not expose the per-cycle figures at all, by vendor (NVIDIA's would, with GPM).
+_NOT_EXPOSED_BY = {"amd": "amdgpu", "intel": "i915/xe", "huawei": "npu-smi"}
+UNMEASURED = "SM, occupancy, tensor, DRAM"
 
 SHORT = {
     "device-unhealthy": "device unhealthy",
@@ -63,7 +78,25 @@ def capability_note(dev: Device) -> str | None:
         return SIM_NOTE
     if dev.vendor == "huawei":
         return NPU_NOTE
+    if dev.vendor == "amd":
+        return AMD_NOTE
+    if dev.vendor == "intel":
+        return INTEL_NOTE
     return NO_GPM_NOTE
+
+
+def unmeasured_line(dev: Device) -> str:
+    """Say which per-cycle figures an unmeasured device lacks and why, in one short line: GPM
+    would measure them on an NVIDIA GPU; another vendor's driver does not expose them at all."""
+    who = _NOT_EXPOSED_BY.get(dev.vendor or "")
+    if who is None:
+        return f"not measured: {UNMEASURED} (needs GPM)"
+    return f"not exposed by {who}: {UNMEASURED}"
+
+
+def _unknown_why(dev: Device) -> str:
+    who = _NOT_EXPOSED_BY.get(dev.vendor or "")
+    return "no GPM" if who is None else f"not exposed by {who}"
 
 
 @dataclass(frozen=True)
@@ -193,4 +226,4 @@ def verdict(dev: Device, history: Sequence[Snapshot] = (),
     extra = ""
     if view.slowdowns:
         extra = f", slowed ({', '.join(view.slowdowns)}) to {num(view.clock_pct, '.0f', '%')} clock"
-    return f"busy {util:.0f}% of the time{extra}; SM saturation unknown (no GPM)"
+    return f"busy {util:.0f}% of the time{extra}; SM saturation unknown ({_unknown_why(dev)})"

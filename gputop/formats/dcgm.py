@@ -22,6 +22,7 @@ else:  # pragma: no cover - Python 3.10
 
 from gputop.core.model import Device, MigInstance, Snapshot
 from gputop.core.units import MB_PER_MIB
+from gputop.core.vendors import has_nvidia_figures
 
 TYPES = ("gauge", "counter", "label")
 # What a counters file may name as a type: dcgm-exporter's own list. It prints histogram and
@@ -30,18 +31,13 @@ FILE_TYPES = ("gauge", "counter", "histogram", "summary", "label")
 MIG_RULES = ("parent", "instance", "none")
 SATURATION = "saturation."
 COMBINED = "@"
-# Vendors whose GPUs dcgm-exporter's names would misdescribe: a dashboard or alert built on
-# DCGM_FI_* reads NVIDIA's meanings (GPU-Util's kernel time, NVML's clock-event bits, NVLink),
-# and an amdgpu busy % or an i915 GT clock under those names would lie to it. Their figures go
-# out under gputop's own families only (docs/prometheus.md). Ascend keeps the DCGM names it has
-# been served under (its ``device`` label, davinciN, names it).
-OTHER_VENDORS = frozenset({"amd", "intel"})
-
-
 def describes(dev: Device) -> bool:
-    """Return whether dcgm-exporter's names may carry ``dev``'s readings (and label rows): every
-    device but an AMD or Intel GPU; a replayed log that names no vendor counts as NVIDIA's."""
-    return dev.vendor not in OTHER_VENDORS
+    """Return whether dcgm-exporter's names may carry ``dev``'s readings (and label rows): a
+    dashboard or alert built on DCGM_FI_* reads NVIDIA's meanings (GPU-Util's kernel time,
+    NVML's clock-event bits, NVLink), and an amdgpu busy % or an i915 GT clock under those names
+    would lie to it, so an AMD or Intel GPU is served under gputop's own families only
+    (docs/prometheus.md, "Vendors"); Ascend keeps the DCGM names it has been served under."""
+    return has_nvidia_figures(dev.vendor)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from gputop.core.formatting import NA, mig_word, on_off
 from gputop.core.model import Device
+from gputop.core.vendors import has_nvidia_figures
 from gputop.formats.smi_table import COMPUTE_MODES
 
 # nvidia-smi's table heads for these columns.
@@ -31,7 +32,10 @@ FACTS_CARD_WIDTH = 5 + 12 + 21 + 1 + 12 + 1 + FACTS_WIDTH
 
 def mode_facts(dev: Device) -> list[tuple[str, str]]:
     """(label, value) of the GPU's modes: persistence (On/Off), compute mode (Default,
-    Exclusive_Process, Prohibited) and, where the GPU has MIG, the MIG mode."""
+    Exclusive_Process, Prohibited) and, where the GPU has MIG, the MIG mode. Empty for an AMD
+    or Intel GPU, whose drivers have no such modes (an N/A would suggest they could)."""
+    if not has_nvidia_figures(dev.vendor):
+        return []
     out = [(PERSISTENCE, on_off(dev.persistence_mode)), (COMPUTE, dev.compute_mode or NA)]
     mig = mig_word(dev.mig_mode)
     if mig is not None:
@@ -46,10 +50,11 @@ def facts(dev: Device) -> list[tuple[str, str]]:
 
 def facts_table(devices: Sequence[Device]) -> list[str]:
     """The facts of ``devices`` as nvidia-smi lays out a table: a line of heads, then one line
-    per GPU, each column as wide as its widest cell (65 cells for H100s). The MIG column is
-    left out where no GPU has MIG, and blank for one that has none."""
+    per GPU, each column as wide as its widest cell (65 cells for H100s). A mode column is left
+    out where no GPU has that mode (MIG; every mode on AMD and Intel), and blank for one that
+    has none."""
     rows = [{"GPU": str(dev.index), **dict(facts(dev))} for dev in devices]
-    heads = ["GPU", BUS_ID, PERSISTENCE, COMPUTE] + ([MIG] if any(MIG in r for r in rows) else [])
+    heads = ["GPU", BUS_ID] + [h for h in (PERSISTENCE, COMPUTE, MIG) if any(h in r for r in rows)]
     widths = [max(len(h), *(len(r.get(h, "")) for r in rows)) for h in heads]
     lines = []
     for cells in ([dict(zip(heads, heads, strict=True))] + rows):

@@ -14,6 +14,7 @@ from __future__ import annotations
 from gputop.core.formatting import NA, pct
 from gputop.core.model import Device, Saturation
 from gputop.core.units import MIB_PER_GIB
+from gputop.core.vendors import has_nvidia_figures
 
 RATES_CARD_WIDTH = 76  # the line below at its longest
 
@@ -40,16 +41,22 @@ def link_text(tx: float | None, rx: float | None) -> tuple[str, str, str]:
 
 
 def rates_spans(dev: Device) -> list[Span]:
-    """The line as (text, component class) spans, for GpuCard to cut or pad to its width."""
+    """The line as (text, component class) spans, for GpuCard to cut or pad to its width. An
+    AMD or Intel GPU gets its PCIe link only: NVENC/NVDEC and NVLink are NVIDIA's, and the model
+    holds no video-engine or xGMI figures for the others to stand in."""
     sat = dev.saturation or Saturation()
-    spans: list[Span] = [
-        ("ENC ", "gpu--label"), (pct(dev.utilization_encoder_pct, 4), "gpu--value"),
-        (" DEC ", "gpu--label"), (pct(dev.utilization_decoder_pct, 4), "gpu--value"),
-    ]
-    for name, tx, rx in (("PCIe", sat.pcie_tx_mibps, sat.pcie_rx_mibps),
-                         ("NVLink", sat.nvlink_tx_mibps, sat.nvlink_rx_mibps)):
+    links = [("PCIe", sat.pcie_tx_mibps, sat.pcie_rx_mibps)]
+    spans: list[Span] = []
+    if has_nvidia_figures(dev.vendor):
+        spans += [
+            ("ENC ", "gpu--label"), (pct(dev.utilization_encoder_pct, 4), "gpu--value"),
+            (" DEC ", "gpu--label"), (pct(dev.utilization_decoder_pct, 4), "gpu--value"),
+        ]
+        links.append(("NVLink", sat.nvlink_tx_mibps, sat.nvlink_rx_mibps))
+    for name, tx, rx in links:
         tx_text, rx_text, unit = link_text(tx, rx)
-        spans += [(f"  {name} TX ", "gpu--label"), (tx_text, "gpu--value"),
+        lead = "  " if spans else ""
+        spans += [(f"{lead}{name} TX ", "gpu--label"), (tx_text, "gpu--value"),
                   (" RX ", "gpu--label"), (rx_text, "gpu--value")]
         if unit:
             spans.append((f" {unit}", "gpu--muted"))

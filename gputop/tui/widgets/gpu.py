@@ -25,6 +25,7 @@ from gputop.analysis.mig import busy_pct, parent_sm_active, sm_active
 from gputop.core.clock_events import LABELS, SLOWDOWNS
 from gputop.core.formatting import NA, num, pct
 from gputop.core.model import Device, MigInstance
+from gputop.core.vendors import clock_label
 from gputop.core.visible import visible
 from gputop.tui.text import fmt
 from gputop.tui.text.facts import FACTS_CARD_WIDTH, FACTS_WIDTH, mode_facts
@@ -46,9 +47,10 @@ Line = tuple[Span, ...]
 
 
 def clock_text(dev: Device) -> str:
-    """' SM 1980/1980MHz', or without the maximum where the device reports none (Ascend)."""
+    """' SM 1980/1980MHz' (AMD: ' SCLK …', Intel: ' GT …'), or without the maximum where the
+    device reports none (Ascend)."""
     maximum = f"/{num(dev.clock_sm_max_mhz)}" if dev.clock_sm_max_mhz else ""
-    return f" SM {num(dev.clock_sm_mhz)}{maximum}MHz"
+    return f" {clock_label(dev.vendor)} {num(dev.clock_sm_mhz)}{maximum}MHz"
 
 
 def util_text(dev: Device) -> str:
@@ -349,6 +351,8 @@ class GpuCard:
         """UTIL, MEM and PWR: label, bar, value and sparkline; on a card FACTS_CARD_WIDTH wide,
         the GPU's modes in a column at their right, one a line."""
         modes = mode_facts(dev) if width >= FACTS_CARD_WIDTH else None
+        if not modes:
+            modes = None  # an AMD or Intel GPU has none of these modes: no column at all
         column: list[list[Span]] = []
         if modes is not None:
             column = [[(" " + label + " ", "gpu--label"), (value, "gpu--value")]

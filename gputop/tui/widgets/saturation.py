@@ -37,7 +37,14 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from gputop.analysis.mig import sm_active
-from gputop.analysis.saturation import capability_note, estimates, fallback_view, measured, verdict
+from gputop.analysis.saturation import (
+    capability_note,
+    estimates,
+    fallback_view,
+    measured,
+    unmeasured_line,
+    verdict,
+)
 from gputop.core.formatting import pct
 from gputop.core.model import Device, Hint, MigInstance, Saturation, Snapshot
 from gputop.core.units import MIB_PER_GIB
@@ -273,10 +280,12 @@ class GpuSaturation(Widget):
             view = fallback_view(dev)
             lines.append(self._row((("busy", "busy"), ("proc", "pSM")), width, dev, colors))
             lines.append(self._row((("clock", "clk"), ("power", "pwr")), width, dev, colors))
-            slow = ", ".join(view.slowdowns) if view.slowdowns else "none"
+            if dev.clock_event_reasons is None:  # no reasons read: "none" would claim some could be
+                slow = "not reported by the driver"
+            else:
+                slow = ", ".join(view.slowdowns) if view.slowdowns else "none"
             lines.append(Text(f"clock slowdowns: {slow}"))
-            lines.append(Text("not measured: SM, occupancy, tensor, DRAM (needs GPM)",
-                              style=colors["muted"]))
+            lines.append(Text(unmeasured_line(dev), style=colors["muted"]))
             sat = dev.saturation
             if any(v is not None for v in (sat.pcie_rx_mibps, sat.pcie_tx_mibps,
                                            sat.nvlink_rx_mibps, sat.nvlink_tx_mibps)):

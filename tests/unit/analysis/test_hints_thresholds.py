@@ -273,3 +273,15 @@ def test_a_healthy_gpu_and_an_idle_link_give_none():
     assert _health(pcie_gen=1, pcie_gen_max=5, utilization_gpu_pct=0.0) == []
     assert [m for _, _, m in _health(pcie_gen=3, pcie_gen_max=5, utilization_gpu_pct=87.0)] == [
         "GPU 0's PCIe link runs Gen 3 of its Gen 5 while busy"]
+
+
+def test_an_amd_straggler_is_not_said_to_lack_a_reason_its_driver_never_gives():
+    """amdgpu gives no clock-event reasons (None, not ()): the slow clock is still found, and
+    no hint that needs NVIDIA's reasons (power-capped, thermal-throttled) is computed."""
+    h = [replace(s, devices=tuple(replace(d, vendor="amd", clock_event_reasons=None)
+                                  for d in s.devices)) for s in job(2, 0, 1500.0)]
+    found = H.analyze(h)
+    assert [x.code for x in found] == ["straggler"]
+    assert "(its driver reports no clock-event reasons)" in found[0].message
+    assert "(no reason reported)" in [x for x in H.analyze(job(2, 0, 1500.0))
+                                      if x.code == "straggler"][0].message

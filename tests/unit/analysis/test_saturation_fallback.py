@@ -98,3 +98,19 @@ def test_verdict_for_lost_and_idle_devices():
         "lost: fell off the bus"
     assert S.verdict(device(utilization_gpu_pct=0.0, processes=()), hints=[]) == "idle"
     assert S.verdict(device(utilization_gpu_pct=None), hints=[]).startswith("no utilization")
+
+
+def amd(**kw):
+    """An AMD GPU as the amdgpu backend fills it: busy %, clocks and power, no GPM, no reasons."""
+    return v100(name="AMD Radeon RX 7900 XTX", vendor="amd", clock_event_reasons=None, **kw)
+
+
+def test_an_amd_or_intel_gpu_says_its_vendor_does_not_expose_sm_figures():
+    note = S.capability_note(amd())
+    assert "gpu_busy_percent" in note and "not SM activity" in note and "GPM" not in note
+    intel = S.capability_note(v100(vendor="intel", clock_event_reasons=None))
+    assert "i915/xe" in intel and "GPM" not in intel
+    assert S.unmeasured_line(amd()) == "not exposed by amdgpu: SM, occupancy, tensor, DRAM"
+    assert S.unmeasured_line(v100()) == "not measured: SM, occupancy, tensor, DRAM (needs GPM)"
+    verdict = S.verdict(amd(), hints=[])
+    assert verdict.endswith("SM saturation unknown (not exposed by amdgpu)"), verdict

@@ -39,3 +39,27 @@ async def test_an_integrated_gpu_without_hwmon_is_drawn(tmp_path):
             await pilot.press("q")
     finally:
         backend.close()
+
+
+async def test_an_intel_card_shows_its_gt_clock_and_no_nvidia_only_figure(tmp_path):
+    from tests.support.intel import A380
+
+    backend = IntelBackend(BackendOptions(sysfs_root=str(mount(tmp_path, A380))))
+    backend.open()
+    app = GputopApp(backend, autostart=False)
+    try:
+        async with app.run_test(size=(200, 60)) as pilot:
+            app.sampler.tick()
+            await settle(pilot)
+            text = "\n".join(visible_lines(app))
+            assert "GT 600/2450MHz" in text  # gt_act_freq_mhz 600, gt_RP0_freq_mhz 2450
+            for nvidia_only in ("NVLink", "ENC ", "Persistence-M", "Compute M.", " SM "):
+                assert nvidia_only not in text, nvidia_only
+            await pilot.press("s")
+            await settle(pilot)
+            text = "\n".join(visible_lines(app))
+            assert "not exposed by i915/xe: SM, occupancy, tensor, DRAM" in text
+            assert "GPM" not in text
+            await pilot.press("q")
+    finally:
+        backend.close()
