@@ -243,15 +243,6 @@ def leftover_warning(journals: Sequence[Journal]) -> str:
     return " ".join([*said, "Run `gputop advise --restore` to restore them."])
 
 
-def nvidia_smi_commands(limits: Mapping[int, float]) -> list[str]:
-    """The equivalent nvidia-smi commands, one per distinct limit."""
-    by_value: dict[float, list[int]] = {}
-    for i, w in sorted(limits.items()):
-        by_value.setdefault(round(w, 2), []).append(i)
-    return [f"sudo nvidia-smi -i {','.join(map(str, ids))} -pl {w:g}"
-            for w, ids in sorted(by_value.items(), reverse=True)]
-
-
 def current_limits(backend: Backend, devices: Sequence[int]) -> dict[int, float | None]:
     snap = backend.sample(list(devices))
     return {d.index: d.power_limit_w for d in snap.devices}
@@ -301,9 +292,10 @@ def restore_limits(backend: Backend, originals: Mapping[int, float]) -> list[tup
             elif read is None or abs(read - originals[i]) >= 0.01:
                 failures.append(f"GPU {i} reads {read} W after the restore, not {originals[i]:g} W")
     if failures:
-        cmds = "; ".join(nvidia_smi_commands(originals))
+        cmds = "; ".join(backend.limit_commands(originals))
         raise RestoreFailed("could not restore the original power limits: " + "; ".join(failures)
-                            + f". Restore them with `gputop advise --restore` or: {cmds}")
+                            + ". Restore them with `gputop advise --restore`"
+                            + (f" or: {cmds}" if cmds else ""))
     return changed
 
 

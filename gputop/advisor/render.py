@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from gputop.advisor import cycle
 from gputop.advisor.curve import Row
-from gputop.advisor.journal import nvidia_smi_commands
 from gputop.advisor.passive import PassiveGpu
 from gputop.advisor.recommend import Plan
 from gputop.advisor.sweep import SweepResult
+from gputop.backends.base import nvidia_smi_commands
 from gputop.core.formatting import NA, num
 
 JSON_SCHEMA = "gputop-advise/1"
+# A backend's commands that set limits by hand (Backend.limit_commands); nvidia-smi's by default.
+LimitCommands = Callable[[Mapping[int, float]], list[str]]
 
 
 def _ids(indices: Sequence[int]) -> str:
@@ -23,9 +25,11 @@ def _ids(indices: Sequence[int]) -> str:
 
 # ------------------------------------------------------------------ passive
 def passive_lines(gpus: Sequence[PassiveGpu], note: str = "passive: nothing was changed",
-                  commands: bool = True) -> list[str]:
+                  commands: bool = True,
+                  limit_commands: LimitCommands = nvidia_smi_commands) -> list[str]:
     """Return the passive view: the table, how much of each GPU's cycle the window held, and,
-    where ``commands`` (not on a recording), the nvidia-smi commands for the no-cost limits."""
+    where ``commands`` (not on a recording), the backend's commands (``limit_commands``) for
+    the no-cost limits, where it has any."""
     if not gpus:
         return ["no samples"]
     window = max(g.window_s for g in gpus)
@@ -45,9 +49,9 @@ def passive_lines(gpus: Sequence[PassiveGpu], note: str = "passive: nothing was 
     lines += coverage_lines(gpus)
     lines += mig_lines(gpus)
     suggested = {g.index: g.suggestion_w for g in gpus if g.suggestion_w is not None}
-    if suggested and commands:
-        lines.append("To apply the no-cost limits: " + "; ".join(
-            nvidia_smi_commands({i: w for i, w in suggested.items() if w is not None})))
+    cmds = limit_commands(suggested) if suggested and commands else []
+    if cmds:
+        lines.append("To apply the no-cost limits: " + "; ".join(cmds))
     return lines
 
 
@@ -99,7 +103,8 @@ def _r(value: float | None, digits: int = 2) -> float | None:
 
 # ------------------------------------------------------------------ plan
 def plan_lines(plan: Plan, mode: str, command: Sequence[str] | None = None,
-               run_s: float | None = None) -> list[str]:
+               run_s: float | None = None,
+               limit_commands: LimitCommands = nvidia_smi_commands) -> list[str]:
     c = plan.config
     lines = [f"Plan ({mode}) for GPU {_ids(plan.devices)}:"]
     for i in plan.devices:
@@ -119,10 +124,11 @@ def plan_lines(plan: Plan, mode: str, command: Sequence[str] | None = None,
         lines.append(f"  at most {worst / 60:.1f} min (sooner when it stops early)")
     lines.append("  original limits are journaled first and restored at the end, on error,"
                  " Ctrl-C, SIGTERM and SIGHUP")
-    lines.append("  equivalent commands for the first step and the restore: "
-                 + "; ".join(nvidia_smi_commands(plan.limits_for(plan.candidates[0]))
-                             if plan.candidates else [])
-                 + ("; " if plan.candidates else "") + "; ".join(nvidia_smi_commands(plan.originals)))
+    cmds = [*(limit_commands(plan.limits_for(plan.candidates[0])) if plan.candidates else []),
+            *limit_commands(plan.originals)]
+    if cmds:
+        lines.append("  equivalent commands for the first step and the restore: "
+                     + "; ".join(cmds))
     return lines
 
 
@@ -163,7 +169,8 @@ def table_lines(rows: Sequence[Row], mode: str, max_slowdown_pct: float) -> list
     return lines
 
 
-def recommendation_lines(result: SweepResult) -> list[str]:
+def recommendation_lines(result: SweepResult,
+                         limit_commands: LimitCommands = nvidia_smi_commands) -> list[str]:
     rec = result.recommendation
     if rec is None:
         return ["no recommendation: nothing was measured"]
@@ -174,9 +181,9 @@ def recommendation_lines(result: SweepResult) -> list[str]:
                      + (" (the sweep stopped there: lower limits were not measured)"
                         if rec.cost_row is result.rows[-1] and result.stopped == "max-slowdown"
                         else "") + ".")
-    if rec.limit_w < plan.start_w:
-        lines.append("To apply it (until the next reboot or driver reload): "
-                     + "; ".join(nvidia_smi_commands(plan.limits_for(rec.limit_w))))
+    cmds = limit_commands(plan.limits_for(rec.limit_w)) if rec.limit_w < plan.start_w else []
+    if cmds:
+        lines.append("To apply it (until the next reboot or driver reload): " + "; ".join(cmds))
     return lines
 
 
@@ -196,7 +203,8 @@ def row_json(r: Row) -> dict[str, Any]:
     }
 
 
-def result_json(result: SweepResult) -> dict[str, Any]:
+def result_json(result: SweepResult,
+                limit_commands: LimitCommands = nvidia_smi_commands) -> dict[str, Any]:
     plan, c = result.plan, result.plan.config
     rec = result.recommendation
     return {
@@ -218,7 +226,7 @@ def result_json(result: SweepResult) -> dict[str, Any]:
             "reason": rec.reason,
             "cost_optimum_w": rec.cost_optimum_w,
             "eta": rec.eta,
-            "commands": nvidia_smi_commands(plan.limits_for(rec.limit_w))
+            "commands": limit_commands(plan.limits_for(rec.limit_w))
             if rec.limit_w < plan.start_w else [],
         },
     }

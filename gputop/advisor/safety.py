@@ -12,7 +12,7 @@ import os
 import signal
 from types import FrameType
 
-from gputop.backends.base import Backend
+from gputop.backends.base import CAP_POWER_LIMIT, Backend
 from gputop.backends.mixed import members
 from gputop.core.stop_signals import catch, release
 
@@ -75,6 +75,12 @@ def _has_cap_sys_admin() -> bool:
     return False
 
 
+def cannot_set(backend: Backend) -> str | None:
+    """Say why ``backend`` sets no power limit at all (it lacks CAP_POWER_LIMIT: Intel, npu-smi,
+    amd-smi, an AMD card without power1_cap), in its own words; None where it can try."""
+    return None if CAP_POWER_LIMIT in backend.capabilities else backend.limit_refusal()
+
+
 def missing_privilege(backend: Backend) -> str | None:
     """Why this process cannot change power limits, if that is known before trying (through
     NVML, alone or on a node that also has another vendor's GPUs)."""
@@ -93,13 +99,15 @@ def what_is_needed(refusal: BaseException | None) -> str | None:
     """What would let a sweep change limits after ``refusal`` (None: the privilege check found
     it missing before trying), or None where nothing the user runs would: a GPU that does not
     support power limits, or a driver that refuses root too (#27: it said "run as root" to root)."""
-    from gputop.backends.base import Unsupported
+    from gputop.backends.base import NoPermission, Unsupported
 
     if isinstance(refusal, Unsupported):
         return None
     if refusal is not None and (os.geteuid() == 0 or _has_cap_sys_admin()):
         return ("nothing gputop can do: it runs with the privilege and the driver still refuses"
                 " (a VM or container that does not let its guests change power limits?)")
+    if isinstance(refusal, NoPermission) and refusal.needs is not None:
+        return refusal.needs  # the backend knows better than NVML's rule (amdgpu: root's file)
     return ROOT_OR_CAP
 
 

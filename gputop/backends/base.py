@@ -9,7 +9,7 @@ import socket
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gputop.backends.controls import ReplayControls
@@ -40,7 +40,15 @@ class NoDevice(BackendUnavailable):
 
 
 class NoPermission(BackendError):
-    """The caller lacks the privilege for a write (power limits need root / CAP_SYS_ADMIN)."""
+    """The caller lacks the privilege for a write (power limits need root / CAP_SYS_ADMIN).
+
+    ``needs``: what would let the write through, in words, where the backend knows better than
+    NVML's "root or CAP_SYS_ADMIN" (amdgpu's power1_cap is root's file: the capability does not
+    help); None for that default."""
+
+    def __init__(self, message: str, needs: str | None = None) -> None:
+        super().__init__(message)
+        self.needs = needs
 
 
 class Unsupported(BackendError):
@@ -135,7 +143,27 @@ class Backend(ABC):
         return ()
 
     def set_power_limit(self, device: int, watts: float) -> None:
-        raise Unsupported(f"the {self.name} backend cannot set power limits")
+        raise Unsupported(self.limit_refusal())
+
+    def limit_refusal(self) -> str:
+        """Say why this backend sets no power limit (where it lacks CAP_POWER_LIMIT), in a
+        phrase the advisor shows as its reason for not sweeping."""
+        return f"the {self.name} backend cannot set power limits"
+
+    def limit_commands(self, limits: Mapping[int, float]) -> list[str]:
+        """Return the shell commands that set ``limits`` (watts by device index) by hand: what
+        the advisor offers a user who lacks the privilege, or to apply a recommendation.
+        nvidia-smi's by default (NVML, the simulator); empty where no command would."""
+        return nvidia_smi_commands(limits)
+
+
+def nvidia_smi_commands(limits: Mapping[int, float]) -> list[str]:
+    """Return the equivalent nvidia-smi commands, one per distinct limit."""
+    by_value: dict[float, list[int]] = {}
+    for i, w in sorted(limits.items()):
+        by_value.setdefault(round(w, 2), []).append(i)
+    return [f"sudo nvidia-smi -i {','.join(map(str, ids))} -pl {w:g}"
+            for w, ids in sorted(by_value.items(), reverse=True)]
 
 
 def hostname() -> str:

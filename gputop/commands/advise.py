@@ -315,7 +315,7 @@ class _Advise:
         replayed = recording(self.backend)
         if replayed is not None:  # its GPUs are not here: no command to apply anything
             return render.passive_lines(gpus, replayed, commands=False)
-        return render.passive_lines(gpus)
+        return render.passive_lines(gpus, limit_commands=self.backend.limit_commands)
 
     def passive(self, note: list[str] | None = None) -> int:
         import threading
@@ -373,14 +373,16 @@ class _Advise:
     def sweep(self) -> int:
         from gputop.advisor import journal, passive, render
         from gputop.advisor.recommend import make_plan
-        from gputop.advisor.safety import missing_privilege
+        from gputop.advisor.safety import cannot_set, missing_privilege
 
         mode = "benchmark" if self.argv is not None else "sweep"
         snap = self.backend.sample(self.devices)
         unlimited = [d.index for d in snap.devices if d.power_limit_w is None]
+        why = cannot_set(self.backend)
         if unlimited:
             why = (f"GPU {','.join(map(str, unlimited))} reports no power limit (the"
                    f" {self.backend.name} backend cannot read or set one)")
+        if why is not None:
             self.doc["skipped"] = {"reason": why, "needs": None, "commands": []}
             _say(f"gputop: cannot sweep: {why}. Showing the passive view instead.")
             return self.passive([f"Sweep skipped: {why}."])
@@ -397,7 +399,8 @@ class _Advise:
                 "journal": str(journal.journal_path(self.info.host, self.backend.name,
                                                     plan.uuids.values())),
             }
-            self._emit([self._header(), *render.plan_lines(plan, mode, self.argv),
+            self._emit([self._header(), *render.plan_lines(
+                            plan, mode, self.argv, limit_commands=self.backend.limit_commands),
                         *render.mig_lines(passive.summarize([snap], self.devices)),
                         "Dry run: nothing was changed."])
             return 0
@@ -411,11 +414,11 @@ class _Advise:
 
     def _denied(self, why: str, plan: Any, samples: list[Any] | None,
                 refusal: BaseException | None = None) -> int:
-        from gputop.advisor.journal import nvidia_smi_commands
         from gputop.advisor.safety import what_is_needed
 
-        cmds = [c for w in plan.candidates for c in nvidia_smi_commands(plan.limits_for(w))]
-        cmds += nvidia_smi_commands(plan.originals)
+        commands = self.backend.limit_commands
+        cmds = [c for w in plan.candidates for c in commands(plan.limits_for(w))]
+        cmds += commands(plan.originals)
         needs = what_is_needed(refusal)
         if needs is None:  # the GPU itself refuses: no command would help
             self.doc["skipped"] = {"reason": why, "needs": None, "commands": []}
@@ -495,7 +498,7 @@ class _Advise:
             return self._denied(str(denied), plan, engine.baseline_samples, denied)
         assert result is not None
         self.doc["mode"] = mode
-        self.doc["sweep"] = render.result_json(result)
+        self.doc["sweep"] = render.result_json(result, self.backend.limit_commands)
         self.doc["restored"] = [{"index": i, "was_w": was, "restored_w": now}
                                 for i, was, now in restored]
         lines = [self._header(), *self._passive_from(result.baseline_samples), ""]
@@ -508,7 +511,7 @@ class _Advise:
         lines += render.table_lines(result.rows, mode, plan.config.max_slowdown_pct)
         if not self.config.no_plot and len(result.rows) > 1:
             lines += ["", render.plot(result.rows, max_slowdown_pct=plan.config.max_slowdown_pct)]
-        lines += render.recommendation_lines(result)
+        lines += render.recommendation_lines(result, self.backend.limit_commands)
         lines += render.restored_lines(restored, plan.originals)
         self._emit(lines)
         return 0

@@ -122,6 +122,10 @@ class DrmBackend(Backend, Generic[T, C]):
             raise BackendError(f"{self.name} backend not open")
         return self._info
 
+    def limit_commands(self, limits: Mapping[int, float]) -> list[str]:
+        """Return no command: a DRM driver's limits are written (if at all) by its own backend."""
+        return []
+
     def notes(self) -> tuple[str, ...]:
         out = []
         if self._denied_pids:

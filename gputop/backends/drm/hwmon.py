@@ -35,3 +35,13 @@ def labelled(files: Files, card: Card, kind: str) -> dict[str, int | None]:
         label = files.text(os.path.join(card.hwmon, stem + "_label"))
         out[(label or stem).lower()] = files.integer(os.path.join(card.hwmon, name))
     return out
+
+
+def write_integer(where: str, value: int) -> None:
+    """Write ``value`` to the hwmon file at ``where`` as the kernel parses it (decimal, one
+    write); raises the OSError the kernel gives (PermissionError, EROFS, EINVAL …)."""
+    fd = os.open(where, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(fd, f"{value}\n".encode("ascii"))
+    finally:
+        os.close(fd)

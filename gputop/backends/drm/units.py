@@ -28,6 +28,11 @@ def watts(microwatts: float | None) -> float | None:
     return microwatts / PER_MEGA if microwatts is not None else None
 
 
+def microwatts(watts: float) -> int:
+    """A power in W as hwmon's power files take it: whole µW (270.5 W → 270500000)."""
+    return round(watts * PER_MEGA)
+
+
 def joules(microjoules: int | None) -> float | None:
     return microjoules / PER_MEGA if microjoules is not None else None
 

@@ -43,6 +43,12 @@ class IntelBackend(drm.DrmBackend[reads.Target, fdinfo.Client]):
         super().__init__(options, clock, host)
         self._counters = Rates()  # the sysfs counters: energy, idle residency
 
+    def limit_refusal(self) -> str:
+        """Say why not: i915 and xe take a limit in hwmon's power1_max, which this backend does
+        not write yet (no card to test it on); the advisor shows the passive view instead."""
+        return ("the intel backend does not set power limits: writing i915/xe's hwmon"
+                " power1_max is not supported yet")
+
     def describe(self, index: int, card: Card
                  ) -> tuple[reads.Target, DeviceInfo, dict[str, Any]]:
         target = reads.Target(card, find_gts(self.files, card))

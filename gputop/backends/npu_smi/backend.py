@@ -14,7 +14,7 @@ Device, aged, for a consumer that wants to show them.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -150,6 +150,10 @@ class NpuSmiBackend(Backend):
             thread = threading.Thread(target=target, name=f"gputop-{name}", daemon=True)
             thread.start()
             self._threads.append(thread)
+
+    def limit_commands(self, limits: Mapping[int, float]) -> list[str]:
+        """Return no command: npu-smi sets no power limit, and nvidia-smi's would not apply."""
+        return []
 
     def close(self) -> None:
         self._stop.set()

@@ -11,7 +11,7 @@ offered, and pressing them says why.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -25,7 +25,7 @@ from textual.widgets import DataTable, Footer, ProgressBar, Static
 
 from gputop.advisor import journal, passive, render
 from gputop.advisor.recommend import Plan, SweepConfig, make_plan
-from gputop.advisor.safety import missing_privilege, recording
+from gputop.advisor.safety import cannot_set, missing_privilege, recording
 from gputop.advisor.sweep import Cancelled, Progress, Sweep, SweepResult
 from gputop.backends.base import Backend, NoPermission, Unsupported
 from gputop.core import budget
@@ -177,6 +177,10 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
             if self._own_sampler:
                 self.sampler.stop()
 
+    def _limit_commands(self, limits: Mapping[int, float]) -> list[str]:
+        """Return the backend's commands that set ``limits`` by hand (none without a backend)."""
+        return self.backend.limit_commands(limits) if self.backend is not None else []
+
     # ------------------------------------------------------------------ passive
     def refresh_passive(self) -> None:
         if self.sampler is None:
@@ -190,7 +194,8 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
         note = (self.recorded or ("the sweep's own limits left out" if self._sweeps
                                   else "passive: nothing was changed"))
         self.query_one("#adv-passive", Static).update(
-            Text("\n".join(render.passive_lines(gpus, note, commands=self.recorded is None))))
+            Text("\n".join(render.passive_lines(gpus, note, commands=self.recorded is None,
+                                                limit_commands=self._limit_commands))))
 
     def _during_sweep(self, t: float) -> bool:
         return any(cast(float, start) <= t and (end is None or t <= end)  # a start is a time
@@ -216,6 +221,10 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
             return
         if self.readonly:
             self._status("read-only session: sweeps change power limits and are disabled", True)
+            return
+        cannot = cannot_set(self.backend)
+        if cannot is not None:  # the GPU or backend refuses whoever asks: no command would help
+            self._status(f"cannot sweep: {cannot}. The passive view below changes nothing.", True)
             return
         why = missing_privilege(self.backend)
         if why is not None:
@@ -387,7 +396,7 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
             self._show_rows(result.rows)
             self.query_one("#adv-progress", ProgressBar).update(progress=100)
             self.query_one("#adv-rec", Static).update(
-                Text("\n".join(render.recommendation_lines(result))))
+                Text("\n".join(render.recommendation_lines(result, self._limit_commands))))
             self._status(f"sweep finished ({result.stopped}); {back}")
 
     def _denied(self, why: str, refusal: BaseException | None = None) -> None:
@@ -399,9 +408,10 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
             return
         plan = self.plan
         cmds = ""
-        if plan is not None and plan.candidates:
-            cmds = " Or set them yourself: " + "; ".join(
-                journal.nvidia_smi_commands(plan.limits_for(plan.candidates[0])))
+        first = (self._limit_commands(plan.limits_for(plan.candidates[0]))
+                 if plan is not None and plan.candidates else [])
+        if first:
+            cmds = " Or set them yourself: " + "; ".join(first)
         self._status(f"cannot sweep: {why}. Needed: {needs}.{cmds} The passive view below needs"
                      " no privilege.", True)
 

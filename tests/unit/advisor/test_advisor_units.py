@@ -16,7 +16,7 @@ from gputop.advisor.recommend import (
     recommend,
 )
 from gputop.advisor.safety import RECORDING, SignalExit, SignalGuard, missing_privilege
-from gputop.backends.base import NoPermission
+from gputop.backends.base import NoPermission, nvidia_smi_commands
 from gputop.core.errors import GputopError
 from gputop.core.model import Device, Saturation, Snapshot
 from tests.support.advise import state_sim
@@ -263,7 +263,7 @@ def test_state_dir_follows_xdg(monkeypatch, tmp_path):
 
 
 def test_nvidia_smi_commands_group_by_limit():
-    assert journal.nvidia_smi_commands({0: 700, 1: 700, 2: 650}) == [
+    assert nvidia_smi_commands({0: 700, 1: 700, 2: 650}) == [
         "sudo nvidia-smi -i 0,1 -pl 700", "sudo nvidia-smi -i 2 -pl 650"]
 
 

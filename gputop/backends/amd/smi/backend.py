@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -134,6 +134,10 @@ class AmdSmiBackend(Backend):
             return mapping.version(self._read("version").gpus).amdgpu
         except BackendError:
             return None
+
+    def limit_commands(self, limits: Mapping[int, float]) -> list[str]:
+        """Return no command: this backend sets no power cap, and nvidia-smi's would not apply."""
+        return []
 
     def close(self) -> None:
         self._stop.set()
