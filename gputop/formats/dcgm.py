@@ -31,6 +31,8 @@ FILE_TYPES = ("gauge", "counter", "histogram", "summary", "label")
 MIG_RULES = ("parent", "instance", "none")
 SATURATION = "saturation."
 COMBINED = "@"
+
+
 def describes(dev: Device) -> bool:
     """Return whether dcgm-exporter's names may carry ``dev``'s readings (and label rows): a
     dashboard or alert built on DCGM_FI_* reads NVIDIA's meanings (GPU-Util's kernel time,

@@ -48,6 +48,7 @@ from gputop.analysis.saturation import (
 from gputop.core.formatting import pct
 from gputop.core.model import Device, Hint, MigInstance, Saturation, Snapshot
 from gputop.core.units import MIB_PER_GIB
+from gputop.core.vendors import clock_label
 from gputop.core.visible import visible
 from gputop.tui.text.facts import facts_table
 from gputop.tui.text.fmt import bar, level, short_name
@@ -55,7 +56,14 @@ from gputop.tui.text.fmt import bar, level, short_name
 LEGEND = ("busy = GPU-Util (time a kernel ran) · SM = SM active · occ = occupancy · "
           "tens = tensor · est. = estimate vs peak")
 LEGEND_FALLBACK = ("busy = GPU-Util: time any kernel ran, not how much of the GPU · pSM = "
-                   "processes' SM% (also time) · clk = SM clock / max · pwr = power / limit")
+                   "processes' SM% (also time) · clk = {clock} clock / max · pwr = power / limit")
+
+
+def fallback_legend(snapshot: Snapshot) -> str:
+    """Return the legend of the unmeasured view, its clock named as the GPUs' vendor names it
+    (SCLK on AMD, GT on Intel; "main" where the node mixes names)."""
+    labels = {clock_label(d.vendor) for d in snapshot.devices}
+    return LEGEND_FALLBACK.format(clock=labels.pop() if len(labels) == 1 else "main")
 HISTORY_POINTS = 120
 BLOCK_HEIGHT = 7
 COMPACT_ABOVE = 8  # more GPUs than this: one line each
@@ -437,7 +445,8 @@ class SaturationPanel(VerticalScroll):
         for dev in snapshot.devices:
             self.cards[dev.index].feed(dev, verdict(dev, history, hints))
         any_measured = any(measured(d) for d in snapshot.devices if d.status == "ok")
-        self.query_one("#sat-legend", Static).update(LEGEND if any_measured else LEGEND_FALLBACK)
+        self.query_one("#sat-legend", Static).update(
+            LEGEND if any_measured else fallback_legend(snapshot))
         self.query_one("#sat-note", Static).update(self.note_text(snapshot))
         self.query_one("#sat-hints", Static).update(self.hints_text(hints))
         self.query_one("#sat-facts", Static).update(self.facts_text(snapshot))

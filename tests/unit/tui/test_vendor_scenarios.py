@@ -19,7 +19,7 @@ async def test_the_dashboard_draws_a_simulated_mi300x_node():
         await pilot.press("s")
         await settle(pilot)
         screen = "\n".join(visible_lines(app))
-        assert screen.count("not measured: SM, occupancy, tensor, DRAM") == 8
+        assert screen.count("not exposed by amdgpu: SM, occupancy, tensor, DRAM") == 8
 
 
 async def test_the_dashboard_draws_a_simulated_max_1550_node():
@@ -34,3 +34,15 @@ async def test_the_dashboard_draws_a_simulated_max_1550_node():
         await settle(pilot)
         screen = "\n".join(visible_lines(app))
         assert screen.count("no utilization reading from this device") == 6
+
+
+async def test_the_saturation_legend_names_the_clock_as_the_vendor_does():
+    """On an MI300X node the legend's `clk` is the shader clock (SCLK), not NVIDIA's SM clock."""
+    app = make_app("mi300x")
+    async with app.run_test(size=(160, 50)) as pilot:
+        advance(app, 3)
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        screen = "\n".join(visible_lines(app))
+        assert "clk = SCLK clock / max" in screen and "SM clock" not in screen
