@@ -4,6 +4,7 @@ card where both answer, never the simulator, never amd-smi beside amdgpu's sysfs
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Sequence
 
 import pytest
@@ -195,7 +196,7 @@ def test_auto_never_runs_amd_smi_beside_amdgpus_sysfs(tmp_path, monkeypatch):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     tool = bin_dir / "amd-smi"
-    tool.write_text(f"#!/bin/sh\ntouch {tmp_path}/ran\nexit 1\n")
+    tool.write_text(f"#!/bin/sh\n{shutil.which('touch')} {tmp_path}/ran\nexit 1\n")
     tool.chmod(0o755)
     monkeypatch.setenv("PATH", str(bin_dir))
     root = mount(tmp_path / "root", RX6900XT)
