@@ -62,27 +62,36 @@ def load(text: str, command: str) -> Output:
     ``{"gpu_data": [...]}``. Raise AmdSmiParseError, naming the command, on anything else (an
     output cut off included)."""
     what = f"`amd-smi {command} --json`"
+    doc, banner = document(text, what, AmdSmiParseError)
+    return Output(_gpus(doc, what), banner)
+
+
+def document(text: str, what: str, error: type[BackendError]) -> tuple[Any, tuple[str, ...]]:
+    """The JSON document a tool printed after its lines of text (``what`` names the call), and
+    those lines (at most ``MAX_BANNER_LINES``). ROCm's two tools print the same way: amd-smi its
+    warning on the groups, rocm-smi an empty line. Raise ``error`` where there is no JSON, or
+    not a whole document."""
     lines = text.splitlines(keepends=True)
     start = next((i for i, line in enumerate(lines) if line.lstrip()[:1] in ("[", "{")), None)
     if start is None:
         first = _first(lines)
-        raise AmdSmiParseError(f"{what} printed no JSON" + (f": {first}" if first else ""))
-    doc = _document("".join(lines[start:]), what, len(lines))
+        raise error(f"{what} printed no JSON" + (f": {first}" if first else ""))
+    doc = _document("".join(lines[start:]), what, len(lines), error)
     banner = tuple(untrusted.printable(line.strip(), 200)
                    for line in lines[:start] if line.strip())
-    return Output(_gpus(doc, what), banner[:MAX_BANNER_LINES])
+    return doc, banner[:MAX_BANNER_LINES]
 
 
-def _document(body: str, what: str, last_line: int) -> Any:
+def _document(body: str, what: str, last_line: int, error: type[BackendError]) -> Any:
     try:
         return untrusted.loads(body)
     except RecursionError:
-        raise AmdSmiParseError(f"{what}: its JSON is nested too deep") from None
+        raise error(f"{what}: its JSON is nested too deep") from None
     except ValueError as exc:
         if getattr(exc, "pos", -1) >= len(body.rstrip()):
-            raise AmdSmiParseError(f"{what}: its JSON stops at line {last_line}, before the "
-                                   "document ends (the output was cut off)") from None
-        raise AmdSmiParseError(f"{what}: not JSON: {getattr(exc, 'msg', exc)}") from None
+            raise error(f"{what}: its JSON stops at line {last_line}, before the "
+                        "document ends (the output was cut off)") from None
+        raise error(f"{what}: not JSON: {getattr(exc, 'msg', exc)}") from None
 
 
 def _gpus(doc: Any, what: str) -> tuple[dict[str, Any], ...]:
