@@ -42,6 +42,12 @@ def _amd_smi(options: BackendOptions) -> Backend:
     return AmdSmiBackend(options)
 
 
+def _rocm_smi(options: BackendOptions) -> Backend:
+    from gputop.backends.amd.rocm.backend import RocmSmiBackend
+
+    return RocmSmiBackend(options)
+
+
 def _xpu_smi(options: BackendOptions) -> Backend:
     from gputop.backends.intel.xpu.backend import XpuSmiBackend
 
@@ -67,13 +73,15 @@ REGISTRY: dict[str, Callable[[BackendOptions], Backend]] = {
     "amd": _amd,
     "intel": _intel,
     "amd-smi": _amd_smi,
+    "rocm-smi": _rocm_smi,
     "xpu-smi": _xpu_smi,
     "sim": _sim,
     "replay": _replay,
 }
 CHOICES = ("auto", *REGISTRY)
-# A vendor's tool -> the backend that reads the same GPUs from the driver's sysfs (tried first).
-SAME_GPUS = {"amd-smi": "amd", "xpu-smi": "intel"}
+# A vendor's tool -> the backends tried before it that read the same GPUs: the driver's sysfs,
+# and for rocm-smi also amd-smi, ROCm's newer tool.
+SAME_GPUS = {"amd-smi": ("amd",), "rocm-smi": ("amd", "amd-smi"), "xpu-smi": ("intel",)}
 
 
 def create(name: str, options: BackendOptions) -> Backend:
@@ -85,9 +93,9 @@ def open_backend(name: str, options: BackendOptions, *, simulate_if_absent: bool
                  one_vendor: bool = False) -> Backend:
     """Create and open a backend; ``auto`` tries NVML, then npu-smi, then AMD's sysfs, then
     amd-smi (for the node whose sysfs gputop cannot read: a container without the host's /sys),
-    then Intel's sysfs, then xpu-smi (where it is on PATH: Intel's data-center GPUs, whose sysfs
-    the Intel backend may not read, as in a container without the host's /sys), and reads every
-    one that opens: a node with GPUs of two vendors shows both, as one node
+    then rocm-smi (the same, on a node whose ROCm predates amd-smi), then Intel's sysfs, then
+    xpu-smi (where it is on PATH: Intel's data-center GPUs, whose sysfs the Intel backend may not
+    read, as in a container without the host's /sys), and reads every one that opens: a node with GPUs of two vendors shows both, as one node
     (gputop.backends.mixed). ``one_vendor``: the first that opens alone, as nvidia-smi sees a
     node (query mode and the nvidia-smi faces: a script logging an NVIDIA workstation's GPUs gets
     nvidia-smi's rows and indices, not its Intel iGPU as GPU 1).
@@ -105,8 +113,8 @@ def open_backend(name: str, options: BackendOptions, *, simulate_if_absent: bool
     opened: list[Backend] = []
     try:
         for candidate in _auto_order(options):
-            if SAME_GPUS.get(candidate) in {b.name for b in opened}:
-                continue  # a vendor tool reads the GPUs its driver's sysfs answered for already
+            if {b.name for b in opened} & set(SAME_GPUS.get(candidate, ())):
+                continue  # a vendor tool reads GPUs that sysfs or another tool answered for
             try:
                 backend = create(candidate, options)
                 backend.open()
@@ -159,6 +167,9 @@ def _auto_order(options: BackendOptions) -> list[str]:
     if shutil.which("amd-smi"):
         # only where sysfs found no card: where it did, it answered first, with no tool to run
         order.append("amd-smi")
+    if shutil.which("rocm-smi"):
+        # only where neither sysfs nor amd-smi answered: ROCm before amd-smi has rocm-smi alone
+        order.append("rocm-smi")
     if _intel_present(options.sysfs_root or "/"):
         order.append("intel")
     if shutil.which("xpu-smi"):

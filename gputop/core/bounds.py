@@ -153,6 +153,7 @@ ADVISE_REPEAT = Bound("advise --repeat", 1, 1000, integer=True)
 # Environment.
 NPU_SMI_TIMEOUT = Bound("GPUTOP_NPU_SMI_TIMEOUT", 0.1, 3600, "s")
 AMD_SMI_TIMEOUT = Bound("GPUTOP_AMD_SMI_TIMEOUT", 0.1, 3600, "s")
+ROCM_SMI_TIMEOUT = Bound("GPUTOP_ROCM_SMI_TIMEOUT", 0.1, 3600, "s")
 XPU_SMI_TIMEOUT = Bound("GPUTOP_XPU_SMI_TIMEOUT", 0.1, 3600, "s")
 
 ALL: tuple[Bound, ...] = tuple(v for v in list(globals().values()) if isinstance(v, Bound))

@@ -232,3 +232,21 @@ def test_the_exporter_serves_a_mixed_node(tmp_path, monkeypatch):
     power = [ln for ln in text.splitlines() if ln.startswith("DCGM_FI_DEV_POWER_USAGE{")]
     assert [ln.split('gpu="')[1].split('"')[0] for ln in power] == ["0", "1", "2"]
     assert 'modelName="AMD GPU 1002:73BF"' in power[2]
+
+
+def test_auto_never_runs_rocm_smi_beside_amdgpus_sysfs(tmp_path, monkeypatch):
+    """rocm-smi reads the same GPUs as sysfs: where sysfs answered, the tool is not run."""
+    install(monkeypatch, FakeNvml(node(1)))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    tool = bin_dir / "rocm-smi"
+    tool.write_text(f"#!/bin/sh\n{shutil.which('touch')} {tmp_path}/ran\nexit 1\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    root = mount(tmp_path / "root", RX6900XT)
+    backend = open_backend("auto", BackendOptions(sysfs_root=str(root)))
+    try:
+        assert backend.name == "nvml+amd"
+        assert not (tmp_path / "ran").exists()
+    finally:
+        backend.close()
