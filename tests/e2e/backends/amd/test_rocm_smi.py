@@ -159,3 +159,21 @@ def test_auto_never_runs_rocm_smi_beside_amd_smi(fake_rocm_smi: FakeRocmSmi,
     assert json.loads(r.stdout)["backend"] == "amd-smi"
     # the two fakes share their folder's call log: amd-smi's calls are there, rocm-smi's not
     assert " ".join(ARGS) not in fake_rocm_smi.calls()
+
+
+def test_the_tool_is_not_run_while_no_consumer_wants_what_it_prints(
+        fake_rocm_smi: FakeRocmSmi) -> None:
+    fake_rocm_smi.set([(CALL, {"file": MI100})])
+    backend = RocmSmiBackend(BackendOptions(), refresh_s=0.05)
+    backend.open()
+    try:
+        assert wait_for(lambda: len(fake_rocm_smi.calls()) >= 2)  # the worker re-runs it
+        backend.sample(wants={"processes": 0.0})  # nothing rocm-smi's readings fill
+        time.sleep(0.3)  # the round in flight, if any, ends
+        n = len(fake_rocm_smi.calls())
+        time.sleep(0.5)
+        assert len(fake_rocm_smi.calls()) == n
+        backend.sample()  # EVERYTHING: wanted again
+        assert wait_for(lambda: len(fake_rocm_smi.calls()) > n)
+    finally:
+        backend.close()
