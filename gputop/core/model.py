@@ -33,6 +33,8 @@ HINT_CODES = (
 )
 HINT_SEVERITIES = ("info", "warning", "critical")
 MIG_MODES = ("enabled", "disabled")
+# A device's compute modes in NVML's (and DCGM's) enum order, named as nvidia-smi names them.
+COMPUTE_MODES = ("Default", "Exclusive_Thread", "Prohibited", "Exclusive_Process")
 
 
 @dataclass(frozen=True, slots=True)

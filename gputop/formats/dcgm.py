@@ -20,7 +20,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-from gputop.core.model import Device, MigInstance, Snapshot
+from gputop.core.model import COMPUTE_MODES, Device, MigInstance, Snapshot
 from gputop.core.units import MB_PER_MIB
 from gputop.core.vendors import has_nvidia_figures
 
@@ -148,7 +148,7 @@ DEFAULT: tuple[Metric, ...] = tuple(Metric(f.name, f.type, f.help, f) for f in F
 
 # ---------------------------------------------------------------- values
 
-_COMPUTE_MODES = {"Default": 0, "Exclusive_Thread": 1, "Prohibited": 2, "Exclusive_Process": 3}
+_COMPUTE_MODES = {name: n for n, name in enumerate(COMPUTE_MODES)}
 _MIG_MODES = {"disabled": 0, "enabled": 1}
 
 Value = float | str | None

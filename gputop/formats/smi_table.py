@@ -23,9 +23,10 @@ NA = "N/A"
 NAME_WIDTH = 27  # GPU names longer than this are cut to 24 characters and "..."
 PROCESS_NAME_WIDTH = 32  # process names longer than this keep their last 29 characters
 # The table's short forms of compute modes (the query field's form is the key).
-COMPUTE_MODES = {"Default": "Default", "Exclusive_Process": "E. Process",
-                 "Exclusive_Thread": "E. Thread", "Prohibited": "Prohibited"}
-FULL_MODES = {short: full for full, short in COMPUTE_MODES.items()}  # read back from a table
+# the table's short forms of the compute modes (gputop.core.model.COMPUTE_MODES)
+SHORT_MODES = {"Default": "Default", "Exclusive_Process": "E. Process",
+               "Exclusive_Thread": "E. Thread", "Prohibited": "Prohibited"}
+FULL_MODES = {short: full for full, short in SHORT_MODES.items()}  # read back from a table
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +93,7 @@ def gpu_rows(dev: Device) -> list[str]:
     power = f"{_n(dev.power_draw_w, 'W'):>15} / {_n(dev.power_limit_w, 'W'):>5}"
     memory = (f"{_mib('memory.used', dev.memory_used_mib):>10} / "
               f"{_mib('memory.total', dev.memory_total_mib):>9}")
-    mode = COMPUTE_MODES.get(dev.compute_mode or "", dev.compute_mode or NA)
+    mode = SHORT_MODES.get(dev.compute_mode or "", dev.compute_mode or NA)
     return [
         f"| {dev.index:>3}  {gpu_name(dev.name):<{NAME_WIDTH}}    {on_off(dev.persistence_mode):<3} |"
         f" {dev.pci_bus_id or NA:>18} {on_off(dev.display_active):>3} | {_ecc(dev):>20} |",
@@ -227,4 +228,4 @@ def list_line(dev: Device) -> list[str]:
     return out
 
 
-__all__ = ["COMPUTE_MODES", "FULL_MODES", "TableMig", "TableRow", "list_line", "render", "stamp"]
+__all__ = ["FULL_MODES", "SHORT_MODES", "TableMig", "TableRow", "list_line", "render", "stamp"]

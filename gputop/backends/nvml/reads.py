@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from gputop.backends.nvml import mig
 from gputop.core import clock_events
 from gputop.core.budget import LINK_RATES, Wants
+from gputop.core.model import COMPUTE_MODES
 from gputop.core.units import MIB
 
 SLOW_REFRESH_S = 10.0
@@ -32,7 +33,7 @@ _MIG_MODE = {True: "enabled", False: "disabled"}  # nvmlDeviceGetMigMode's 1/0
 # refusal is remembered on its GPU), asked again when the mode changes.
 MIG_UNSUPPORTED = frozenset({"util", "encoder", "decoder", "remapped_rows", "proc_util",
                              "procsC", "procsG"})
-COMPUTE_MODES = {0: "Default", 1: "Exclusive_Thread", 2: "Prohibited", 3: "Exclusive_Process"}
+COMPUTE_MODE_NAMES = dict(enumerate(COMPUTE_MODES))
 # ECC error counters: model attribute -> (NVML error type, counter type) constant names.
 ECC_COUNTERS = {
     "ecc_errors_corrected_volatile": ("NVML_MEMORY_ERROR_TYPE_CORRECTED", "NVML_VOLATILE_ECC"),
@@ -319,7 +320,7 @@ READS: dict[str, Read] = {
     "display_active": Read(("display_active",), SLOW,
                            one_call("nvmlDeviceGetDisplayActive", convert=bool)),
     "compute_mode": Read(("compute_mode",), SLOW,
-                         one_call("nvmlDeviceGetComputeMode", convert=COMPUTE_MODES.get)),
+                         one_call("nvmlDeviceGetComputeMode", convert=COMPUTE_MODE_NAMES.get)),
     "pcie_max": Read(("pcie_gen_max", "pcie_width_max"), SLOW, _pcie_max),
     # health counters dashboards alert on (dcgm-exporter's defaults); they change rarely
     "pcie_replay": Read(("pcie_replay_count",), SLOW, one_call("nvmlDeviceGetPcieReplayCounter")),

@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gputop.core.formatting import NA, mig_word, on_off
-from gputop.core.model import Device
+from gputop.core.model import COMPUTE_MODES, Device
 from gputop.core.vendors import has_nvidia_figures
-from gputop.formats.smi_table import COMPUTE_MODES
 
 # nvidia-smi's table heads for these columns.
 BUS_ID = "Bus-Id"
