@@ -36,24 +36,28 @@ def test_the_link_counters_are_read_only_when_asked_for_and_bring_gpm_along():
     assert "saturation" in reads.periods(budget.EVERYTHING)
 
 
-def test_the_dashboard_reads_the_cards_facts_on_the_slow_schedule():
+def test_the_wide_cards_read_the_modes_on_the_slow_schedule_and_the_dashboard_not_at_all():
     """Bus-Id, persistence, compute and MIG mode show on wide cards and in the saturation panel
-    (#27); on NVML they cost two calls per GPU every 30 s and nothing per tick."""
+    (#27); on NVML the modes cost two calls per GPU every 30 s while one of those is on screen,
+    nothing per tick, and nothing at all for the dashboard's plain cards."""
     from gputop.backends.base import BackendOptions
     from gputop.backends.nvml.backend import NvmlBackend
-    from gputop.tui.text.wants import DASHBOARD
+    from gputop.core.budget import merge
+    from gputop.tui.text.wants import DASHBOARD, WIDE_CARDS
     from tests.support.fake_pynvml import FakeNvml, ManualClock, h100
 
-    due = reads.periods(DASHBOARD)
+    assert "persistence" not in reads.periods(DASHBOARD)
+    wide = merge([DASHBOARD, WIDE_CARDS])
+    due = reads.periods(wide)
     assert due["persistence"] == due["compute_mode"] == 30.0
     assert due["mig"] == reads.SLOW_REFRESH_S  # as before: the process table's MIG read
     clock = ManualClock()
     nv = FakeNvml([h100(0, []), h100(1, [])], clock=clock.wall)
     with NvmlBackend(BackendOptions(), nvml=nv, clock=clock) as backend:
-        dev = backend.sample(wants=DASHBOARD).devices[0]
+        dev = backend.sample(wants=wide).devices[0]
         for _ in range(30):
             clock.advance(1.0)
-            backend.sample(wants=DASHBOARD)
+            backend.sample(wants=wide)
     assert (dev.pci_bus_id, dev.persistence_mode, dev.compute_mode, dev.mig_mode) == (
         "00000000:18:00.0", True, "Default", "disabled")
     assert nv.count("nvmlDeviceGetPersistenceMode") == nv.count("nvmlDeviceGetComputeMode") == 4

@@ -22,18 +22,19 @@ DASHBOARD = {
     **budget.wants("ecc_errors_uncorrected_volatile", "remapped_rows_pending",
                    "remapped_rows_failed", "retired_pages_pending", "pcie_width",
                    "pcie_width_max", "pcie_gen", "pcie_gen_max", "xid_last", every=30.0),
-    # The facts the wide cards and the saturation panel name (gputop/tui/text/facts.py): modes an
-    # administrator changes, read on the same slow schedule. The Bus-Id is an identity fact that
-    # comes with every device, and the MIG mode with the MIG read the process table and GPM
-    # already make (it says whether MIG is on), so neither costs a call of its own.
-    **budget.wants("persistence_mode", "compute_mode", every=30.0),
 }
+
+# The modes the wide cards and the saturation panel name (gputop/tui/text/facts.py), asked only
+# while one of them is on screen: modes an administrator changes, read on the health reads' slow
+# schedule. The Bus-Id is an identity fact that comes with every device, and the MIG mode comes
+# with the MIG read the process table and GPM already make, so neither costs a call of its own.
+MODES = budget.wants("persistence_mode", "compute_mode", every=30.0)
 
 # The wide cards' rates line (gputop/tui/text/rates.py), added only while it is on screen: video
 # engines and PCIe and NVLink traffic (GPM's, else the driver's link counters), fresh every tick.
-WIDE_CARDS = budget.wants("utilization_encoder_pct", "utilization_decoder_pct", "saturation",
-                          budget.LINK_RATES)
+WIDE_CARDS = {**budget.wants("utilization_encoder_pct", "utilization_decoder_pct", "saturation",
+                             budget.LINK_RATES), **MODES}
 
 # The saturation panel (`s`), while it is open: GPM on every tick, and the link rates it shows
 # for a GPU without GPM too.
-SATURATION_PANEL = budget.wants("saturation", budget.LINK_RATES)
+SATURATION_PANEL = {**budget.wants("saturation", budget.LINK_RATES), **MODES}
