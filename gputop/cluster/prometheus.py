@@ -47,7 +47,7 @@ from gputop.cluster.summary import NodeSummary
 from gputop.core import jsonout, untrusted, userfile
 from gputop.core.errors import UsageError
 from gputop.core.model import DEVICE_STATUSES, Device, Hint, Process, Saturation, Snapshot
-from gputop.core.units import MIB
+from gputop.core.units import HZ_PER_MHZ, MIB
 from gputop.formats import dcgm
 
 MODE_GPUTOP = "exporter"  # a gputop exporter behind Prometheus
@@ -72,8 +72,6 @@ DEFAULT_STALE_AFTER_S = 90.0
 # from the two queries that name every device: dcgm-exporter's memory used, gputop's status.
 _BY_GPU = "max by (instance, gpu) ({m})"
 _BY_GPU_INSTANCE = "max by (instance, gpu, GPU_I_ID) ({m})"
-# A GPU instance's own figures, no part of its GPU's: its GPM and its free memory (the GPU's
-# free memory also counts what no instance holds).
 # The DCGM fields the view reads back, a query each: what it shows, and no more (an exporter
 # serves many others). Each is a model attribute, so the device comes back as the model has it.
 VIEWED = {f.name: f for f in (dcgm.BY_NAME[name] for name in (
@@ -87,19 +85,76 @@ VIEWED = {f.name: f for f in (dcgm.BY_NAME[name] for name in (
     "DCGM_FI_PROF_SM_OCCUPANCY", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "DCGM_FI_PROF_DRAM_ACTIVE",
     "DCGM_FI_PROF_PIPE_FP64_ACTIVE", "DCGM_FI_PROF_PIPE_FP32_ACTIVE",
     "DCGM_FI_PROF_PIPE_FP16_ACTIVE", "DCGM_FI_PROF_PCIE_TX_BYTES", "DCGM_FI_PROF_PCIE_RX_BYTES"))}
+
+
+class Own(NamedTuple):
+    """gputop's own family for a figure dcgm-exporter also names, as the exporter serves it on
+    every vendor (gputop/exporter/own.py), and how its value becomes the model's unit."""
+
+    family: str
+    times: float = 1.0  # the family's value times this, divided by ``per``: the model's unit
+    per: float = 1.0
+    match: str = ""  # the label matcher that picks the figure out of the family
+
+    def in_dcgm_unit(self, name: str) -> tuple[float, float]:
+        """(times, per) that turn the family's value into DCGM field ``name``'s unit."""
+        return self.times * VIEWED[name].scale, self.per
+
+
+# A GPU with no DCGM series for a figure (AMD and Intel GPUs, which the exporter serves under its
+# own names only) answers the figure's query from gputop's family instead, in the DCGM field's
+# unit: ``DCGM or on (instance, gpu) own``, still one query per figure. One table for the whole
+# snapshots and the node summaries alike.
+OWN: dict[str, Own] = {
+    "DCGM_FI_DEV_GPU_UTIL": Own("gputop_utilization_ratio", times=100.0),  # a ratio, 0-1
+    "DCGM_FI_DEV_FB_USED": Own("gputop_memory_used_bytes", per=MIB),
+    "DCGM_FI_DEV_POWER_USAGE": Own("gputop_power_draw_watts"),
+    "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": Own("gputop_energy_joules_total"),
+    "DCGM_FI_DEV_GPU_TEMP": Own("gputop_temperature_celsius", match='sensor="gpu"'),
+    "DCGM_FI_DEV_MEMORY_TEMP": Own("gputop_temperature_celsius", match='sensor="memory"'),
+    "DCGM_FI_DEV_SM_CLOCK": Own("gputop_clock_hertz", per=HZ_PER_MHZ, match='clock="sm"'),
+    "DCGM_FI_DEV_MEM_CLOCK": Own("gputop_clock_hertz", per=HZ_PER_MHZ, match='clock="memory"'),
+}
+
+
+def _either(name: str, dcgm_series: str, by_gpu: bool = False) -> str:
+    """A query template: ``dcgm_series`` (a template of ``name``'s series), or else per GPU
+    gputop's own family for the same figure (``max by (instance, gpu)`` of it with ``by_gpu``).
+    Its ``{own[NAME]}`` is filled by _promql (the family under the selector, in DCGM's unit)."""
+    if name not in OWN:
+        return dcgm_series
+    own = f"{{own[{name}]}}"
+    return f"{dcgm_series} or on (instance, gpu) " + \
+        (f"max by (instance, gpu) {own}" if by_gpu else own)
+
+
+def _own_series(selector: str) -> dict[str, str]:
+    """Each OWN figure's family under ``selector`` and its matcher, in the DCGM field's unit."""
+    out = {}
+    for name, own in OWN.items():
+        times, per = own.in_dcgm_unit(name)
+        out[name] = (f"({own.family}{_matchers(selector, own.match)}" +
+                     (f" * {times:.17g}" if times != 1.0 else "") +
+                     (f" / {per:.17g}" if per != 1.0 else "") + ")")
+    return out
+
+
+# A GPU instance's own figures, no part of its GPU's: its GPM and its free memory (the GPU's
+# free memory also counts what no instance holds).
 _INSTANCE_OWN = frozenset({m.name for m in VIEWED.values() if m.sat} |
                           {"DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_RESERVED"})
 QUERIES: tuple[tuple[str, str], ...] = (
     ("up", "{m}"),
     ("timestamp(up)", "timestamp({m})"),
     ("gputop_device_status", "{m} == 1"),
-    ("DCGM_FI_DEV_FB_USED", "{m}"),
+    ("DCGM_FI_DEV_FB_USED", _either("DCGM_FI_DEV_FB_USED", "{m}")),
     ("gputop_info", "{m}"),
     ("gputop_snapshot_timestamp_seconds", "max by (instance) ({m})"),
     # Under MIG an exporter sends one series per GPU instance (GPU_I_ID), as dcgm-exporter
     # does. Kept apart here: the GPU's own figures come repeated on each (power, clocks, …);
     # memory used adds up to the GPU's; the rest is each instance's own (see _absorb).
-    *((name, _BY_GPU_INSTANCE) for name in VIEWED if name != "DCGM_FI_DEV_FB_USED"),
+    *((name, _either(name, _BY_GPU_INSTANCE, by_gpu=True))
+      for name in VIEWED if name != "DCGM_FI_DEV_FB_USED"),
     ("gputop_memory_total_bytes", _BY_GPU),
     ("gputop_power_limit_watts", _BY_GPU),
     # The reasons that hold, plus one 0 per GPU that reports reasons at all (none held: []).
@@ -119,13 +174,18 @@ SUMMARY_QUERIES: tuple[tuple[str, str], ...] = (
     ("gpus", "count by (instance, Hostname, hostname) ("
              "max by (instance, gpu, Hostname, hostname) (DCGM_FI_DEV_FB_USED{s}) or "
              "max by (instance, gpu, Hostname, hostname) (gputop_device_status{s}))"),
-    ("util", "avg by (instance) (DCGM_FI_DEV_GPU_UTIL{s})"),
-    ("mem_used", "sum by (instance) (DCGM_FI_DEV_FB_USED{s})"),
+    # A figure gputop also serves under its own name comes from that where a GPU has no DCGM
+    # series (the "own" of the query's DCGM name, picked in _promql).
+    ("util", "avg by (instance) (" + _either("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_GPU_UTIL{s}")
+     + ")"),
+    ("mem_used", "sum by (instance) (" + _either("DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_USED{s}")
+     + ")"),
     ("mem_free", "sum by (instance) (DCGM_FI_DEV_FB_FREE{s})"),
     ("mem_reserved", "sum by (instance) (DCGM_FI_DEV_FB_RESERVED{s})"),
     ("mem_total", "sum by (instance) (gputop_memory_total_bytes{s})"),
     # a MIG GPU repeats its power on each GPU instance's series: counted once
-    ("power", "sum by (instance) (max by (instance, gpu) (DCGM_FI_DEV_POWER_USAGE{s}))"),
+    ("power", "sum by (instance) (max by (instance, gpu) (" +
+     _either("DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_POWER_USAGE{s}") + "))"),
     ("power_limit", "sum by (instance) (gputop_power_limit_watts{s})"),
     ("hints", "count by (instance) (gputop_hint{s})"),
     ("snapshot_time", "max by (instance) (gputop_snapshot_timestamp_seconds{s})"),
@@ -547,6 +607,8 @@ def _absorb(nodes: dict[str, _NodeData], name: str, s: dict) -> None:
                 number += dev.get(metric.attr) or 0.0
         (node.sat.setdefault(gpu, {}) if metric.sat else dev)[metric.attr] = number
     elif name == "gputop_device_status":
+        if labels.get("vendor"):  # the exporter's word, over the guess from the device label
+            dev["vendor"] = labels["vendor"]
         if value == 1.0 and labels.get("status") in DEVICE_STATUSES:
             dev["status"] = labels["status"]
     elif name == "gputop_saturation_source":
@@ -661,18 +723,25 @@ class _DaemonPool(Executor):
                 thread.join()
 
 
+def _matchers(selector: str, more: str) -> str:
+    """The selector's matchers plus ``more`` (one more matcher, or none), in braces."""
+    inner = selector.strip()[1:-1].strip().rstrip(",") if selector else ""
+    both = ", ".join(m for m in (inner, more) if m)
+    return "{" + both + "}" if both else ""
+
+
 def with_instance(selector: str, instance: str) -> str:
     """The selector's matchers plus ``instance="…"`` (the value escaped as PromQL reads it)."""
-    inner = selector.strip()[1:-1].strip().rstrip(",") if selector else ""
     quoted = jsonout.dumps(instance)  # a PromQL string literal escapes as JSON does
-    return "{" + (f"{inner}, " if inner else "") + f"instance={quoted}" + "}"
+    return _matchers(selector, f"instance={quoted}")
 
 
 def _promql(name: str, template: str, selector: str) -> str:
     """A query's text: QUERIES' templates name their metric ``{m}`` (the query's name, with the
-    selector); SUMMARY_QUERIES' name theirs and take the selector as ``{s}``."""
+    selector); SUMMARY_QUERIES' name theirs and take the selector as ``{s}``; either takes
+    gputop's own family for a DCGM figure as ``{own[NAME]}``."""
     metric = name if name != "timestamp(up)" else "up"
-    return template.format(m=metric + selector, s=selector)
+    return template.format(m=metric + selector, s=selector, own=_own_series(selector))
 
 
 class PrometheusCluster:

@@ -4,6 +4,7 @@ backoff, node states from up and sample age, and the cluster screen showing the 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -333,3 +334,74 @@ def test_a_query_submitted_as_the_pool_stops_is_run_or_cancelled_never_stranded(
         pool.shutdown(wait=True, cancel_futures=True)
         submitter.join()
         assert not wait(futures, 2.0).not_done, "a query was left neither run nor cancelled"
+
+
+def _exposed(snap) -> dict[tuple[str, str, str], float]:
+    """The exporter's samples for ``snap`` under the names Prometheus stores (prometheus_client's
+    parser renames a counter's samples): (name, gpu, sensor or clock label) -> value."""
+    from gputop.exporter import collect, exposition, own
+
+    text = exposition.render(collect.families(snap, own.Options(), "t")).decode()
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            series, _, value = line.rpartition(" ")
+            name, _, labels = series.partition("{")
+            got = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', labels))
+            out[(name, got.get("gpu", ""), got.get("sensor") or got.get("clock", ""))] = \
+                float(value)
+    return out
+
+
+def test_each_own_family_is_the_exporters_figure_in_the_dcgm_unit(tmp_path):
+    """OWN, checked against what the exporter serves: an NVIDIA GPU's own family, converted,
+    equals its DCGM series; an AMD GPU's (no DCGM series) equals its model figure in DCGM's
+    unit."""
+    from gputop.backends.amd.backend import AmdBackend
+    from gputop.backends.base import BackendOptions
+    from gputop.cluster.prometheus import OWN, VIEWED
+    from gputop.core.model import Device, Snapshot
+    from tests.support.amd import mount
+
+    nvidia = Device(index=0, uuid="GPU-x", name="T", vendor="nvidia", utilization_gpu_pct=37,
+                    memory_used_mib=1234.5, power_draw_w=250.5, energy_j=12.25,
+                    temperature_c=61, temperature_memory_c=70, clock_sm_mhz=1410,
+                    clock_mem_mhz=1593)
+    amd = AmdBackend(BackendOptions(sysfs_root=str(mount(
+        tmp_path, "sysfs_RX6900XT-Navi21-RDNA2_amdgpu_lact-snapshot_gpu_metrics"))))
+    amd.open()
+    try:
+        amd_snap = amd.sample()
+    finally:
+        amd.close()
+    checked = 0
+    for snap in (Snapshot(host="n", time=1.0, backend="nvml", devices=(nvidia,)), amd_snap):
+        dev = snap.devices[0]
+        samples = _exposed(snap)
+        for name, own in OWN.items():
+            metric = VIEWED[name]
+            label = own.match.partition('="')[2].rstrip('"')
+            got = samples.get((own.family, "0", label))
+            want = getattr(dev, metric.attr)
+            if want is None:
+                assert got is None, name  # N/A in the model, no sample to fall back on
+                continue
+            times, per = own.in_dcgm_unit(name)
+            assert got is not None, name
+            assert got * times / per == pytest.approx(want * metric.scale, rel=1e-12), name
+            if dev.vendor == "nvidia":
+                assert samples[(name, "0", "")] == pytest.approx(got * times / per), name
+            else:
+                assert (name, "0", "") not in samples
+            checked += 1
+    assert checked == 2 * len(OWN) - 1  # the capture has no energy counter
+
+
+def test_a_gpu_takes_its_vendor_from_the_exporters_status():
+    amd = {"instance": "a", "gpu": "0", "device": "", "vendor": "amd"}
+    util = [{"labels": {"instance": "a", "gpu": "0"}, "value": 3.0}]
+    status = [{"labels": {**amd, "status": "ok"}, "value": 1.0}]
+    nodes = build_nodes(answers({"a": 1}, {"a": 1000}, gputop_device_status=status,
+                                DCGM_FI_DEV_GPU_UTIL=util), now=1000.0, stale_after=90.0)
+    dev = nodes[0][4].devices[0]
+    assert (dev.vendor, dev.status, dev.utilization_gpu_pct) == ("amd", "ok", 3.0)
