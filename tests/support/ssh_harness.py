@@ -199,8 +199,13 @@ def login_name() -> str:
 def agent_command(scenario: str, interval: float = 1.0, seed: int = 0,
                   extra: tuple[str, ...] = ()) -> str:
     """The remote command that runs this checkout's agent on the simulator."""
-    argv = [sys.executable, "-m", "gputop", "agent", "--backend", "sim", "--scenario", scenario,
-            "--seed", str(seed), "--interval", f"{interval:g}", *extra]
+    return gputop_command("agent", "--backend", "sim", "--scenario", scenario, "--seed",
+                          str(seed), "--interval", f"{interval:g}", *extra)
+
+
+def gputop_command(*args: str) -> str:
+    """The remote command that runs this checkout's ``gputop ARGS``."""
+    argv = [sys.executable, "-m", "gputop", *args]
     return (f"cd {shlex.quote(str(ROOT))} && PYTHONPATH={shlex.quote(str(ROOT))} exec "
             + " ".join(shlex.quote(a) for a in argv))
 

@@ -390,3 +390,42 @@ def test_a_dropped_ssh_session_leaves_nothing_running_on_the_remote(lab: Lab, wh
     finally:
         client.kill()
         client.wait()
+
+
+VENDOR_KEYS = ("vendor", "name", "pci_bus_id", "utilization_gpu_pct", "memory_used_mib",
+               "memory_total_mib", "memory_gtt_used_mib", "memory_gtt_total_mib",
+               "power_draw_w", "power_limit_w", "temperature_c", "temperature_hotspot_c",
+               "temperature_memory_c", "clock_sm_mhz")
+
+
+def test_amd_and_intel_nodes_come_whole_over_ssh(lab: Lab, tmp_path: Path):
+    """An AMD node (the agent on a captured amdgpu tree, and the simulator's MI300X) and an Intel
+    one (the simulator's Max 1550) reach the cluster view as their own snapshots have them: the
+    vendor and the figures only they have (GTT, the junction temperature) included."""
+    from tests.support.amd import mount
+    from tests.support.ssh_harness import gputop_command
+
+    root = mount(tmp_path / "amd", "sysfs_Phoenix-APU-RDNA3_amdgpu_lact-snapshot_gpu_metrics_kfd")
+    backends = {"node-a": ("--backend", "amd", "--sysfs-root", str(root)),
+                "node-b": ("--backend", "sim", "--scenario", "mi300x", "--seed", "1"),
+                "node-c": ("--backend", "sim", "--scenario", "max-1550", "--seed", "1")}
+    hosts = toml_hosts(tmp_path / "hosts.toml", [
+        (name, gputop_command("agent", *args, "--interval", "1"))
+        for name, args in backends.items()])
+    proc = run_cli("cluster", "--hosts", str(hosts), "--ssh-config", str(lab.ssh_config),
+                   "--once", "--json")
+    assert proc.returncode == 0, proc.stderr
+    nodes = {n["host"]: n for n in json.loads(proc.stdout)["nodes"]}
+    vendors = {}
+    for name, args in backends.items():
+        assert nodes[name]["state"] == "ok" and nodes[name]["mode"] == "agent"
+        want = json.loads(run_cli("snapshot", "--json", *args).stdout)
+        got = nodes[name]["snapshot"]
+        assert len(got["devices"]) == len(want["devices"]) > 0
+        for mine, theirs in zip(got["devices"], want["devices"]):
+            assert {k: mine[k] for k in VENDOR_KEYS} == {k: theirs[k] for k in VENDOR_KEYS}
+        vendors[name] = got["devices"][0]
+    apu = vendors["node-a"]
+    assert apu["vendor"] == "amd" and apu["memory_gtt_total_mib"] > 0
+    assert vendors["node-b"]["vendor"] == "amd" and vendors["node-b"]["temperature_hotspot_c"]
+    assert vendors["node-c"]["vendor"] == "intel"

@@ -192,7 +192,8 @@ def test_documents_with_wrong_types_are_rejected(mutate, what):
         decode_snapshot(doc)
 
 
-@pytest.mark.parametrize("scenario", ["training", "crowded", "gpu-lost", "dense-16", "idle", "mig"])
+@pytest.mark.parametrize("scenario", ["training", "crowded", "gpu-lost", "dense-16", "idle", "mig",
+                                      "mi300x", "max-1550"])
 def test_viewer_decoding_equals_the_model_codec(scenario):
     backend = SimBackend(BackendOptions(scenario=scenario))
     backend.open()
