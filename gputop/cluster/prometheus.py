@@ -1,15 +1,16 @@
 """The cluster view's second transport: a Prometheus server's HTTP API instead of SSH.
 
-Each refresh asks one instant query per figure for all nodes together, under the
-``--selector`` matcher. The nodes table needs only each node's headline figures, so a live
-refresh asks Prometheus for those already aggregated per scrape target (``instance``):
-``avg/sum/count/max by (instance)``, about one series per node per query, whatever the number of
-GPUs. Whole snapshots (one query per metric, one series per GPU) are asked only for what a view
-shows whole: the node the user opened, every node while the users view is shown, and every node
-for ``--once``. Nodes are named by their ``Hostname``/``hostname`` label. It offers the SSH
-transport's consumer interface (``start``, ``stop``, ``version``, ``statuses``, ``status``,
-``wait``, ``settled``, ``problem``) plus ``detail`` (what to fetch whole), so the cluster UI does
-not know which it reads.
+Each refresh asks one instant query per figure for all nodes together, under the ``--selector``
+matcher; a figure dcgm-exporter names comes from gputop's own family for it where a GPU has no
+DCGM series (AMD, Intel), in the same query (``OWN``). The nodes table needs only each node's
+headline figures, so a live refresh asks Prometheus for those already aggregated per scrape
+target (``instance``): ``avg/sum/count/max by (instance)``, about one series per node per query,
+whatever the number of GPUs. Whole snapshots (one query per metric, one series per GPU) are
+asked only for what a view shows whole: the node the user opened, every node while the users
+view is shown, and every node for ``--once``. Nodes are named by their ``Hostname``/``hostname``
+label. It offers the SSH transport's consumer interface (``start``, ``stop``, ``version``,
+``statuses``, ``status``, ``wait``, ``settled``, ``problem``) plus ``detail`` (what to fetch
+whole), so the cluster UI does not know which it reads.
 
 Node states: ok; stale when the last scrape or the exporter's own snapshot is older than
 ``stale_after``; down when the last scrape failed (``up == 0``). Prometheus unreachable, an HTTP
@@ -175,7 +176,7 @@ SUMMARY_QUERIES: tuple[tuple[str, str], ...] = (
              "max by (instance, gpu, Hostname, hostname) (DCGM_FI_DEV_FB_USED{s}) or "
              "max by (instance, gpu, Hostname, hostname) (gputop_device_status{s}))"),
     # A figure gputop also serves under its own name comes from that where a GPU has no DCGM
-    # series (the "own" of the query's DCGM name, picked in _promql).
+    # series (OWN): AMD and Intel GPUs.
     ("util", "avg by (instance) (" + _either("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_GPU_UTIL{s}")
      + ")"),
     ("mem_used", "sum by (instance) (" + _either("DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_USED{s}")
