@@ -25,6 +25,7 @@ from gputop.analysis.mig import busy_pct, parent_sm_active, sm_active
 from gputop.core.clock_events import LABELS, SLOWDOWNS
 from gputop.core.formatting import NA, num, pct
 from gputop.core.model import Device, MigInstance
+from gputop.core.units import MIB_PER_GIB
 from gputop.core.vendors import clock_label
 from gputop.core.visible import visible
 from gputop.tui.text import fmt
@@ -64,6 +65,21 @@ def util_text(dev: Device) -> str:
     if sm is not None:
         text += f"  SM act {sm:3.0f}%"
     return text
+
+
+def memory_text(used: float | None, total: float | None, pct: float | None, width: int) -> str:
+    """Return the MEM value in at most ``width`` cells where it can be: nvidia-smi's MiB
+    (``62000/81559MiB  76%``), then with the percent unpadded, then in GiB for the GPUs whose
+    six-digit MiB would not fit (an H200 or MI300X nearly full: ``164.1/192.0GiB 85%``) rather
+    than a figure cut to ``8…``."""
+    percent = num(pct, "3.0f")
+    for text in (f"{num(used)}/{num(total)}MiB {percent}%",
+                 f"{num(used)}/{num(total)}MiB {percent.strip()}%"):
+        if len(text) <= width:
+            return text
+    if used is None or total is None:
+        return text
+    return f"{used / MIB_PER_GIB:.1f}/{total / MIB_PER_GIB:.1f}GiB {percent.strip()}%"
 
 
 def power_text(dev: Device) -> str:
@@ -366,8 +382,7 @@ class GpuCard:
             spark_w = rest - bar_w
         else:
             bar_w, spark_w = max(3, rest), 0
-        mem = (f"{num(dev.memory_used_mib)}/{num(dev.memory_total_mib)}MiB "
-               f"{num(dev.memory_pct, '3.0f')}%")
+        mem = memory_text(dev.memory_used_mib, dev.memory_total_mib, dev.memory_pct, value_w - 1)
         power = power_text(dev)
         mig = dev.utilization_gpu_pct is None and bool(dev.mig_instances)
         rows = (

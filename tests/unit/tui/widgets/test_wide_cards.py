@@ -99,3 +99,14 @@ async def test_a_screen_over_the_dashboard_stops_the_rates_reads_a_dialog_does_n
         await pilot.press("question_mark")  # help floats over the cards, still in view
         await settle(pilot)
         assert "wide-cards" in app.sampler._wants
+
+
+def test_six_digit_memory_is_never_cut_to_an_ellipsis():
+    """An MI300X (or an H200) nearly full: `168000/196592MiB  85%` is 21 cells in a 20-cell
+    column and read `…MiB  8…`. It drops the percent's padding, then turns to GiB."""
+    from gputop.tui.widgets.gpu import memory_text
+
+    assert memory_text(62000, 81559, 76.0, 20) == "62000/81559MiB  76%"  # as before
+    assert memory_text(168000, 196592, 85.4, 20) == "168000/196592MiB 85%"
+    assert memory_text(196592, 196592, 100.0, 20) == "192.0/192.0GiB 100%"
+    assert memory_text(None, 196592, None, 20) == "N/A/196592MiB N/A%"
