@@ -65,6 +65,8 @@ SHOTS = (
     Shot("mig-saturation", "mig", keys=("s",)),
     Shot("health", "unhealthy"),
     Shot("read-only", "mixed", readonly=True),
+    Shot("amd-mi300x", "mi300x", size=(200, 60)),
+    Shot("intel-max-1550-saturation", "max-1550", keys=("s",)),
 )
 
 
