@@ -7,6 +7,7 @@ import os
 import re
 import socket
 import time
+from dataclasses import dataclass
 
 import psutil
 import pytest
@@ -119,6 +120,36 @@ def notices(app) -> list[Notification]:
     The one place the tests read Textual's private list: ``run_test`` draws no toasts, and the
     dashboard's `notify_once` takes a notice back, so no public API holds the current set."""
     return list(app._notifications)
+
+
+# ----------------------------------------------------------------- a real backend on the screen
+@dataclass
+class Drawn:
+    """What the dashboard drew of a backend: its screen first, then after each key pressed, and
+    the notifications it held once the first sample was drawn."""
+
+    screens: list[str]
+    notices: list[Notification]
+
+
+async def draw_backend(backend: Backend, size: tuple[int, int], *keys: str) -> Drawn:
+    """Open ``backend``, draw one sample of it at ``size``, press ``keys`` one by one, quit, and
+    close it: the pilot every vendor's dashboard test drives."""
+    backend.open()
+    app = GputopApp(backend, autostart=False)
+    try:
+        async with app.run_test(size=size) as pilot:
+            app.sampler.tick()
+            await settle(pilot)
+            drawn = Drawn(["\n".join(visible_lines(app))], notices(app))
+            for key in keys:
+                await pilot.press(key)
+                await settle(pilot)
+                drawn.screens.append("\n".join(visible_lines(app)))
+            await pilot.press("q")
+    finally:
+        backend.close()
+    return drawn
 
 
 # ------------------------------------------------------------------------ a real local process

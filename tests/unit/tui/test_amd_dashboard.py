@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from gputop.backends.amd.backend import AmdBackend
 from gputop.backends.base import BackendOptions
-from gputop.tui.app import GputopApp
 from tests.support.amd import PHOENIX_TREE, install_ids, mount
-from tests.support.tui import notices, settle, visible_lines
+from tests.support.tui import draw_backend
 
 RX6900XT = "sysfs_RX6900XT-Navi21-RDNA2_amdgpu_lact-snapshot_gpu_metrics"
 
@@ -15,54 +14,24 @@ RX6900XT = "sysfs_RX6900XT-Navi21-RDNA2_amdgpu_lact-snapshot_gpu_metrics"
 async def test_an_amd_card_is_drawn_with_its_figures(tmp_path):
     root = mount(tmp_path, RX6900XT)
     install_ids(root)
-    backend = AmdBackend(BackendOptions(sysfs_root=str(root)))
-    backend.open()
-    app = GputopApp(backend, autostart=False)
-    try:
-        async with app.run_test(size=(120, 40)) as pilot:
-            app.sampler.tick()
-            await settle(pilot)
-            text = "\n".join(visible_lines(app))
-            assert "RX 6900 XT" in text
-            assert "SIMULATED" not in text
-            assert not [n for n in notices(app) if n.severity == "error"]
-            await pilot.press("q")
-    finally:
-        backend.close()
+    drawn = await draw_backend(AmdBackend(BackendOptions(sysfs_root=str(root))), (120, 40))
+    text = drawn.screens[0]
+    assert "RX 6900 XT" in text
+    assert "SIMULATED" not in text
+    assert not [n for n in drawn.notices if n.severity == "error"]
 
 
 async def test_an_apu_without_fan_or_power_cap_is_drawn(tmp_path):
     backend = AmdBackend(BackendOptions(sysfs_root=str(mount(tmp_path, PHOENIX_TREE))))
-    backend.open()
-    app = GputopApp(backend, autostart=False)
-    try:
-        async with app.run_test(size=(80, 24)) as pilot:
-            app.sampler.tick()
-            await settle(pilot)
-            assert "1002:15BF" in "\n".join(visible_lines(app))
-            await pilot.press("q")
-    finally:
-        backend.close()
+    drawn = await draw_backend(backend, (80, 24))
+    assert "1002:15BF" in drawn.screens[0]
 
 
 RX7900XTX = "sysfs_RX7900XTX-Navi31-RDNA3_amdgpu_lact-snapshot"
 
 
 async def _screen(backend, size, *keys) -> str:
-    backend.open()
-    app = GputopApp(backend, autostart=False)
-    try:
-        async with app.run_test(size=size) as pilot:
-            app.sampler.tick()
-            await settle(pilot)
-            for key in keys:
-                await pilot.press(key)
-                await settle(pilot)
-            text = "\n".join(visible_lines(app))
-            await pilot.press("q")
-    finally:
-        backend.close()
-    return text
+    return (await draw_backend(backend, size, *keys)).screens[-1]
 
 
 async def test_an_amd_card_shows_no_nvidia_only_figure_at_120_and_200_columns(tmp_path):
