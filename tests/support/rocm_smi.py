@@ -10,6 +10,8 @@ import pytest
 from tests.support.amd_smi import FIXTURES
 from tests.support.npu_smi import FakeTool, on_path
 
+CALL = "*--json"  # the fake's pattern for Telegraf's flags, as the backend's ARGS runs them
+
 # `rocm-smi <Telegraf's flags> --json`, each from Telegraf's amd_rocm_smi test data
 MI100 = "rocm-smi-json_6xMI100_rocm-5.7.1_driver-6.2.4_telegraf-flags.json"
 RX6700XT_430 = "rocm-smi-json_1xRX6700XT_rocm-4.3.0_telegraf-flags.json"

@@ -18,6 +18,10 @@ from tests.support.paths import FIXTURES as ALL_FIXTURES
 
 FIXTURES = ALL_FIXTURES / "intel"
 
+# the calls gputop runs (gputop/backends/intel/xpu/mapping.py), as the fake's rules match them
+DISCOVERY = "discovery --dump 1,2,6,8,11,16"
+DUMP = "dump -d -1 -m 0,1,2,3,4,18 -i 1 -n 1"
+
 # `discovery --dump 1,2,6,16` of one Arc A310 LP: Memory Physical Size "N/A" (beszel PR 755)
 DISCOVERY_A310 = "xpu-smi-v1_discovery--dump-csv_1xArc-A310-LP_memory-NA_beszel-pr-755.txt"
 # `discovery --dump 1,2,3,6` of two Flex 170 (0x56c0), the user guide

@@ -8,8 +8,6 @@ read as its capture says, not that they are one node's."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import time
 
 import pytest
@@ -23,32 +21,18 @@ from tests.support.amd_smi import (
     STATIC_MI300X,
     FakeAmdSmi,
 )
-from tests.support.paths import ROOT, gputop_cmd
-from tests.support.peak_rss import peak_run
-from tests.support.procs import alive
+from tests.support.smi_tools import AMD_SMI, left_running, run, wait_for
 
 CUT_OFF = ("`amd-smi metric --json`: its JSON stops at line 40, before the document ends (the "
            "output was cut off)")
 
 
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(gputop_cmd(*args), capture_output=True, text=True, timeout=60,
-                          cwd=ROOT, stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})})
 
 
-def wait_for(cond, timeout: float = 5.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return cond()
 
 
 def captures(fake: FakeAmdSmi) -> None:
-    fake.set([("static --json", {"file": STATIC_MI300X}),
-              ("metric --json", {"file": METRIC_PARTIAL}),
-              ("process --json", {"file": PROCESS_R9700})])
+    fake.set(AMD_SMI.answers)
 
 
 def test_snapshot_json_with_the_captures(fake_amd_smi: FakeAmdSmi) -> None:
@@ -89,55 +73,14 @@ def test_text_before_the_json_is_skipped_and_said_once(fake_amd_smi: FakeAmdSmi)
         "owner=root(0):video(39);"]
 
 
-def test_hang_is_bounded_with_one_line(fake_amd_smi: FakeAmdSmi) -> None:
-    fake_amd_smi.set([("static --json", {"delay": 60, "file": STATIC_MI300X})])
-    started = time.monotonic()
-    r = run("--backend", "amd-smi", "snapshot", env={"GPUTOP_AMD_SMI_TIMEOUT": "1"})
-    assert time.monotonic() - started < 15
-    assert r.returncode == 1 and r.stdout == ""
-    assert r.stderr == ("gputop: amd-smi is present but unusable: `amd-smi static --json` did not "
-                        "answer within 1 s\n")
-    assert wait_for(lambda: not [p for p in fake_amd_smi.pids() if alive(p)])
 
 
-def test_printing_forever_is_stopped_with_one_line(fake_amd_smi: FakeAmdSmi) -> None:
-    fake_amd_smi.set([("static --json", {"file": STATIC_MI300X, "forever": True})])
-    started = time.monotonic()
-    code, peak_kib, stderr = peak_run("snapshot", "--backend", "amd-smi",
-                                      env={"GPUTOP_AMD_SMI_TIMEOUT": "60"})
-    assert time.monotonic() - started < 30  # stopped at the cap, not at the timeout
-    assert code == 1 and stderr.count("\n") == 0, stderr
-    assert "`amd-smi static --json` printed more than 4 MiB" in stderr
-    assert peak_kib < 300 * 1024, f"peak RSS {peak_kib // 1024} MiB"
-    assert not [p for p in fake_amd_smi.pids() if alive(p)]
 
 
-def test_dying_is_one_line(fake_amd_smi: FakeAmdSmi) -> None:
-    fake_amd_smi.set([("static --json", {"rc": 1, "stderr": "simulated failure for the test\n"})])
-    r = run("--backend", "amd-smi", "snapshot", "--json")
-    assert r.returncode == 1 and r.stdout == ""
-    assert r.stderr == ("gputop: amd-smi is present but unusable: `amd-smi static --json` exited "
-                        "with status 1: simulated failure for the test\n")
 
 
-def test_auto_detection_tries_amd_smi_where_sysfs_has_no_card(fake_amd_smi: FakeAmdSmi) -> None:
-    captures(fake_amd_smi)
-    r = run("snapshot", "--json")
-    if r.returncode == 0 and json.loads(r.stdout)["backend"] != "amd-smi":
-        pytest.skip(f"this machine has a {json.loads(r.stdout)['backend']} device, tried first")
-    assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["backend"] == "amd-smi" and r.stderr == ""
 
 
-def test_auto_detection_without_amd_smi_is_one_line_that_does_not_name_it() -> None:
-    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
-                           if not os.path.exists(os.path.join(p, "amd-smi")))
-    r = run("snapshot", "--json", env={"PATH": path})
-    if r.returncode == 0:  # a machine where a device answers
-        assert json.loads(r.stdout)["backend"] != "amd-smi"
-        return
-    assert r.stdout == "" and len(r.stderr.splitlines()) == 1, r.stderr
-    assert "amd-smi" not in r.stderr
 
 
 # ------------------------------------------------------------------ the backend object
@@ -166,7 +109,7 @@ def test_a_hanging_metric_never_blocks_open_or_sample(fake_amd_smi: FakeAmdSmi) 
         t0 = time.monotonic()
         backend.close()
         assert time.monotonic() - t0 < 2.0  # close kills the call in flight
-    assert wait_for(lambda: not [p for p in fake_amd_smi.pids() if alive(p)])
+    assert wait_for(lambda: not left_running(fake_amd_smi))
 
 
 def test_processes_are_read_only_while_a_consumer_shows_them(fake_amd_smi: FakeAmdSmi) -> None:
@@ -190,10 +133,3 @@ def test_an_answer_with_no_json_is_unavailable(fake_amd_smi: FakeAmdSmi) -> None
                        r"`amd-smi static --json` printed no JSON$"):
         open_backend()
 
-
-def test_a_timeout_out_of_range_in_the_environment_is_one_line(fake_amd_smi: FakeAmdSmi) -> None:
-    captures(fake_amd_smi)
-    r = run("--backend", "amd-smi", "snapshot", env={"GPUTOP_AMD_SMI_TIMEOUT": "inf"})
-    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1, r.stderr
-    assert "GPUTOP_AMD_SMI_TIMEOUT: expected a number from 0.1 to 3600 s" in r.stderr
-    assert fake_amd_smi.calls() == []  # refused before amd-smi runs

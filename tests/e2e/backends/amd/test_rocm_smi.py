@@ -4,35 +4,15 @@ prints the real captures (tests/fixtures/amd), hangs, prints for ever or dies.""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import time
 
 import pytest
 
 from gputop.backends.amd.rocm.backend import ARGS, RocmSmiBackend
 from gputop.backends.base import BackendOptions
-from tests.support.amd_smi import METRIC_PARTIAL, PROCESS_R9700, STATIC_MI300X, FakeAmdSmi
-from tests.support.paths import ROOT, gputop_cmd
-from tests.support.peak_rss import peak_run
-from tests.support.procs import alive
-from tests.support.rocm_smi import MI100, RX6700XT_612, FakeRocmSmi
-
-CALL = "*--json"  # the fake's pattern for Telegraf's flags, as ARGS runs them
-
-
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(gputop_cmd(*args), capture_output=True, text=True, timeout=60,
-                          cwd=ROOT, stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})})
-
-
-def wait_for(cond, timeout: float = 5.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return cond()
+from tests.support.amd_smi import FakeAmdSmi
+from tests.support.rocm_smi import CALL, MI100, RX6700XT_612, FakeRocmSmi
+from tests.support.smi_tools import AMD_SMI, left_running, run, wait_for
 
 
 def test_snapshot_json_of_six_mi100(fake_rocm_smi: FakeRocmSmi) -> None:
@@ -64,56 +44,14 @@ def test_text_before_the_json_is_skipped_and_said_once(fake_rocm_smi: FakeRocmSm
         "gputop: note: rocm-smi printed before its JSON: WARNING: a line of text"]
 
 
-def test_hang_is_bounded_with_one_line(fake_rocm_smi: FakeRocmSmi) -> None:
-    fake_rocm_smi.set([(CALL, {"delay": 60, "file": MI100})])
-    started = time.monotonic()
-    r = run("--backend", "rocm-smi", "snapshot", env={"GPUTOP_ROCM_SMI_TIMEOUT": "1"})
-    assert time.monotonic() - started < 15
-    assert r.returncode == 1 and r.stdout == ""
-    assert r.stderr.count("\n") == 1 and r.stderr.startswith(
-        "gputop: rocm-smi is present but unusable: `rocm-smi -o -l")
-    assert r.stderr.endswith("--json` did not answer within 1 s\n")
-    assert wait_for(lambda: not [p for p in fake_rocm_smi.pids() if alive(p)])
 
 
-def test_printing_forever_is_stopped_with_one_line(fake_rocm_smi: FakeRocmSmi) -> None:
-    fake_rocm_smi.set([(CALL, {"file": MI100, "forever": True})])
-    started = time.monotonic()
-    code, peak_kib, stderr = peak_run("snapshot", "--backend", "rocm-smi",
-                                      env={"GPUTOP_ROCM_SMI_TIMEOUT": "60"})
-    assert time.monotonic() - started < 30  # stopped at the cap, not at the timeout
-    assert code == 1 and stderr.count("\n") == 0, stderr
-    assert "--json` printed more than 4 MiB" in stderr
-    assert peak_kib < 300 * 1024, f"peak RSS {peak_kib // 1024} MiB"
-    assert not [p for p in fake_rocm_smi.pids() if alive(p)]
 
 
-def test_dying_is_one_line(fake_rocm_smi: FakeRocmSmi) -> None:
-    fake_rocm_smi.set([(CALL, {"rc": 1, "stderr": "simulated failure for the test\n"})])
-    r = run("--backend", "rocm-smi", "snapshot", "--json")
-    assert r.returncode == 1 and r.stdout == "" and r.stderr.count("\n") == 1
-    assert r.stderr.endswith("--json` exited with status 1: simulated failure for the test\n")
 
 
-def test_auto_detection_tries_rocm_smi_where_nothing_else_answers(
-        fake_rocm_smi: FakeRocmSmi) -> None:
-    fake_rocm_smi.set([(CALL, {"file": MI100})])
-    r = run("snapshot", "--json")
-    if r.returncode == 0 and json.loads(r.stdout)["backend"] != "rocm-smi":
-        pytest.skip(f"this machine has a {json.loads(r.stdout)['backend']} device, tried first")
-    assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["backend"] == "rocm-smi" and r.stderr == ""
 
 
-def test_auto_detection_without_rocm_smi_does_not_name_it() -> None:
-    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
-                           if not os.path.exists(os.path.join(p, "rocm-smi")))
-    r = run("snapshot", "--json", env={"PATH": path})
-    if r.returncode == 0:  # a machine where a device answers
-        assert json.loads(r.stdout)["backend"] != "rocm-smi"
-        return
-    assert r.stdout == "" and len(r.stderr.splitlines()) == 1, r.stderr
-    assert "rocm-smi" not in r.stderr
 
 
 def test_a_hanging_call_never_blocks_sample(fake_rocm_smi: FakeRocmSmi) -> None:
@@ -133,25 +71,16 @@ def test_a_hanging_call_never_blocks_sample(fake_rocm_smi: FakeRocmSmi) -> None:
         t0 = time.monotonic()
         backend.close()
         assert time.monotonic() - t0 < 2.0  # close kills the call in flight
-    assert wait_for(lambda: not [p for p in fake_rocm_smi.pids() if alive(p)])
+    assert wait_for(lambda: not left_running(fake_rocm_smi))
 
 
-def test_a_timeout_out_of_range_in_the_environment_is_one_line(
-        fake_rocm_smi: FakeRocmSmi) -> None:
-    fake_rocm_smi.set([(CALL, {"file": MI100})])
-    r = run("--backend", "rocm-smi", "snapshot", env={"GPUTOP_ROCM_SMI_TIMEOUT": "inf"})
-    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1, r.stderr
-    assert "GPUTOP_ROCM_SMI_TIMEOUT: expected a number from 0.1 to 3600 s" in r.stderr
-    assert fake_rocm_smi.calls() == []  # refused before rocm-smi runs
 
 
 def test_auto_never_runs_rocm_smi_beside_amd_smi(fake_rocm_smi: FakeRocmSmi,
                                                  fake_amd_smi: FakeAmdSmi) -> None:
     """Both tools read the same GPUs: where amd-smi answered, rocm-smi is not run."""
     fake_rocm_smi.set([(CALL, {"file": MI100})])
-    fake_amd_smi.set([("static --json", {"file": STATIC_MI300X}),
-                      ("metric --json", {"file": METRIC_PARTIAL}),
-                      ("process --json", {"file": PROCESS_R9700})])
+    fake_amd_smi.set(AMD_SMI.answers)
     r = run("snapshot", "--json")
     if r.returncode == 0 and not json.loads(r.stdout)["backend"].startswith("amd-smi"):
         pytest.skip(f"this machine has a {json.loads(r.stdout)['backend']} device, tried first")

@@ -10,47 +10,26 @@ are None. `ps` is the user guide's (devices 0 and 1)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import time
 
 import pytest
 
 from gputop.backends.base import BackendOptions, BackendUnavailable
 from gputop.backends.intel.xpu.backend import XpuSmiBackend
-from tests.support.paths import ROOT, gputop_cmd
-from tests.support.peak_rss import peak_run
-from tests.support.procs import alive
+from tests.support.smi_tools import XPU_SMI, left_running, run, wait_for
 from tests.support.xpu_smi import (
+    DISCOVERY,
     DISCOVERY_A310,
     DISCOVERY_FLEX,
-    DUMP_A310,
+    DUMP,
     DUMP_FLEX_BLANK,
     PS,
     FakeXpuSmi,
 )
 
-DISCOVERY = "discovery --dump 1,2,6,8,11,16"
-DUMP = "dump -d -1 -m 0,1,2,3,4,18 -i 1 -n 1"
-
-
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(gputop_cmd(*args), capture_output=True, text=True, timeout=60,
-                          cwd=ROOT, stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})})
-
-
-def wait_for(cond, timeout: float = 5.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return cond()
-
 
 def a310(fake: FakeXpuSmi) -> None:
-    fake.set([(DISCOVERY, {"file": DISCOVERY_A310}), (DUMP, {"file": DUMP_A310}),
-              ("ps", {"file": PS})])
+    fake.set(XPU_SMI.answers)
 
 
 def test_snapshot_json_of_the_a310(fake_xpu_smi: FakeXpuSmi) -> None:
@@ -92,35 +71,10 @@ def test_blank_cells_are_none_and_said_once(fake_xpu_smi: FakeXpuSmi) -> None:
         "Degree) of device(s) 0: shown as N/A, not 0"]
 
 
-def test_hang_is_bounded_with_one_line(fake_xpu_smi: FakeXpuSmi) -> None:
-    fake_xpu_smi.set([(DISCOVERY, {"delay": 60, "file": DISCOVERY_A310})])
-    started = time.monotonic()
-    r = run("--backend", "xpu-smi", "snapshot", env={"GPUTOP_XPU_SMI_TIMEOUT": "1"})
-    assert time.monotonic() - started < 15
-    assert r.returncode == 1 and r.stdout == ""
-    assert r.stderr == (f"gputop: xpu-smi is present but unusable: `xpu-smi {DISCOVERY}` did not "
-                        "answer within 1 s\n")
-    assert wait_for(lambda: not [p for p in fake_xpu_smi.pids() if alive(p)])
 
 
-def test_printing_forever_is_stopped_with_one_line(fake_xpu_smi: FakeXpuSmi) -> None:
-    fake_xpu_smi.set([(DISCOVERY, {"file": DISCOVERY_A310, "forever": True})])
-    started = time.monotonic()
-    code, peak_kib, stderr = peak_run("snapshot", "--backend", "xpu-smi",
-                                      env={"GPUTOP_XPU_SMI_TIMEOUT": "60"})
-    assert time.monotonic() - started < 30  # stopped at the cap, not at the timeout
-    assert code == 1 and stderr.count("\n") == 0, stderr
-    assert f"`xpu-smi {DISCOVERY}` printed more than 4 MiB" in stderr
-    assert peak_kib < 300 * 1024, f"peak RSS {peak_kib // 1024} MiB"
-    assert not [p for p in fake_xpu_smi.pids() if alive(p)]
 
 
-def test_dying_is_one_line(fake_xpu_smi: FakeXpuSmi) -> None:
-    fake_xpu_smi.set([(DISCOVERY, {"rc": 1, "stderr": "simulated failure for the test\n"})])
-    r = run("--backend", "xpu-smi", "snapshot", "--json")
-    assert r.returncode == 1 and r.stdout == ""
-    assert r.stderr == (f"gputop: xpu-smi is present but unusable: `xpu-smi {DISCOVERY}` exited "
-                        "with status 1: simulated failure for the test\n")
 
 
 def test_a_dump_that_dies_after_discovery_is_the_gpus_status(fake_xpu_smi: FakeXpuSmi) -> None:
@@ -136,32 +90,10 @@ def test_a_dump_that_dies_after_discovery_is_the_gpus_status(fake_xpu_smi: FakeX
     assert dev["power_draw_w"] is None and dev["name"] == "Intel(R) Arc(TM) A310 LP Graphics"
 
 
-def test_auto_detection_tries_xpu_smi_where_sysfs_has_no_card(fake_xpu_smi: FakeXpuSmi) -> None:
-    a310(fake_xpu_smi)
-    r = run("snapshot", "--json")
-    if r.returncode == 0 and json.loads(r.stdout)["backend"] != "xpu-smi":
-        pytest.skip(f"this machine has a {json.loads(r.stdout)['backend']} device, tried first")
-    assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["backend"] == "xpu-smi" and r.stderr == ""
 
 
-def test_auto_detection_without_xpu_smi_is_one_line_that_does_not_name_it() -> None:
-    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
-                           if not os.path.exists(os.path.join(p, "xpu-smi")))
-    r = run("snapshot", "--json", env={"PATH": path})
-    if r.returncode == 0:  # a machine where a device answers
-        assert json.loads(r.stdout)["backend"] != "xpu-smi"
-        return
-    assert r.stdout == "" and len(r.stderr.splitlines()) == 1, r.stderr
-    assert "xpu-smi" not in r.stderr
 
 
-def test_a_timeout_out_of_range_in_the_environment_is_one_line(fake_xpu_smi: FakeXpuSmi) -> None:
-    a310(fake_xpu_smi)
-    r = run("--backend", "xpu-smi", "snapshot", env={"GPUTOP_XPU_SMI_TIMEOUT": "inf"})
-    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1, r.stderr
-    assert "GPUTOP_XPU_SMI_TIMEOUT: expected a number from 0.1 to 3600 s" in r.stderr
-    assert fake_xpu_smi.calls() == []  # refused before xpu-smi runs
 
 
 # ------------------------------------------------------------------ the backend object
@@ -190,7 +122,7 @@ def test_a_hanging_dump_never_blocks_open_or_sample(fake_xpu_smi: FakeXpuSmi) ->
         t0 = time.monotonic()
         backend.close()
         assert time.monotonic() - t0 < 2.0  # close kills the call in flight
-    assert wait_for(lambda: not [p for p in fake_xpu_smi.pids() if alive(p)])
+    assert wait_for(lambda: not left_running(fake_xpu_smi))
 
 
 def test_processes_are_read_only_while_a_consumer_shows_them(fake_xpu_smi: FakeXpuSmi) -> None:
