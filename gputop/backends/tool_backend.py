@@ -66,6 +66,36 @@ class Static:
     readings: Readings | None = None
 
 
+@dataclass(frozen=True)
+class Listing:
+    """What a tool says of one process on one GPU; the host says the rest (see _row)."""
+
+    name: str | None  # the tool's name for it, where the host has none
+    gpu_memory_mib: float | None
+    sm_pct: float | None = None
+
+
+def _row(pid: int, facts: HostFacts, listing: Listing) -> Process:
+    """Return the model's row of one listed process: the host's facts (user, command,
+    container, job), the tool's figures."""
+    owner = facts.owner
+    return Process(
+        pid=pid,
+        user=facts.user,
+        name=facts.name or listing.name,
+        command=facts.command,
+        gpu_memory_mib=listing.gpu_memory_mib,
+        sm_pct=listing.sm_pct,
+        cpu_pct=facts.cpu_pct,
+        host_memory_mib=facts.host_memory_mib,
+        started=facts.started,
+        container=owner.container,
+        job=owner.job,
+        namespace_pid=owner.namespace_pid,
+        outside_pid_namespace=facts.outside_pid_namespace,
+    )
+
+
 class _Notes(Protocol):
     def lines(self) -> tuple[str, ...]: ...
 
@@ -131,8 +161,8 @@ class ToolBackend(Backend, Generic[P, N]):
         """Run the call that lists processes; return each GPU's, by its key (none here)."""
         return {}
 
-    def process_row(self, key: int, listed: P, facts: HostFacts) -> Process:
-        """Return one listed process as a row, what the host knows of it added."""
+    def listing(self, key: int, listed: P) -> Listing:
+        """Return what the tool says of one process it listed on the GPU of ``key``."""
         raise NotImplementedError(f"{self.tool} lists no processes")
 
     @abstractmethod
@@ -231,7 +261,8 @@ class ToolBackend(Backend, Generic[P, N]):
         all_pids: list[int] = []
         for key, procs in listed.items():
             facts_by_pid = self.host.lookup_device(bus_of[key], [p.pid for p in procs])
-            out[key] = tuple(self.process_row(key, p, facts_by_pid[p.pid]) for p in procs)
+            out[key] = tuple(_row(p.pid, facts_by_pid[p.pid], self.listing(key, p))
+                             for p in procs)
             all_pids.extend(p.pid for p in procs)
         self.host.prune(all_pids)
         return out

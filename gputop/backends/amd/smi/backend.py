@@ -23,10 +23,9 @@ from gputop.backends.amd.smi.mapping import ToolProcess
 from gputop.backends.base import CAP_PROCESSES, BackendError, BackendOptions
 from gputop.backends.drm.rates import NS_PER_S, Rates, percent
 from gputop.backends.smi_runner import SmiRunner
-from gputop.backends.tool_backend import Readings, Static, ToolBackend, ToolGpu
+from gputop.backends.tool_backend import Listing, Readings, Static, ToolBackend, ToolGpu
 from gputop.core.bounds import AMD_SMI_TIMEOUT
 from gputop.core.model import DeviceInfo, Process
-from gputop.host.processes import HostFacts
 
 TOOL = "amd-smi"
 DEFAULT_TIMEOUT_S = 30.0  # `static` on 8 MI300X reads every board's FRU, firmware and caches
@@ -109,24 +108,10 @@ class AmdSmiBackend(ToolBackend[ToolProcess, output.Notes]):
         self._shares.prune([(str(index), p.pid) for index, ps in rows.items() for p in ps])
         return rows
 
-    def process_row(self, key: int, listed: ToolProcess, facts: HostFacts) -> Process:
-        owner = facts.owner
-        return Process(
-            pid=listed.pid,
-            user=facts.user,
-            name=facts.name or listed.name,
-            command=facts.command,
-            gpu_memory_mib=listed.vram_mib,
-            sm_pct=percent(self._shares.rate((str(key), listed.pid), listed.gfx_ns,
-                                             self._listed_at * NS_PER_S)),
-            cpu_pct=facts.cpu_pct,
-            host_memory_mib=facts.host_memory_mib,
-            started=facts.started,
-            container=owner.container,
-            job=owner.job,
-            namespace_pid=owner.namespace_pid,
-            outside_pid_namespace=facts.outside_pid_namespace,
-        )
+    def listing(self, key: int, listed: ToolProcess) -> Listing:
+        share = self._shares.rate((str(key), listed.pid), listed.gfx_ns,
+                                  self._listed_at * NS_PER_S)
+        return Listing(listed.name, listed.vram_mib, percent(share))
 
     def lost_reason(self, gpu: ToolGpu) -> str:
         return f"no longer listed by `{TOOL} metric`"

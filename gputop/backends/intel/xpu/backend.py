@@ -19,10 +19,9 @@ from gputop.backends.base import CAP_PROCESSES
 from gputop.backends.intel.xpu import mapping, output
 from gputop.backends.intel.xpu.output import ToolProcess
 from gputop.backends.smi_runner import SmiRunner
-from gputop.backends.tool_backend import Readings, Static, ToolBackend, ToolGpu
+from gputop.backends.tool_backend import Listing, Readings, Static, ToolBackend, ToolGpu
 from gputop.core.bounds import XPU_SMI_TIMEOUT
-from gputop.core.model import DeviceInfo, Process
-from gputop.host.processes import HostFacts
+from gputop.core.model import DeviceInfo
 
 TOOL = "xpu-smi"
 DEFAULT_TIMEOUT_S = 15.0  # `dump -i 1 -n 1` waits out its one-second interval before it prints
@@ -70,22 +69,8 @@ class XpuSmiBackend(ToolBackend[ToolProcess, mapping.Notes]):
         listed = output.ps(runner.run("ps"), f"{TOOL} ps")
         return {gpu.key: [p for p in listed if p.device == gpu.key] for gpu in self._gpus}
 
-    def process_row(self, key: int, listed: ToolProcess, facts: HostFacts) -> Process:
-        owner = facts.owner
-        return Process(
-            pid=listed.pid,
-            user=facts.user,
-            name=facts.name or mapping.process_name(listed),
-            command=facts.command,
-            gpu_memory_mib=mapping.process_memory_mib(listed),
-            cpu_pct=facts.cpu_pct,
-            host_memory_mib=facts.host_memory_mib,
-            started=facts.started,
-            container=owner.container,
-            job=owner.job,
-            namespace_pid=owner.namespace_pid,
-            outside_pid_namespace=facts.outside_pid_namespace,
-        )
+    def listing(self, key: int, listed: ToolProcess) -> Listing:
+        return Listing(mapping.process_name(listed), mapping.process_memory_mib(listed))
 
     def lost_reason(self, gpu: ToolGpu) -> str:
         return f"no row of its own in `{TOOL} dump`"
