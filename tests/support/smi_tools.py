@@ -10,10 +10,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from gputop.backends.amd.rocm.backend import ARGS as ROCM_ARGS
+from gputop.backends.amd.rocm.backend import RocmSmiBackend
+from gputop.backends.amd.smi.backend import AmdSmiBackend
+from gputop.backends.base import BackendOptions
+from gputop.backends.intel.xpu.backend import XpuSmiBackend
+from gputop.backends.tool_backend import ToolBackend
 from tests.support.amd_smi import METRIC_PARTIAL, PROCESS_R9700, STATIC_MI300X, FakeAmdSmi
 from tests.support.npu_smi import FakeTool, on_path
 from tests.support.paths import ROOT, gputop_cmd
@@ -58,6 +64,16 @@ class Tool:
     first_file: str  # a capture that answers it
     answers: Rules  # every call answered from the captures
     timeout_env: str
+    backend: type[ToolBackend]
+    readings: str  # the call a round reads the readings with (its pattern and its arguments)
+    processes: str | None  # the call that lists processes, where the tool has one
+    first_name: str  # the name the first call gives the first GPU
+
+    def open_backend(self, **kw: Any) -> ToolBackend:
+        """Open this tool's backend object against the fake on PATH."""
+        backend = self.backend(BackendOptions(), **kw)
+        backend.open()
+        return backend
 
     def on_path(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeTool:
         """Put this tool's fake first on PATH."""
@@ -68,11 +84,15 @@ AMD_SMI = Tool("amd-smi", FakeAmdSmi, "static --json", "static --json", STATIC_M
                [("static --json", {"file": STATIC_MI300X}),
                 ("metric --json", {"file": METRIC_PARTIAL}),
                 ("process --json", {"file": PROCESS_R9700})],
-               "GPUTOP_AMD_SMI_TIMEOUT")
+               "GPUTOP_AMD_SMI_TIMEOUT", AmdSmiBackend, "metric --json", "process --json",
+               "AMD Instinct MI300X")
 ROCM_SMI = Tool("rocm-smi", FakeRocmSmi, CALL, " ".join(ROCM_ARGS), MI100,
-                [(CALL, {"file": MI100})], "GPUTOP_ROCM_SMI_TIMEOUT")
+                [(CALL, {"file": MI100})], "GPUTOP_ROCM_SMI_TIMEOUT", RocmSmiBackend,
+                CALL, None, "Arcturus GL-XL [Instinct MI100]")
 XPU_SMI = Tool("xpu-smi", FakeXpuSmi, DISCOVERY, DISCOVERY, DISCOVERY_A310,
                [(DISCOVERY, {"file": DISCOVERY_A310}), (DUMP, {"file": DUMP_A310}),
                 ("ps", {"file": PS})],
-               "GPUTOP_XPU_SMI_TIMEOUT")
+               "GPUTOP_XPU_SMI_TIMEOUT", XpuSmiBackend, DUMP, "ps",
+               "Intel(R) Arc(TM) A310 LP Graphics")
 TOOLS = [pytest.param(t, id=t.name) for t in (AMD_SMI, ROCM_SMI, XPU_SMI)]
+WITH_PROCESSES = [pytest.param(t, id=t.name) for t in (AMD_SMI, XPU_SMI)]

@@ -1,7 +1,8 @@
 """The bounds every vendor-tool backend keeps (amd-smi, rocm-smi, xpu-smi), through the real
 subprocess path against each tool's fake on PATH: a hang, a flood of output and a death of the
 first call are one line and leave no process behind; auto-detection tries the tool, and does not
-name it where it is absent; a timeout setting out of range is refused before the tool runs."""
+name it where it is absent; a timeout setting out of range is refused before the tool runs; the
+backend object's sample() never waits for the tool, which lists processes only while shown."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.peak_rss import peak_run
-from tests.support.smi_tools import TOOLS, Tool, left_running, run, wait_for
+from tests.support.smi_tools import TOOLS, WITH_PROCESSES, Tool, left_running, run, wait_for
 
 
 @pytest.mark.parametrize("tool", TOOLS)
@@ -88,3 +89,48 @@ def test_a_timeout_out_of_range_in_the_environment_is_one_line(
     assert r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1, r.stderr
     assert f"{tool.timeout_env}: expected a number from 0.1 to 3600 s" in r.stderr
     assert fake.calls() == []  # refused before the tool runs
+
+
+# ------------------------------------------------------------------ the backend object
+
+
+@pytest.mark.parametrize("tool", WITH_PROCESSES)
+def test_a_hanging_round_never_blocks_open_or_sample(tool: Tool, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tool.on_path(tmp_path, monkeypatch)
+    assert tool.processes is not None
+    fake.set([(tool.first, {"file": tool.first_file}),
+              (tool.readings, {"delay": 30}), (tool.processes, {"delay": 30})])
+    started = time.monotonic()
+    backend = tool.open_backend(timeout_s=0.5, refresh_s=0.1)
+    try:
+        assert time.monotonic() - started < 5  # the first round is bounded too
+        t0 = time.monotonic()
+        dev = backend.sample().devices[0]
+        assert time.monotonic() - t0 < 0.1
+        assert dev.status == "error" and f"`{tool.name} {tool.readings}` did not answer within " \
+            "0.5 s" in (dev.status_reason or "")
+        assert dev.name == tool.first_name  # what the first call said stays
+    finally:
+        t0 = time.monotonic()
+        backend.close()
+        assert time.monotonic() - t0 < 2.0  # close kills the call in flight
+    assert wait_for(lambda: not left_running(fake))
+
+
+@pytest.mark.parametrize("tool", WITH_PROCESSES)
+def test_processes_are_read_only_while_a_consumer_shows_them(
+        tool: Tool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tool.on_path(tmp_path, monkeypatch)
+    fake.set(tool.answers)
+    backend = tool.open_backend(refresh_s=0.05)
+    try:
+        backend.sample(wants={"utilization_gpu_pct": 0.0})
+        reads = backend.reads
+        assert wait_for(lambda: backend.reads >= reads + 2)
+        assert fake.calls()[-1] == tool.readings  # no process call after that sample
+        backend.sample()  # EVERYTHING: processes wanted again
+        n = len(fake.calls())
+        assert wait_for(lambda: tool.processes in fake.calls()[n:])
+    finally:
+        backend.close()

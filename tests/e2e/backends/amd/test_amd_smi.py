@@ -1,5 +1,6 @@
 """The amd-smi backend through the real subprocess path, against a fake `amd-smi` on PATH that
-prints the real captures (tests/fixtures/amd), hangs, prints for ever or dies.
+prints the real captures (tests/fixtures/amd); its hang, flood and death are checked with the
+other tools' in tests/e2e/backends/test_smi_tools.py.
 
 No node has been captured whole: `static` is 8 MI300X, `process` 2 R9700 of another node, and
 `metric` only its first 40 lines. A test that has the fake print two of them checks that each is
@@ -8,12 +9,10 @@ read as its capture says, not that they are one node's."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
-from gputop.backends.amd.smi.backend import AmdSmiBackend
-from gputop.backends.base import BackendOptions, BackendUnavailable
+from gputop.backends.base import BackendUnavailable
 from tests.support.amd_smi import (
     METRIC_PARTIAL,
     NO_ACCESS_BANNER,
@@ -21,14 +20,10 @@ from tests.support.amd_smi import (
     STATIC_MI300X,
     FakeAmdSmi,
 )
-from tests.support.smi_tools import AMD_SMI, left_running, run, wait_for
+from tests.support.smi_tools import AMD_SMI, run
 
 CUT_OFF = ("`amd-smi metric --json`: its JSON stops at line 40, before the document ends (the "
            "output was cut off)")
-
-
-
-
 
 
 def captures(fake: FakeAmdSmi) -> None:
@@ -73,63 +68,11 @@ def test_text_before_the_json_is_skipped_and_said_once(fake_amd_smi: FakeAmdSmi)
         "owner=root(0):video(39);"]
 
 
-
-
-
-
-
-
-
-
-
-
 # ------------------------------------------------------------------ the backend object
-
-
-def open_backend(**kw) -> AmdSmiBackend:
-    backend = AmdSmiBackend(BackendOptions(), **kw)
-    backend.open()
-    return backend
-
-
-def test_a_hanging_metric_never_blocks_open_or_sample(fake_amd_smi: FakeAmdSmi) -> None:
-    fake_amd_smi.set([("static --json", {"file": STATIC_MI300X}),
-                      ("metric --json", {"delay": 30}), ("process --json", {"delay": 30})])
-    started = time.monotonic()
-    backend = open_backend(timeout_s=0.5, refresh_s=0.1)
-    try:
-        assert time.monotonic() - started < 5  # the first round is bounded too
-        t0 = time.monotonic()
-        dev = backend.sample().devices[0]
-        assert time.monotonic() - t0 < 0.1
-        assert dev.status == "error" and "`amd-smi metric --json` did not answer within 0.5 s" \
-            in dev.status_reason
-        assert dev.name == "AMD Instinct MI300X"  # what `static` said stays
-    finally:
-        t0 = time.monotonic()
-        backend.close()
-        assert time.monotonic() - t0 < 2.0  # close kills the call in flight
-    assert wait_for(lambda: not left_running(fake_amd_smi))
-
-
-def test_processes_are_read_only_while_a_consumer_shows_them(fake_amd_smi: FakeAmdSmi) -> None:
-    captures(fake_amd_smi)
-    backend = open_backend(refresh_s=0.05)
-    try:
-        backend.sample(wants={"utilization_gpu_pct": 0.0})
-        reads = backend.reads
-        assert wait_for(lambda: backend.reads >= reads + 2)
-        assert fake_amd_smi.calls()[-1] == "metric --json"  # no `process` after that sample
-        backend.sample()  # EVERYTHING: processes wanted again
-        n = len(fake_amd_smi.calls())
-        assert wait_for(lambda: "process --json" in fake_amd_smi.calls()[n:])
-    finally:
-        backend.close()
 
 
 def test_an_answer_with_no_json_is_unavailable(fake_amd_smi: FakeAmdSmi) -> None:
     fake_amd_smi.set([("static --json", {})])  # exits 0 having printed nothing
     with pytest.raises(BackendUnavailable, match=r"^amd-smi is present but unusable: "
                        r"`amd-smi static --json` printed no JSON$"):
-        open_backend()
-
+        AMD_SMI.open_backend()

@@ -1,5 +1,6 @@
 """The rocm-smi backend through the real subprocess path, against a fake `rocm-smi` on PATH that
-prints the real captures (tests/fixtures/amd), hangs, prints for ever or dies."""
+prints the real captures (tests/fixtures/amd); its hang, flood and death are checked with the
+other tools' in tests/e2e/backends/test_smi_tools.py."""
 
 from __future__ import annotations
 
@@ -44,16 +45,6 @@ def test_text_before_the_json_is_skipped_and_said_once(fake_rocm_smi: FakeRocmSm
         "gputop: note: rocm-smi printed before its JSON: WARNING: a line of text"]
 
 
-
-
-
-
-
-
-
-
-
-
 def test_a_hanging_call_never_blocks_sample(fake_rocm_smi: FakeRocmSmi) -> None:
     fake_rocm_smi.set([(CALL, {"file": MI100})])
     backend = RocmSmiBackend(BackendOptions(), timeout_s=0.5, refresh_s=0.05)
@@ -72,8 +63,6 @@ def test_a_hanging_call_never_blocks_sample(fake_rocm_smi: FakeRocmSmi) -> None:
         backend.close()
         assert time.monotonic() - t0 < 2.0  # close kills the call in flight
     assert wait_for(lambda: not left_running(fake_rocm_smi))
-
-
 
 
 def test_auto_never_runs_rocm_smi_beside_amd_smi(fake_rocm_smi: FakeRocmSmi,

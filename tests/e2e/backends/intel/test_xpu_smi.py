@@ -1,6 +1,7 @@
 """The xpu-smi backend through the real subprocess path, against a fake `xpu-smi` on PATH that
 prints the real captures (tests/fixtures/intel, from their second line: the first is the
-command), hangs, prints for ever or dies.
+command); its hang, flood and death are checked with the other tools' in
+tests/e2e/backends/test_smi_tools.py.
 
 The A310 node (beszel PR 755) is captured whole enough: `discovery --dump 1,2,6,16` and `dump -m
 1,2,5,18` of the same card. gputop asks for more ids than those captures hold (see
@@ -10,13 +11,11 @@ are None. `ps` is the user guide's (devices 0 and 1)."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
-from gputop.backends.base import BackendOptions, BackendUnavailable
-from gputop.backends.intel.xpu.backend import XpuSmiBackend
-from tests.support.smi_tools import XPU_SMI, left_running, run, wait_for
+from gputop.backends.base import BackendUnavailable
+from tests.support.smi_tools import XPU_SMI, run
 from tests.support.xpu_smi import (
     DISCOVERY,
     DISCOVERY_A310,
@@ -71,12 +70,6 @@ def test_blank_cells_are_none_and_said_once(fake_xpu_smi: FakeXpuSmi) -> None:
         "Degree) of device(s) 0: shown as N/A, not 0"]
 
 
-
-
-
-
-
-
 def test_a_dump_that_dies_after_discovery_is_the_gpus_status(fake_xpu_smi: FakeXpuSmi) -> None:
     fake_xpu_smi.set([(DISCOVERY, {"file": DISCOVERY_A310}),
                       (DUMP, {"rc": 1, "stderr": "simulated failure for the test\n"}),
@@ -90,58 +83,11 @@ def test_a_dump_that_dies_after_discovery_is_the_gpus_status(fake_xpu_smi: FakeX
     assert dev["power_draw_w"] is None and dev["name"] == "Intel(R) Arc(TM) A310 LP Graphics"
 
 
-
-
-
-
-
-
 # ------------------------------------------------------------------ the backend object
-
-
-def open_backend(**kw) -> XpuSmiBackend:
-    backend = XpuSmiBackend(BackendOptions(), **kw)
-    backend.open()
-    return backend
-
-
-def test_a_hanging_dump_never_blocks_open_or_sample(fake_xpu_smi: FakeXpuSmi) -> None:
-    fake_xpu_smi.set([(DISCOVERY, {"file": DISCOVERY_A310}), (DUMP, {"delay": 30}),
-                      ("ps", {"delay": 30})])
-    started = time.monotonic()
-    backend = open_backend(timeout_s=0.5, refresh_s=0.1)
-    try:
-        assert time.monotonic() - started < 5  # the first round is bounded too
-        t0 = time.monotonic()
-        dev = backend.sample().devices[0]
-        assert time.monotonic() - t0 < 0.1
-        assert dev.status == "error" and f"`xpu-smi {DUMP}` did not answer within 0.5 s" \
-            in (dev.status_reason or "")
-        assert dev.name == "Intel(R) Arc(TM) A310 LP Graphics"  # what `discovery` said stays
-    finally:
-        t0 = time.monotonic()
-        backend.close()
-        assert time.monotonic() - t0 < 2.0  # close kills the call in flight
-    assert wait_for(lambda: not left_running(fake_xpu_smi))
-
-
-def test_processes_are_read_only_while_a_consumer_shows_them(fake_xpu_smi: FakeXpuSmi) -> None:
-    a310(fake_xpu_smi)
-    backend = open_backend(refresh_s=0.05)
-    try:
-        backend.sample(wants={"utilization_gpu_pct": 0.0})
-        reads = backend.reads
-        assert wait_for(lambda: backend.reads >= reads + 2)
-        assert fake_xpu_smi.calls()[-1] == DUMP  # no `ps` after that sample
-        backend.sample()  # EVERYTHING: processes wanted again
-        n = len(fake_xpu_smi.calls())
-        assert wait_for(lambda: "ps" in fake_xpu_smi.calls()[n:])
-    finally:
-        backend.close()
 
 
 def test_an_answer_that_is_not_the_csv_is_unavailable(fake_xpu_smi: FakeXpuSmi) -> None:
     fake_xpu_smi.set([(DISCOVERY, {})])  # exits 0 having printed nothing
     with pytest.raises(BackendUnavailable, match=r"^xpu-smi is present but unusable: "
                        rf"`xpu-smi {DISCOVERY}` printed no 'Device ID' header$"):
-        open_backend()
+        XPU_SMI.open_backend()
