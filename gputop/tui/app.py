@@ -247,7 +247,7 @@ class GputopApp(ShellApp):
         self.post_message(SampleFailed(exc))
 
     def on_sample_ready(self, message: SampleReady) -> None:
-        if self._exit_renderables or not self.is_running or not self.screen_stack:
+        if self.leaving or self._exit_renderables or not self.is_running or not self.screen_stack:
             return
         try:
             self.show_snapshot(message.snapshot, message.wants)
@@ -566,7 +566,13 @@ class GputopApp(ShellApp):
         screen = SaturationScreen(self.sampler)
         self.push_screen(screen)
         if self.snapshot is not None:
-            self.call_after_refresh(screen.update, self.snapshot)
+            self.call_after_refresh(self._first_sample_on, screen, self.snapshot)
+
+    def _first_sample_on(self, screen: TakesSnapshots, snap: Snapshot) -> None:
+        """Show ``snap`` on a screen just opened, unless the app began leaving in between (a
+        SIGTERM after `s`): its widgets are being torn down, and a query would fail there."""
+        if not self.leaving and screen in self.screen_stack:
+            screen.update(snap)
 
     def action_advisor(self) -> None:
         from gputop.tui.screens.advisor import AdvisorScreen

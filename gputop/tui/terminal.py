@@ -102,6 +102,11 @@ class TerminalApp(App[int]):
 
     _leaving = False
 
+    @property
+    def leaving(self) -> bool:
+        """Whether an exit has been asked for: from then on nothing new is built or drawn."""
+        return self._leaving
+
     def exit(self, result: int | None = None, return_code: int = 0,
              message: Any = None) -> None:
         """Exit as Textual does, with the lifeline's deadline started first."""

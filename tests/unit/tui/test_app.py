@@ -194,6 +194,27 @@ async def test_a_key_queued_before_an_exit_opens_no_screen():
     assert app.return_code == 143
 
 
+async def test_an_exit_right_after_s_draws_nothing_on_the_panel_being_torn_down():
+    """`s` then a SIGTERM before the next refresh: the panel's first sample was drawn after the
+    exit began, on widgets being torn down (NoMatches, exit status 1, a traceback; CI saw it).
+    Here the teardown is staged: the panel's widgets gone, the exit asked for, then the first
+    sample's turn comes."""
+    from gputop.tui.screens.modals import SaturationScreen
+
+    app = make_app("training")
+    async with app.run_test(size=(120, 40)) as pilot:
+        advance(app, 2)
+        await settle(pilot)
+        app.action_saturation()
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SaturationScreen)
+        await screen.query_one("#saturation").remove()  # as the exit's teardown does
+        app.exit(return_code=143)
+        app._first_sample_on(screen, app.snapshot)  # the turn call_after_refresh gave it
+    assert app.return_code == 143
+
+
 async def test_p_pauses_and_resumes_sampling():
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
