@@ -247,9 +247,13 @@ class ProcessTable(KeyedTable):
             return
         columns = MIG_COLUMNS if has_mig(snapshot) else COLUMNS
         empty = empty_columns(snapshot)
-        if columns != self.columns or empty != self._empty:
+        # the width as it is now, not only as the last Resize said: under load a loaded CI saw
+        # the table drawn at 80 columns with the wide set (HOST MEM in the command's room)
+        narrow = self.size.width < NARROW_WIDTH if self.size.width else self._narrow
+        if columns != self.columns or empty != self._empty or narrow != self._narrow:
             self.columns = columns
             self._empty = empty
+            self._narrow = narrow
             self._hide_for_mode()
         self.set_rows(build_rows(snapshot, self._now, needle=self.needle,
                                  only_gpu=self.only_gpu, sort=self.sort_column,
