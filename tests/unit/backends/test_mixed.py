@@ -189,15 +189,16 @@ def test_auto_with_one_vendor_is_that_backend(tmp_path, monkeypatch):
         backend.close()
 
 
-def test_auto_never_runs_amd_smi_beside_amdgpus_sysfs(tmp_path, monkeypatch):
-    """amd-smi reads the same GPUs: where sysfs answered, the tool is not run (a fake on PATH
-    that would fail the test if it were)."""
+@pytest.mark.parametrize("tool", ["amd-smi", "rocm-smi"])
+def test_auto_never_runs_an_amd_tool_beside_amdgpus_sysfs(tmp_path, monkeypatch, tool):
+    """amd-smi and rocm-smi read the same GPUs: where sysfs answered, the tool is not run (a
+    fake on PATH that would leave a mark if it were)."""
     install(monkeypatch, FakeNvml(node(1)))
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    tool = bin_dir / "amd-smi"
-    tool.write_text(f"#!/bin/sh\n{shutil.which('touch')} {tmp_path}/ran\nexit 1\n")
-    tool.chmod(0o755)
+    fake = bin_dir / tool
+    fake.write_text(f"#!/bin/sh\n{shutil.which('touch')} {tmp_path}/ran\nexit 1\n")
+    fake.chmod(0o755)
     monkeypatch.setenv("PATH", str(bin_dir))
     root = mount(tmp_path / "root", RX6900XT)
     backend = open_backend("auto", BackendOptions(sysfs_root=str(root)))
@@ -229,6 +230,7 @@ def test_the_exporter_serves_a_mixed_node(tmp_path, monkeypatch):
     finally:
         backend.close()
     assert 'backend="nvml+amd"' in text
+
     def gpus(name: str) -> list[str]:
         return [ln.split('gpu="')[1].split('"')[0] for ln in text.splitlines()
                 if ln.startswith(name + "{")]
@@ -237,20 +239,3 @@ def test_the_exporter_serves_a_mixed_node(tmp_path, monkeypatch):
     assert gpus("DCGM_FI_DEV_POWER_USAGE") == ["0", "1"]
     assert gpus("gputop_power_draw_watts") == ["0", "1", "2"]
 
-
-def test_auto_never_runs_rocm_smi_beside_amdgpus_sysfs(tmp_path, monkeypatch):
-    """rocm-smi reads the same GPUs as sysfs: where sysfs answered, the tool is not run."""
-    install(monkeypatch, FakeNvml(node(1)))
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    tool = bin_dir / "rocm-smi"
-    tool.write_text(f"#!/bin/sh\n{shutil.which('touch')} {tmp_path}/ran\nexit 1\n")
-    tool.chmod(0o755)
-    monkeypatch.setenv("PATH", str(bin_dir))
-    root = mount(tmp_path / "root", RX6900XT)
-    backend = open_backend("auto", BackendOptions(sysfs_root=str(root)))
-    try:
-        assert backend.name == "nvml+amd"
-        assert not (tmp_path / "ran").exists()
-    finally:
-        backend.close()
