@@ -78,22 +78,8 @@ class Listing:
 def _row(pid: int, facts: HostFacts, listing: Listing) -> Process:
     """Return the model's row of one listed process: the host's facts (user, command,
     container, job), the tool's figures."""
-    owner = facts.owner
-    return Process(
-        pid=pid,
-        user=facts.user,
-        name=facts.name or listing.name,
-        command=facts.command,
-        gpu_memory_mib=listing.gpu_memory_mib,
-        sm_pct=listing.sm_pct,
-        cpu_pct=facts.cpu_pct,
-        host_memory_mib=facts.host_memory_mib,
-        started=facts.started,
-        container=owner.container,
-        job=owner.job,
-        namespace_pid=owner.namespace_pid,
-        outside_pid_namespace=facts.outside_pid_namespace,
-    )
+    return facts.process(pid, name=listing.name, gpu_memory_mib=listing.gpu_memory_mib,
+                         sm_pct=listing.sm_pct)
 
 
 class _Notes(Protocol):

@@ -27,7 +27,9 @@ import pwd
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
+from gputop.core.model import Process
 from gputop.core.units import MIB
 from gputop.core.visible import valid_unicode
 from gputop.host import pidns
@@ -51,6 +53,18 @@ class HostFacts:
     owner: Owner = NO_OWNER
     outside_pid_namespace: bool = False
     gone: bool = False  # no such process on the host (it exited after the device listed it)
+
+    def process(self, pid: int, *, name: str | None = None, **device: Any) -> Process:
+        """Return the model's row of ``pid``: these host facts (user, command, times, owner,
+        namespace, gone) beside what the device says of it (``device``: memory, SM%, type, MIG
+        instance). ``name`` stands in where the host has none (a tool's name for it). Every
+        backend builds its rows here, so a fact the host learns reaches every vendor's table."""
+        owner = self.owner
+        return Process(pid=pid, user=self.user, name=self.name or name, command=self.command,
+                       cpu_pct=self.cpu_pct, host_memory_mib=self.host_memory_mib,
+                       started=self.started, container=owner.container, job=owner.job,
+                       namespace_pid=owner.namespace_pid,
+                       outside_pid_namespace=self.outside_pid_namespace, gone=self.gone, **device)
 
 
 class _Entry:

@@ -25,21 +25,7 @@ def processes(host: HostProcesses, bus: str, held: Mapping[int, Held]) -> tuple[
     facts_by_pid = host.lookup_device(bus, held)
     out = []
     for pid, use in sorted(held.items()):
-        facts = facts_by_pid[pid]
-        owner = facts.owner
-        out.append(Process(
-            pid=pid,
-            user=facts.user,
-            name=facts.name,
-            command=facts.command,
-            gpu_memory_mib=use.memory_bytes / MIB if use.memory_bytes is not None else None,
-            sm_pct=use.busy_pct,
-            cpu_pct=facts.cpu_pct,
-            host_memory_mib=facts.host_memory_mib,
-            started=facts.started,
-            container=owner.container,
-            job=owner.job,
-            namespace_pid=owner.namespace_pid,
-            outside_pid_namespace=facts.outside_pid_namespace,
-        ))
+        out.append(facts_by_pid[pid].process(
+            pid, gpu_memory_mib=use.memory_bytes / MIB if use.memory_bytes is not None else None,
+            sm_pct=use.busy_pct))
     return tuple(out)

@@ -552,27 +552,9 @@ class NvmlBackend(Backend):
         facts_by_pid = self.host.lookup_device(gpu.info.pci_bus_id, merged)
         out = []
         for pid, (used, kind, gi, ci) in merged.items():
-            facts = facts_by_pid[pid]
-            owner = facts.owner
-            out.append(Process(
-                pid=pid,
-                user=facts.user,
-                name=facts.name,
-                command=facts.command,
-                gpu_memory_mib=used / MIB if used is not None else None,
-                sm_pct=sm.get(pid),
-                cpu_pct=facts.cpu_pct,
-                host_memory_mib=facts.host_memory_mib,
-                started=facts.started,
-                type=kind,
-                container=owner.container,
-                job=owner.job,
-                namespace_pid=owner.namespace_pid,
-                outside_pid_namespace=facts.outside_pid_namespace,
-                gone=facts.gone,
-                gpu_instance_id=gi,
-                compute_instance_id=ci,
-            ))
+            out.append(facts_by_pid[pid].process(
+                pid, gpu_memory_mib=used / MIB if used is not None else None,
+                sm_pct=sm.get(pid), type=kind, gpu_instance_id=gi, compute_instance_id=ci))
         return tuple(out)
 
     def _process_sm(self, gpu: _Gpu, pids: dict[int, Any]) -> dict[int, float]:
