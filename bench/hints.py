@@ -24,10 +24,12 @@ from gputop.sampler import Sampler  # noqa: E402
 def history_of(scenario: str, n: int = 600):
     backend = SimBackend(BackendOptions(scenario=scenario, sim_speed=1e7))
     backend.open()
-    sampler = Sampler(backend, interval=1.0, history=n)
+    window = []
+    sampler = Sampler(backend, interval=1.0)
+    sampler.subscribe(window.append)
     sampler.run_for(n - 1)
     backend.close()
-    return sampler.history.snapshots()
+    return window
 
 
 def timeit(fn, repeat: int = 30) -> float:

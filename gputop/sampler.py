@@ -8,18 +8,16 @@ bunched, so a slow backend lowers the rate instead of bursting afterwards.
 from __future__ import annotations
 
 import threading
-from collections import deque
 from collections.abc import Callable, Sequence
 
 from gputop.backends.base import Backend
 from gputop.core import budget
 from gputop.core.model import Hint, Snapshot
+from gputop.history import History
 
 Analyzer = Callable[[Sequence[Snapshot]], Sequence[Hint]]
 Listener = Callable[[Snapshot], None]
 ErrorListener = Callable[[BaseException], None]
-
-DEFAULT_HISTORY = 600
 
 
 def next_tick(start: float, interval: float, now: float, k: int) -> tuple[int, float]:
@@ -32,45 +30,13 @@ def next_tick(start: float, interval: float, now: float, k: int) -> tuple[int, f
     return k, due
 
 
-class History:
-    """A bounded, thread-safe ring of recent snapshots, oldest first."""
-
-    def __init__(self, maxlen: int = DEFAULT_HISTORY) -> None:
-        self._ring: deque[Snapshot] = deque(maxlen=maxlen)
-        self._lock = threading.Lock()
-
-    def append(self, snap: Snapshot) -> None:
-        with self._lock:
-            self._ring.append(snap)
-
-    def snapshots(self) -> list[Snapshot]:
-        with self._lock:
-            return list(self._ring)
-
-    def series(self, device: int, attr: str) -> list[tuple[float, float | None]]:
-        """(time, value) pairs of one device attribute, e.g. ``utilization_gpu_pct``."""
-        out = []
-        for snap in self.snapshots():
-            dev = snap.device(device)
-            if dev is not None:
-                out.append((snap.time, getattr(dev, attr)))
-        return out
-
-    def __len__(self) -> int:
-        return len(self._ring)
-
-    @property
-    def maxlen(self) -> int:
-        return self._ring.maxlen or 0
-
-
 class Sampler:
     def __init__(
         self,
         backend: Backend,
         interval: float = 1.0,
         devices: Sequence[int] | None = None,
-        history: int = DEFAULT_HISTORY,
+        history: History | None = None,
         analyze: Analyzer | None = None,
     ) -> None:
         if interval <= 0:
@@ -78,7 +44,7 @@ class Sampler:
         self.backend = backend
         self.interval = interval
         self.devices = list(devices) if devices is not None else None
-        self.history = History(history)
+        self.history = history if history is not None else History(interval=interval)
         self.analyze = analyze
         self.latest: Snapshot | None = None
         self.last_error: BaseException | None = None
@@ -117,6 +83,7 @@ class Sampler:
         if interval <= 0:
             raise ValueError("interval must be positive")
         self.interval = interval
+        self.history.set_interval(interval)
         self._wake.set()
 
     def pause(self, paused: bool = True) -> None:
@@ -144,7 +111,7 @@ class Sampler:
         self.history.append(snap)
         if self.analyze is not None:
             # A backend's own hints (npu-smi's health) come first, the analyses' after them.
-            snap = snap.with_hints(tuple(snap.hints) + tuple(self.analyze(self.history.snapshots())))
+            snap = snap.with_hints(tuple(snap.hints) + tuple(self.analyze(self.history.window())))
         self.latest = snap
         self.latest_wants = wants  # what that tick read: a listener may check it covers its own
         for listener in self._listeners:

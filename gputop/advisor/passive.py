@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gputop.advisor import cycle
 from gputop.core.model import Device, Snapshot
+from gputop.history import History
 
 # A lower limit "costs nothing" when it leaves this much headroom over what the job drew.
 HEADROOM_P95 = 1.10  # 10% above the 95th percentile of the (1-second averaged) draw
@@ -73,10 +74,21 @@ def free_limit(p95_w: float, peak_w: float, limit_w: float, min_w: float | None)
     return float(want)
 
 
+@dataclass(frozen=True)
+class Watch:
+    """One GPU's readings over a watch, oldest first, one entry per sample in each list; the
+    draw, the capping (1 capped, 0 not, None unknown) and the energy only while it was ok."""
+
+    last: Device
+    times: list[float]
+    ok: list[bool]
+    draw_w: list[float | None]
+    capped: list[float | None]
+    energy_j: list[float | None]
+
+
 def summarize(samples: Sequence[Snapshot], devices: Sequence[int] | None = None) -> list[PassiveGpu]:
     """One summary per GPU over a run of snapshots (oldest first)."""
-    if not samples:
-        return []
     order: list[int] = []
     per: dict[int, list[tuple[float, Device]]] = {}
     for snap in samples:
@@ -87,24 +99,57 @@ def summarize(samples: Sequence[Snapshot], devices: Sequence[int] | None = None)
                 per[dev.index] = []
                 order.append(dev.index)
             per[dev.index].append((snap.time, dev))
-    return [_one(per[i]) for i in order]
+    return [_one(_watch(per[i])) for i in order]
 
 
-def _one(series: list[tuple[float, Device]]) -> PassiveGpu:
-    last = series[-1][1]
-    ok = [(t, d) for t, d in series if d.status == "ok"]
-    draws = [d.power_draw_w for _, d in ok if d.power_draw_w is not None]
-    window = series[-1][0] - series[0][0]
-    reasons = [d.clock_event_reasons for _, d in ok if d.clock_event_reasons is not None]
-    capped = (sum("sw_power_cap" in r for r in reasons) / len(reasons)) if reasons else None
-    energies = [(t, d.energy_j) for t, d in ok if d.energy_j is not None]
-    energy = energies[-1][1] - energies[0][1] if len(energies) >= 2 else None
+def summarize_history(history: History, devices: Sequence[int] | None = None,
+                      keep: Callable[[float], bool] = lambda t: True) -> list[PassiveGpu]:
+    """One summary per GPU of the newest sample, over the sampler's history (its samples at
+    ``keep(time)`` only: the advisor leaves out its own sweeps)."""
+    latest = history.latest
+    if latest is None:
+        return []
+    out = []
+    for dev in latest.devices:
+        if devices is not None and dev.index not in devices:
+            continue
+        times, columns = history.device_columns(
+            dev.index, ("ok", "power_draw_w", "power_capped", "energy_j"))
+        rows = [i for i, t in enumerate(times) if keep(t)]
+        if not rows:
+            continue
+        ok, draw, capped, energy = ([values[i] for i in rows] for values in columns)
+        out.append(_one(Watch(dev, [times[i] for i in rows], [v == 1.0 for v in ok], draw,
+                              capped, energy)))
+    return out
+
+
+def _watch(series: list[tuple[float, Device]]) -> Watch:
+    def capped(d: Device) -> float | None:
+        r = d.clock_event_reasons
+        return None if r is None else float("sw_power_cap" in r)
+
+    return Watch(series[-1][1], [t for t, _ in series], [d.status == "ok" for _, d in series],
+                 [d.power_draw_w for _, d in series], [capped(d) for _, d in series],
+                 [d.energy_j for _, d in series])
+
+
+def _one(w: Watch) -> PassiveGpu:
+    last = w.last
+    ok = [i for i, good in enumerate(w.ok) if good]
+    draws = [v for v in (w.draw_w[i] for i in ok) if v is not None]
+    window = w.times[-1] - w.times[0]
+    reasons = [v for v in (w.capped[i] for i in ok) if v is not None]
+    capped = (sum(reasons) / len(reasons)) if reasons else None
+    energies = [e for e in (w.energy_j[i] for i in ok) if e is not None]
+    energy = energies[-1] - energies[0] if len(energies) >= 2 else None
     per_interval = energy / (len(energies) - 1) if energy is not None else None
     limit = last.power_limit_w
     p50 = percentile(draws, 50) if draws else None
     p95 = percentile(draws, 95) if draws else None
     peak = max(draws) if draws else None
-    period = cycle.find_period([(t, d.power_draw_w) for t, d in ok if d.power_draw_w is not None])
+    period = cycle.find_period([(w.times[i], d) for i in ok
+                                if (d := w.draw_w[i]) is not None])
     suggestion = None
     if last.status != "ok":
         note = f"GPU is {last.status}" + (f": {last.status_reason}" if last.status_reason else "")
@@ -135,7 +180,7 @@ def _one(series: list[tuple[float, Device]]) -> PassiveGpu:
         index=last.index,
         uuid=last.uuid,
         name=last.name,
-        samples=len(series),
+        samples=len(w.times),
         window_s=window,
         period_s=period,
         draw_p50_w=p50,

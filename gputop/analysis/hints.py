@@ -84,7 +84,6 @@ IDLE_UTIL_PCT = 1.0
 IDLE_MIN_OBSERVED_S = 30.0
 IDLE_MINUTES_S = 300.0
 IDLE_MIN_MEMORY_MIB = 1024.0
-IDLE_LOOKBACK_MAX_SAMPLES = 900  # walking back stops earlier, once IDLE_MINUTES_S is covered
 
 MEMORY_FULL_PCT = 95.0
 
@@ -399,19 +398,14 @@ def _idle(dev: Device) -> bool:
     return all(not p.sm_pct for p in dev.processes)
 
 
-def idle_allocated(s: Series, history: Sequence[Snapshot]) -> Hint | None:
+def idle_allocated(s: Series, runs: IdleRuns) -> Hint | None:
     dev = s.latest
     if not all(_idle(d) for d in s.devices) or s.span_s < IDLE_MIN_OBSERVED_S:
         return None
     held = _held_mib(dev)
     if held < IDLE_MIN_MEMORY_MIB:
         return None
-
-    def idle_at(snap: Snapshot) -> bool:
-        d = snap.device(s.index)
-        return d is not None and _idle(d)
-
-    found = _idle_long_enough(history, idle_at, dev.processes)
+    found = _idle_long_enough(runs, (s.index,), s.times[-1], dev.processes)
     if found is None:
         return None
     return _hint(s.index, "idle-allocated", "warning",
@@ -427,7 +421,7 @@ def _instance_idle(inst: MigInstance | None) -> bool:
     return sm is not None and sm <= IDLE_UTIL_PCT and all(not p.sm_pct for p in inst.processes)
 
 
-def instances_idle_allocated(s: Series, history: Sequence[Snapshot]) -> list[Hint]:
+def instances_idle_allocated(s: Series, runs: IdleRuns) -> list[Hint]:
     """idle-allocated for each MIG instance of the device that holds memory and did nothing."""
     out: list[Hint] = []
     if s.span_s < IDLE_MIN_OBSERVED_S:
@@ -451,12 +445,7 @@ def instances_idle_allocated(s: Series, history: Sequence[Snapshot]) -> list[Hin
             named = instance_name(s.index, inst, compute=False)
         if held < IDLE_MIN_MEMORY_MIB:
             continue
-
-        def idle_at(snap: Snapshot, ids=ids) -> bool:
-            d = snap.device(s.index)
-            return d is not None and _instance_idle(instance_of(d, *ids))
-
-        found = _idle_long_enough(history, idle_at, inst.processes)
+        found = _idle_long_enough(runs, (s.index, *ids), s.times[-1], inst.processes)
         if found is not None:
             out.append(_hint(s.index, "idle-allocated", "warning",
                              f"{named}: {held / MIB_PER_GIB:.1f} GiB held"
@@ -465,12 +454,11 @@ def instances_idle_allocated(s: Series, history: Sequence[Snapshot]) -> list[Hin
     return out
 
 
-def _idle_long_enough(history: Sequence[Snapshot], idle_at,
+def _idle_long_enough(runs: IdleRuns, key: tuple[int, ...], now: float,
                       processes) -> tuple[str, str] | None:
     """(who holds it, for how long) where the idle run or the holders' age reaches
     IDLE_MINUTES_S; else None."""
-    idle_s = _idle_run_s(history, idle_at)
-    now = history[-1].time
+    idle_s = runs.idle_s(key, now)
     starts = [p.started for p in processes if p.started is not None and p.gpu_memory_mib]
     age = now - min(starts) if starts else None
     if idle_s < IDLE_MINUTES_S and (age is None or age < IDLE_MINUTES_S):
@@ -485,17 +473,46 @@ def _idle_long_enough(history: Sequence[Snapshot], idle_at,
     return who, since
 
 
-def _idle_run_s(history: Sequence[Snapshot], idle_at) -> float:
-    """How long ``idle_at(snapshot)`` has held, walking back at most IDLE_LOOKBACK_MAX_SAMPLES."""
-    newest = history[-1].time
-    start = newest
-    for i in range(len(history) - 1, max(-1, len(history) - 1 - IDLE_LOOKBACK_MAX_SAMPLES), -1):
-        if not idle_at(history[i]):
-            break
-        start = history[i].time
-        if newest - start >= IDLE_MINUTES_S:  # long enough: no need to look further back
-            break
-    return newest - start
+class IdleRuns:
+    """Since when each GPU, and each MIG instance, has been idle without a break: a fold over
+    the samples, oldest first, so an idle run is known however long ago it began while the
+    hints' window holds only the last minute. Keys: ``(GPU,)`` and ``(GPU, GI, CI)``."""
+
+    def __init__(self) -> None:
+        self._since: dict[tuple[int, ...], float] = {}
+        self._time: float | None = None
+
+    def add(self, snap: Snapshot) -> None:
+        """Take one sample in: a repeated one is ignored, an older one (a replay seeking back)
+        starts over."""
+        if self._time is not None and snap.time <= self._time:
+            if snap.time == self._time:
+                return
+            self._since.clear()
+        self._time = snap.time
+        idle: set[tuple[int, ...]] = set()
+        for dev in snap.devices:
+            if _idle(dev):
+                idle.add((dev.index,))
+            for inst in dev.mig_instances:
+                if _instance_idle(inst):
+                    idle.add((dev.index, inst.gpu_instance_id, inst.compute_instance_id))
+        for key in [k for k in self._since if k not in idle]:
+            del self._since[key]
+        for key in idle:
+            self._since.setdefault(key, snap.time)
+
+    def idle_s(self, key: tuple[int, ...], now: float) -> float:
+        """How long ``key`` has been idle by ``now`` (0 if it is not)."""
+        since = self._since.get(key)
+        return now - since if since is not None else 0.0
+
+    @classmethod
+    def over(cls, history: Sequence[Snapshot]) -> IdleRuns:
+        runs = cls()
+        for snap in history:
+            runs.add(snap)
+        return runs
 
 
 def _ago(seconds: float | None) -> str:
@@ -596,10 +613,14 @@ def _straggler(s: Series, peers: list[Series], clocks: dict, busy: dict) -> Hint
 
 
 # ---------------------------------------------------------------- everything
-def analyze(history: Sequence[Snapshot]) -> list[Hint]:
-    """All hints for the newest snapshot, from a bounded recent window of ``history``."""
+def analyze(history: Sequence[Snapshot], runs: IdleRuns | None = None) -> list[Hint]:
+    """All hints for the newest snapshot, from a bounded recent window of ``history``.
+    ``runs``: the idle runs so far, where the caller keeps them over a longer past than
+    ``history`` holds (the sampler's analyzer does); else they are found in ``history``."""
     if not history:
         return []
+    if runs is None:
+        runs = IdleRuns.over(history)
     hints: list[Hint] = []
     for dev in history[-1].devices:
         for check in (device_unhealthy, memory_nearly_full):
@@ -620,10 +641,10 @@ def analyze(history: Sequence[Snapshot]) -> list[Hint]:
             h = series_check(s)
             if h is not None:
                 hints.append(h)
-        h = idle_allocated(s, history)
+        h = idle_allocated(s, runs)
         if h is not None:
             hints.append(h)
-        hints.extend(instances_idle_allocated(s, history))
+        hints.extend(instances_idle_allocated(s, runs))
     hints.extend(h for h in stragglers(series) if h.device in current)
     hints.sort(key=lambda h: (h.device if h.device is not None else -1,
                               _SEVERITY_ORDER.get(h.severity, 9), h.code,

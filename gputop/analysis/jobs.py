@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import cast
 
 from gputop.core.model import Process
+from gputop.history import History
 
 
 def job_label(proc: Process) -> str | None:
@@ -54,43 +55,46 @@ def whole_gpus(devices) -> dict[str, list[int]]:
     return out
 
 
-def job_energy(history) -> list[dict]:
+def job_energy(history: History) -> list[dict]:
     """Energy of each job of the newest snapshot: the energy counter's delta, on the GPUs the
-    job holds whole, over the samples (oldest first) in which it held them. ``complete`` says
-    whether that covers the job since it started (its first process started inside the
-    window); otherwise the figure is since ``since``. A GPU without an energy counter leaves
-    ``energy_wh`` null, never 0."""
-    if not history:
+    job holds whole, since it has held them without a break (the runs of the GPU's holders in
+    the history). ``complete`` says whether that covers the job since it started (its first
+    process started inside the history); otherwise the figure is since ``since``. A GPU without
+    an energy counter leaves ``energy_wh`` null, never 0."""
+    latest = history.latest
+    if latest is None:
         return []
-    latest = history[-1]
+    oldest = history.oldest if history.oldest is not None else latest.time
     out = []
     for name, gpus in sorted(whole_gpus(latest.devices).items()):
         total = 0.0
         since = latest.time
         known = True
         for index in gpus:
-            first = None
-            last = None
-            for snap in reversed(history):  # back from now while the job held this GPU whole
-                dev = snap.device(index)
-                if dev is None or name not in whole_gpus((dev,)):
-                    break
-                if dev.energy_j is None:
-                    known = False
-                    break
-                last = last if last is not None else dev.energy_j
-                first = dev.energy_j
-                since = min(since, snap.time)
-            if first is None or last is None:
+            held = _held_whole_since(history, index, name)
+            times, energy = history.device_series(index, "energy_j", since=held)
+            if not energy or energy[0] is None or energy[-1] is None:
                 known = False
-            else:
-                total += last - first
+                continue
+            total += energy[-1] - energy[0]
+            since = min(since, times[0])
         started = [p.started for d in latest.devices if d.index in gpus for p in d.processes
                    if p.started is not None]
         out.append({
             "job": name, "devices": gpus,
             "energy_wh": round(total / 3600.0, 3) if known else None,
             "since": since,
-            "complete": bool(started) and min(started) >= history[0].time,
+            "complete": bool(started) and min(started) >= oldest,
         })
     return out
+
+
+def _held_whole_since(history: History, index: int, name: str) -> float:
+    """Since when the job ``name`` has held GPU ``index`` whole, without a break."""
+    since = None
+    for start, keys in reversed(history.holders(index)):
+        rows = [history.process(k) for k in keys]
+        if not keys or any(r is None or job_name(r.process) != name for r in rows):
+            break
+        since = start
+    return since if since is not None else (history.latest.time if history.latest else 0.0)

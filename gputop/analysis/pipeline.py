@@ -9,10 +9,15 @@ from gputop.sampler import Analyzer
 
 
 def default_analyzer() -> Analyzer:
-    """Hints for the newest snapshot. Cost is bounded: hints read only a recent window."""
+    """Hints for the newest snapshot. Cost is bounded: hints read only a recent window, and the
+    idle runs, which may be older than it, are folded in one sample at a time."""
     from gputop.analysis import hints
 
-    def analyze(history: Sequence[Snapshot]) -> list[Hint]:
-        return hints.analyze(history)
+    runs = hints.IdleRuns()
+
+    def analyze(window: Sequence[Snapshot]) -> list[Hint]:
+        if window:
+            runs.add(window[-1])
+        return hints.analyze(window, runs)
 
     return analyze

@@ -112,16 +112,12 @@ class FallbackView:
 
 
 def fallback_view(dev: Device) -> FallbackView:
-    procs = [p.sm_pct for p in dev.processes if p.sm_pct is not None]
-    clock = None
-    if dev.clock_sm_mhz is not None and dev.clock_sm_max_mhz:
-        clock = 100.0 * dev.clock_sm_mhz / dev.clock_sm_max_mhz
     reasons = dev.clock_event_reasons or ()
     slow = tuple(clock_events.LABELS.get(r, r) for r in reasons if r in clock_events.SLOWDOWNS)
     return FallbackView(
         busy_pct=dev.utilization_gpu_pct,
-        process_sm_pct=min(100.0, sum(procs)) if procs else None,
-        clock_pct=clock,
+        process_sm_pct=dev.process_sm_pct,
+        clock_pct=dev.clock_sm_pct,
         slowdowns=slow,
         power_pct=dev.power_pct,
         note=capability_note(dev) or NO_GPM_NOTE,

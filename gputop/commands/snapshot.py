@@ -103,6 +103,6 @@ def take_snapshot(source: SourceConfig,
             raise sampler.last_error or RuntimeError("no sample")
         for note in backend.notes():  # what was left out for lack of permission, said once
             print(f"gputop: note: {note}", file=sys.stderr, flush=True)
-        return snap, job_energy(sampler.history.snapshots())
+        return snap, job_energy(sampler.history)
     finally:
         backend.close()

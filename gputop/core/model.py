@@ -260,6 +260,19 @@ class Device:
             return None
         return 100.0 * self.power_draw_w / self.power_limit_w
 
+    @property
+    def clock_sm_pct(self) -> float | None:
+        """The SM clock as a share of its maximum: how far a slowdown holds it back."""
+        if self.clock_sm_mhz is None or not self.clock_sm_max_mhz:
+            return None
+        return 100.0 * self.clock_sm_mhz / self.clock_sm_max_mhz
+
+    @property
+    def process_sm_pct(self) -> float | None:
+        """The processes' SM shares summed (at most 100): busy by what its processes report."""
+        procs = [p.sm_pct for p in self.processes if p.sm_pct is not None]
+        return min(100.0, sum(procs)) if procs else None
+
 
 @dataclass(frozen=True, slots=True)
 class Hint:

@@ -184,8 +184,8 @@ class GputopApp(ShellApp):
                         readonly=self.readonly,
                         gpus=len(self.sampler.devices or info.devices))
         self.dashboard.set_interval(self.sampler.interval)
+        self.dashboard.attach(self.sampler.history)
         table = self.query_one(ProcessTable)
-        table.history = self.sampler.history.snapshots  # per-job energy of group rows
         columns, sort, descending = self.table_layout
         if columns is not None:
             table.show_only(columns)
@@ -467,7 +467,7 @@ class GputopApp(ShellApp):
                         severity="warning")
             return
         local = self._processes_are_local()
-        self.push_screen(ProcessView(row, self.snapshot, self.sampler.history.snapshots(), local,
+        self.push_screen(ProcessView(row, self.snapshot, self.sampler.history, local,
                                      local_pid(row.process) if local else None,
                                      readonly=self.readonly))
 

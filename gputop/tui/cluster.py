@@ -36,6 +36,7 @@ from gputop.config.cluster import ClusterViewConfig
 from gputop.core.formatting import num, short_mib
 from gputop.core.lifeline import Lifeline, Stopped, Terminal, quit_code
 from gputop.core.visible import visible
+from gputop.history import History
 from gputop.tui import actions
 from gputop.tui.shell import ShellApp
 from gputop.tui.widgets.keyed_table import Column, KeyedTable, Row
@@ -134,6 +135,7 @@ class NodeScreen(Screen):
         super().__init__()
         self.host = host
         self.seq = -1
+        self.history = History()  # this node's, from when its view opened
 
     def compose(self) -> ComposeResult:
         from gputop.tui.widgets.dashboard import DashboardView
@@ -146,6 +148,8 @@ class NodeScreen(Screen):
 
     def on_mount(self) -> None:
         app = cast(ClusterApp, self.app)
+        self.history.set_interval(app.interval)
+        self.dashboard.attach(self.history)
         self.dashboard.set_interval(app.interval)
         self.refresh_from(app.cluster.status(self.host), time.monotonic())
 
@@ -178,6 +182,7 @@ class NodeScreen(Screen):
         header.set(host=status.host, backend=snap.backend, driver=snap.driver_version,
                    cuda=snap.cuda_version, gpus=len(snap.devices), interval=app.interval,
                    clock=snap.time)
+        self.history.append(snap)
         dashboard.update(snap, now=snap.time)
 
     def action_back(self) -> None:

@@ -5,7 +5,8 @@ from gputop.backends.base import Backend, BackendOptions
 from gputop.backends.sim.backend import SimBackend
 from gputop.core.budget import EVERYTHING, Wants
 from gputop.core.model import Hint, NodeInfo, Snapshot
-from gputop.sampler import History, Sampler, next_tick
+from gputop.history import History
+from gputop.sampler import Sampler, next_tick
 
 
 def test_next_tick_is_drift_free_and_skips_late_ticks():
@@ -61,23 +62,23 @@ def test_a_backend_error_is_reported_and_sampling_goes_on():
     assert len(errors) == 1
 
 
-def test_history_is_bounded_and_the_analyzer_sees_it():
+def test_the_analyzer_sees_the_history_window_and_every_sample_is_kept():
     seen = []
 
-    def analyze(history):
-        seen.append(len(history))
+    def analyze(window):
+        seen.append(len(window))
         return [Hint(device=None, code="idle-allocated", severity="info", message="x")]
 
     backend = SimBackend(BackendOptions(scenario="idle", sim_speed=1000))
     backend.open()
-    sampler = Sampler(backend, interval=1.0, history=5, analyze=analyze)
+    sampler = Sampler(backend, interval=1.0, history=History(window_s=4.0), analyze=analyze)
     sampler.run_for(9.0)
-    assert len(sampler.history) == 5
+    assert len(sampler.history) == 10
     assert seen[-1] == 5 and sampler.latest.hints[0].code == "idle-allocated"
-    times = [s.time for s in sampler.history.snapshots()]
+    times = [s.time for s in sampler.history.window()]
     assert [round(b - a, 6) for a, b in zip(times, times[1:])] == [1.0] * 4
-    series = sampler.history.series(0, "power_draw_w")
-    assert len(series) == 5 and all(v > 0 for _, v in series)
+    times, draws = sampler.history.device_series(0, "power_draw_w")
+    assert len(draws) == 10 and all(v > 0 for v in draws)
 
 
 def test_listeners_receive_each_snapshot_on_the_sampler_thread():
@@ -116,12 +117,12 @@ def test_pause_stops_sampling_and_interval_changes_take_effect():
     assert len(sampler.history) - n <= 1
 
 
-def test_history_snapshot_list_is_a_copy():
-    h = History(3)
+def test_the_history_window_is_a_copy():
+    h = History()
     h.append(Snapshot(host="h", time=1.0, backend="x"))
-    copy = h.snapshots()
+    copy = h.window()
     h.append(Snapshot(host="h", time=2.0, backend="x"))
-    assert len(copy) == 1 and h.maxlen == 3
+    assert len(copy) == 1 and len(h.window()) == 2
 
 
 def test_a_first_sample_handed_to_start_is_tick_zero_and_not_read_again():
@@ -131,7 +132,7 @@ def test_a_first_sample_handed_to_start_is_tick_zero_and_not_read_again():
     time.sleep(0.3)
     sampler.stop()
     assert sampler.backend.calls == 0  # the next read is due one interval later
-    assert sampler.history.snapshots() == [first] and sampler.latest is first
+    assert sampler.history.window() == [first] and sampler.latest is first
     plain = Sampler(SlowBackend(0.0), interval=10.0)
     plain.start()
     time.sleep(0.3)

@@ -185,12 +185,12 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
     def refresh_passive(self) -> None:
         if self.sampler is None:
             return
-        snaps = [s for s in self.sampler.history.snapshots() if not self._during_sweep(s.time)]
-        if len(snaps) < 2:
+        # all the sampler holds (an hour): a limit is named from 5 minutes of watching
+        gpus = passive.summarize_history(self.sampler.history, self.devices,
+                                         keep=lambda t: not self._during_sweep(t))
+        if not gpus or all(g.samples < 2 for g in gpus):
             self.query_one("#adv-passive", Static).update("collecting power readings…")
             return
-        # all the sampler holds (10 min at 1 s): a limit is named from 5 minutes of watching
-        gpus = passive.summarize(snaps, self.devices)
         note = (self.recorded or ("the sweep's own limits left out" if self._sweeps
                                   else "passive: nothing was changed"))
         self.query_one("#adv-passive", Static).update(
@@ -378,8 +378,8 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
         self.running = False
         if self._sweeps and self._sweeps[-1][1] is None and self.sampler is not None:
             # the limits are back: samples from the next one on are the job's own again
-            latest = self.sampler.history.snapshots()
-            self._sweeps[-1][1] = latest[-1].time if latest else float("inf")
+            latest = self.sampler.history.latest
+            self._sweeps[-1][1] = latest.time if latest is not None else float("inf")
         self.result = result
         self.error = error
         self.restored = restored

@@ -211,7 +211,7 @@ class SaturationScreen(Screen[None]):
     def update(self, snapshot: Snapshot) -> None:
         from gputop.tui.widgets.saturation import SaturationPanel
 
-        self.query_one(SaturationPanel).update_snapshot(snapshot, self.sampler.history.snapshots())
+        self.query_one(SaturationPanel).update_snapshot(snapshot, self.sampler.history)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -1,11 +1,10 @@
 """The process detail view (`enter` or `d` on a process row): one process's live history and facts.
 
-Two plots of its trace (gputop.analysis.process_trace): SM% and CPU%, GPU and host memory; and
-what is known about it: PIDs, user, command line, start, its GPUs and MIG instances, container,
-pod and job, and (on this host) what the OS says. The trace lives as long as the view: filled
-from the sampler's history when the view opens, fed each sample while it is open, dropped when it
-closes. When the process leaves the GPUs the view says so and keeps its last plots. The signal
-keys act on this process with the table's confirmation and ownership rules.
+Two plots of its trace (gputop.analysis.process_trace, read from the sampler's history): SM% and
+CPU%, GPU and host memory; and what is known about it: PIDs, user, command line, start, its GPUs
+and MIG instances, container, pod and job, and (on this host) what the OS says. When the process
+leaves the GPUs the view says so and keeps its last plots. The signal keys act on this process
+with the table's confirmation and ownership rules.
 """
 
 from __future__ import annotations
@@ -24,11 +23,13 @@ from textual.widget import Widget
 from textual.widgets import Footer, Static
 
 from gputop.analysis.jobs import job_label
-from gputop.analysis.process_trace import ProcessTrace, combined, entries, key_of
+from gputop.analysis.process_trace import ProcessTrace, entries, key_of
 from gputop.core.formatting import GONE, NA, duration, host_mem, mib, num
 from gputop.core.model import Process, Snapshot
 from gputop.core.units import MIB_PER_GIB
 from gputop.core.visible import visible
+from gputop.history import History
+from gputop.history.fields import combined
 from gputop.tui.actions import SIGNALS
 from gputop.tui.screens import HidesDashboardKeys
 from gputop.tui.widgets.plot import render_plot, style_rgb
@@ -63,7 +64,7 @@ class TracePlot(Widget):
                  scale: float = 1.0, floor: float = 100.0, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.unit = unit
-        self.series = series  # (label, TracePoint attribute), two of them
+        self.series = series  # (label, gputop.history.fields.PROCESS_FIELDS name), two of them
         self.scale = scale  # value per unit the axis shows (1/1024: MiB on a GiB axis)
         self.floor = floor  # the axis reaches at least this far
         self._trace: ProcessTrace | None = None
@@ -94,13 +95,13 @@ class TracePlot(Widget):
         n = max(10, w - 8)
         classes = ("plot--first", "plot--second")
         styles = [self.get_component_rich_style(c) for c in classes]
-        values = [[None if v is None else v * self.scale for v in trace.series(attr)[-n:]]
-                  for _, attr in self.series]
+        times, columns = trace.columns([name for _, name in self.series], points=n)
+        values = [[None if v is None else v * self.scale for v in vs] for vs in columns]
         peak = max((v for vs in values for v in vs if v is not None), default=None)
         series = [(label, vs, style_rgb(style, (128, 128, 128)))
                   for (label, _), vs, style in zip(self.series, values, styles, strict=True)]
         axis = style_rgb(self.get_component_rich_style("plot--axis"), (128, 128, 128))
-        body = render_plot(series, w, h - 1, axis, trace.times()[-n:],
+        body = render_plot(series, w, h - 1, axis, times,
                            top=axis_top(peak, self.floor))
         title = Text.assemble(" ", (self.series[0][0], styles[0]), "  ",
                               (self.series[1][0], styles[1]),
@@ -116,7 +117,7 @@ def describe_process(found: Sequence[tuple[int, Process]], now: float) -> list[t
     gpus = ", ".join(_gpu_text(gpu, q) for gpu, q in found)
     pid = str(p.pid) + (f" (PID {p.namespace_pid} in its own namespace)"
                         if p.namespace_pid is not None else "")
-    total = combined([q for _, q in found], now)
+    total = combined([q for _, q in found])
     fields = [
         ("PID", pid),
         ("user", p.user or NA),
@@ -126,8 +127,8 @@ def describe_process(found: Sequence[tuple[int, Process]], now: float) -> list[t
         ("running", duration(now - p.started if p.started else None)),
         ("GPU" if len(found) == 1 else "GPUs", gpus),
         ("type", p.type or NA),
-        ("GPU memory", mib(total.gpu_memory_mib)),
-        ("SM", num(total.sm_pct, ".0f", "%")),
+        ("GPU memory", mib(total["gpu_memory_mib"])),
+        ("SM", num(total["sm_pct"], ".0f", "%")),
         ("CPU", num(p.cpu_pct, ".1f", "%")),
         ("host memory", host_mem(p.host_memory_mib)),
     ]
@@ -206,7 +207,7 @@ class ProcessView(HidesDashboardKeys, Screen[None]):
     ProcessView #pv-plots { width: 1fr; }
     """
 
-    def __init__(self, row: ProcRow, snapshot: Snapshot, history: Sequence[Snapshot],
+    def __init__(self, row: ProcRow, snapshot: Snapshot, history: History,
                  local: bool, pid_here: int | None, *, readonly: bool = False) -> None:
         super().__init__()
         self.readonly = readonly  # --readonly: no signal keys here either
@@ -214,9 +215,7 @@ class ProcessView(HidesDashboardKeys, Screen[None]):
         self.key = key_of(row.process)
         self.local = local  # the process runs on this host: the OS can be asked about it
         self.pid_here = pid_here  # its PID in this PID namespace (None: not visible here)
-        self.trace = ProcessTrace(self.key)
-        self.trace.extend(history)
-        self.trace.add(snapshot)
+        self.trace = ProcessTrace(self.key, history)
         self.found = entries(snapshot, self.key) or [(row.gpu, row.process)]
         self.now = snapshot.time
         self.os_facts = os_details(pid_here, row.process.started) if local and pid_here else []
@@ -244,8 +243,9 @@ class ProcessView(HidesDashboardKeys, Screen[None]):
 
     def update(self, snapshot: Snapshot) -> None:
         """One sample (the app calls this for every sample while the view is open)."""
-        if self.trace.add(snapshot) is not None:
-            self.found = entries(snapshot, self.key)
+        found = entries(snapshot, self.key)
+        if found:
+            self.found = found
             self.now = snapshot.time
             self.gone_note = None
         elif self.trace.gone_since is not None and self.gone_note is None:
@@ -275,7 +275,7 @@ class ProcessView(HidesDashboardKeys, Screen[None]):
         else:
             gpus = ", ".join(str(g) for g, _ in self.found)
             status.update(Text(f"● running on GPU{'s' if len(self.found) > 1 else ''} {gpus} · "
-                               f"{len(self.trace.points)} samples · esc: back",
+                               f"{self.trace.samples()} samples · esc: back",
                                no_wrap=True, overflow="ellipsis"))
         fields = describe_process(self.found, self.now)
         if self.os_facts:

@@ -20,6 +20,7 @@ from textual.message import Message
 from textual.widget import Widget
 
 from gputop.core.model import Snapshot
+from gputop.history import History
 from gputop.tui.text.rates import RATES_CARD_WIDTH
 from gputop.tui.text.wants import DASHBOARD as WANTS  # noqa: F401 - what it reads
 from gputop.tui.widgets.gpu import (
@@ -146,8 +147,14 @@ class DashboardView(Widget):
         return self.panel.cards
 
     # ------------------------------------------------------------------ feeding
+    def attach(self, history: History) -> None:
+        """Read the past from ``history`` (the plot; the table's per-job energy): the sampler's,
+        or the node's a cluster view keeps. Its owner appends each snapshot before ``update``."""
+        self.plot.history = history
+        self.table.history = history
+
     def update(self, snapshot: Snapshot, now: float | None = None) -> None:
-        """Show one snapshot; the GPU widgets keep their own history from successive calls."""
+        """Show one snapshot (already in the attached history)."""
         self.snapshot = snapshot
         panel = self.panel
         count = len(panel.cards)

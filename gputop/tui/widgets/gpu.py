@@ -192,13 +192,10 @@ class GpuCard:
     def __init__(self, index: int) -> None:
         self.index = index
         self.device: Device | None = None
-        self.util_history: deque[float | None] = deque(maxlen=HISTORY_POINTS)
-        self.memory_history: deque[float | None] = deque(maxlen=HISTORY_POINTS)
-        self.power_history: deque[float | None] = deque(maxlen=HISTORY_POINTS)
-        # Each sample's time: the plot's time axis, right also after the interval changed.
-        self.time_history: deque[float] = deque(maxlen=HISTORY_POINTS)
         # Sparklines: one cell per SPARK_BUCKET samples (their maximum, so a short spike shows),
-        # computed once per finished bucket; only the last cell moves between buckets.
+        # drawn once per finished bucket; only the last cell moves between buckets. The cells
+        # are text, not data: the values live in the sampler's history (gputop.history), which
+        # the plot reads.
         self._spark: dict[str, deque[str]] = {
             k: deque(maxlen=HISTORY_POINTS) for k in ("util", "memory", "power")}
         self._bucket: dict[str, list[float | None]] = {k: [] for k in self._spark}
@@ -215,18 +212,16 @@ class GpuCard:
         self.lines: list[Line] = []
 
     def update(self, device: Device, when: float | None = None) -> None:
-        """Take a new reading of this GPU (appends to its history) and repaint what changed."""
+        """Take a new reading of this GPU (a sparkline cell) and repaint what changed."""
         self.device = device
         ok = device.status == "ok"
         now = when if when is not None else time.time()
         if ok:
             self.last_ok = now
-        self.time_history.append(now)
-        for key, ring, value in (("util", self.util_history, device.utilization_gpu_pct),
-                                 ("memory", self.memory_history, device.memory_pct),
-                                 ("power", self.power_history, device.power_pct)):
+        for key, value in (("util", device.utilization_gpu_pct),
+                           ("memory", device.memory_pct),
+                           ("power", device.power_pct)):
             value = value if ok else None
-            ring.append(value)
             bucket = self._bucket[key]
             bucket.append(value)
             if len(bucket) >= SPARK_BUCKET:

@@ -9,11 +9,15 @@ theme's plot variables. The plot is rebuilt only when visible and when its data 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich.color import Color
 from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
+
+if TYPE_CHECKING:
+    from gputop.history import History
 
 REDRAW_S = 3.0
 SERIES = (("util", "plot-util"), ("memory", "plot-memory"), ("power", "plot-power"))
@@ -141,7 +145,8 @@ def _append_run(text: Text, run: list[str], rgb: tuple[int, int, int] | None,
 
 
 class HistoryPlot(Widget):
-    """The selected GPU's history; feed it with ``show(card)``."""
+    """The selected GPU's history, read from ``history`` (the sampler's); say which GPU with
+    ``show(card)``."""
 
     COMPONENT_CLASSES = {"plot--util", "plot--memory", "plot--power", "plot--axis",
                          "plot--title"}
@@ -157,6 +162,7 @@ class HistoryPlot(Widget):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.interval = 1.0
+        self.history: History | None = None
         self._card = None
         self._text: Text | None = None
         self._key: tuple | None = None
@@ -185,7 +191,7 @@ class HistoryPlot(Widget):
 
     def _rebuild(self) -> None:
         card = self._card
-        if card is None:
+        if card is None or self.history is None:
             return
         w, h = self.size.width, self.size.height
 
@@ -207,13 +213,14 @@ class HistoryPlot(Widget):
             self._text = Text("(too small for a plot)")
         else:
             n = max(10, w - 8)
+            times, (util, memory, power) = self.history.device_columns(
+                card.index, ("utilization_gpu_pct", "memory_pct", "power_pct"), points=n)
             series = [
-                ("util", list(card.util_history)[-n:], color("plot--util")),
-                ("memory", list(card.memory_history)[-n:], color("plot--memory")),
-                ("power", list(card.power_history)[-n:], color("plot--power")),
+                ("util", util, color("plot--util")),
+                ("memory", memory, color("plot--memory")),
+                ("power", power, color("plot--power")),
             ]
-            body = render_plot(series, w, h - 1, color("plot--axis"),
-                               list(card.time_history)[-n:])
+            body = render_plot(series, w, h - 1, color("plot--axis"), times)
             title = Text.assemble(
                 (f" GPU {card.index} history ", self.get_component_rich_style("plot--title")),
                 ("util", self.get_component_rich_style("plot--util")), "  ",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.binding import Binding
 from textual.message import Message
@@ -21,6 +21,9 @@ from gputop.core.model import Process, Snapshot
 from gputop.core.units import MIB_PER_GIB
 from gputop.tui.text.command import program_first
 from gputop.tui.widgets.keyed_table import Column, KeyedTable
+
+if TYPE_CHECKING:
+    from gputop.history import History
 
 COLUMNS: tuple[Column, ...] = tuple(
     Column(c.key, c.title, c.width, right=c.right, sort_key=c.sort_key,
@@ -227,8 +230,7 @@ class ProcessTable(KeyedTable):
         self.needle = ""
         self.only_gpu: int | None = None
         self.grouping = "process"  # or "job", "user": see gputop.analysis.groups.MODES
-        # the sampler's snapshots (per-job energy)
-        self.history: Callable[[], Sequence[Snapshot]] | None = None
+        self.history: History | None = None  # the sampler's (per-job energy)
         self.hidden_by_settings: frozenset[str] = frozenset()  # see show_only
         self._empty: frozenset[str] = frozenset()  # OPTIONAL columns with no value at all
         self._narrow = False  # narrower than NARROW_WIDTH: CPU% and HOST MEM left out
@@ -266,7 +268,7 @@ class ProcessTable(KeyedTable):
         if self.grouping == "job" and self.history is not None:
             from gputop.analysis.jobs import job_energy
 
-            energy = job_energy(self.history())
+            energy = job_energy(self.history)
         return build_group_rows(snapshot, self.grouping, self._now, energy=energy,
                                 needle=self.needle, only_gpu=self.only_gpu,
                                 sort=self.sort_column, descending=self.sort_reverse)

@@ -8,8 +8,8 @@ block shows the time-based fallback, says plainly what cannot be measured, and s
 rates where the driver's own counters give them (NVML without GPM).
 
 Interface for the app: mount ``SaturationPanel()`` and call
-``panel.update_snapshot(snapshot, history)`` on each tick (``history``: the sampler's snapshots,
-oldest first, optional; used once to seed the bars' history and for the verdicts' job grouping).
+``panel.update_snapshot(snapshot, history)`` on each tick (``history``: the sampler's
+gputop.history.History, optional: the bars' sparklines read their past there).
 Up to 8 GPUs get a 7-line block each (two columns from 100 cells wide); more GPUs, a panel too
 short for the blocks, a GPU split into MIG instances, or ``compact=True`` get one line each
 (``compact=False`` forces blocks). After the hints, a table of each GPU's facts (Bus-Id,
@@ -24,7 +24,6 @@ time so a theme switch repaints correctly.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
 from typing import cast
 
@@ -50,6 +49,8 @@ from gputop.core.model import Device, Hint, MigInstance, Saturation, Snapshot
 from gputop.core.units import MIB_PER_GIB
 from gputop.core.vendors import clock_label
 from gputop.core.visible import visible
+from gputop.history import History
+from gputop.history.fields import DEVICE_FIELDS
 from gputop.tui.text.facts import facts_table
 from gputop.tui.text.fmt import bar, level, short_name
 
@@ -64,7 +65,6 @@ def fallback_legend(snapshot: Snapshot) -> str:
     (SCLK on AMD, GT on Intel; "main" where the node mixes names)."""
     labels = {clock_label(d.vendor) for d in snapshot.devices}
     return LEGEND_FALLBACK.format(clock=labels.pop() if len(labels) == 1 else "main")
-HISTORY_POINTS = 120
 BLOCK_HEIGHT = 7
 COMPACT_ABOVE = 8  # more GPUs than this: one line each
 WIDE_FROM = 100  # two columns of blocks from this panel width
@@ -144,20 +144,23 @@ def gpu_list(indices: Sequence[int]) -> str:
     return ", ".join(out)
 
 
+# The percentages the panel draws, each a field of the sampler's history (gputop.history.fields)
+GAUGES = {
+    "busy": "utilization_gpu_pct",
+    "sm": "sm_active_pct",
+    "occ": "sm_occupancy_pct",
+    "tensor": "tensor_active_pct",
+    "dram": "dram_bw_pct",
+    "proc": "process_sm_pct",
+    "clock": "clock_sm_pct",
+    "power": "power_pct",
+}
+_READ = {f.name: f.read for f in DEVICE_FIELDS}
+
+
 def metrics(dev: Device) -> dict[str, float | None]:
     """The percentages the panel draws for one device."""
-    sat = dev.saturation
-    view = fallback_view(dev)
-    return {
-        "busy": dev.utilization_gpu_pct,
-        "sm": sat.sm_active_pct,
-        "occ": sat.sm_occupancy_pct,
-        "tensor": sat.tensor_active_pct,
-        "dram": sat.dram_bw_pct,
-        "proc": view.process_sm_pct,
-        "clock": view.clock_pct,
-        "power": view.power_pct,
-    }
+    return {key: _READ[name](dev) for key, name in GAUGES.items()}
 
 
 def _rich_style(value: str | None) -> Style | str:
@@ -172,7 +175,8 @@ def _rich_style(value: str | None) -> Style | str:
 
 # ---------------------------------------------------------------- one GPU
 class GpuSaturation(Widget):
-    """One GPU's block (or line, when compact). Fed by the panel; keeps its own short history."""
+    """One GPU's block (or line, when compact). Fed by the panel; its sparklines read the
+    sampler's history."""
 
     DEFAULT_CSS = """
     GpuSaturation { height: 7; width: 1fr; }
@@ -184,22 +188,19 @@ class GpuSaturation(Widget):
         self.index = index
         self.device: Device | None = None
         self.verdict_text = ""
-        self.history: dict[str, deque[float | None]] = {}
+        self.history: History | None = None
         self.compact = False
 
-    def feed(self, dev: Device, verdict_text: str, remember: bool = True) -> None:
+    def feed(self, dev: Device, verdict_text: str) -> None:
         self.device = dev
         self.verdict_text = visible(verdict_text)  # it quotes a lost GPU's reason
-        if remember:
-            for key, value in metrics(dev).items():
-                self.history.setdefault(key, deque(maxlen=HISTORY_POINTS)).append(value)
         self.refresh()
 
-    def seed(self, devices: Sequence[Device]) -> None:
-        """Fill the bars' history from the sampler's history (first time the panel shows)."""
-        for dev in devices:
-            for key, value in metrics(dev).items():
-                self.history.setdefault(key, deque(maxlen=HISTORY_POINTS)).append(value)
+    def past(self, key: str, width: int) -> list[float | None]:
+        """The newest ``width`` readings of one gauge, from the sampler's history."""
+        if self.history is None:
+            return [metrics(self.device)[key]] if self.device is not None else []
+        return self.history.device_series(self.index, GAUGES[key], points=width)[1]
 
     # -- rendering
     def _colors(self) -> dict[str, Style | str]:
@@ -238,7 +239,7 @@ class GpuSaturation(Widget):
         text.append(pct(value))
         if spark_w > 0:
             text.append(" ")
-            text.append(sparkline(self.history.get(key, ()), spark_w), style=color)
+            text.append(sparkline(self.past(key, spark_w), spark_w), style=color)
 
     def _row(self, pairs, width: int, dev: Device, colors: dict[str, Style | str]) -> Text:
         m = metrics(dev)
@@ -421,13 +422,9 @@ class SaturationPanel(VerticalScroll):
         columns = 2 if width >= WIDE_FROM else 1
         return -(-n // columns) * BLOCK_HEIGHT + 3 > height
 
-    def update_snapshot(self, snapshot: Snapshot,
-                        history: Sequence[Snapshot] | None = None) -> None:
-        """Show one snapshot (call on every tick). ``history`` is the sampler's, oldest first."""
+    def update_snapshot(self, snapshot: Snapshot, history: History | None = None) -> None:
+        """Show one snapshot (call on every tick). ``history``: the sampler's, which holds it."""
         self.snapshot = snapshot
-        history = list(history) if history else [snapshot]
-        if history[-1] is not snapshot and history[-1].time != snapshot.time:
-            history.append(snapshot)
         grid = self.query_one("#sat-grid", Container)
         present = {d.index for d in snapshot.devices}
         for index in [i for i in self.cards if i not in present]:  # device deselected or gone
@@ -435,15 +432,14 @@ class SaturationPanel(VerticalScroll):
         new = [d for d in snapshot.devices if d.index not in self.cards]
         for dev in new:
             card = GpuSaturation(dev.index)
-            card.seed([d for s in history[:-1] for d in s.devices if d.index == dev.index]
-                      [-HISTORY_POINTS:])
+            card.history = history
             self.cards[dev.index] = card
         if new:
             grid.mount_all([self.cards[d.index] for d in new])
         self._apply_layout()
         hints = snapshot.hints
         for dev in snapshot.devices:
-            self.cards[dev.index].feed(dev, verdict(dev, history, hints))
+            self.cards[dev.index].feed(dev, verdict(dev, [snapshot], hints))
         any_measured = any(measured(d) for d in snapshot.devices if d.status == "ok")
         self.query_one("#sat-legend", Static).update(
             LEGEND if any_measured else fallback_legend(snapshot))

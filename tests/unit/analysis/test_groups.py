@@ -7,6 +7,7 @@ import pytest
 from gputop.analysis.groups import MODES, group, next_mode
 from gputop.analysis.jobs import job_energy
 from gputop.core.model import Container, Device, Job, Process, Snapshot
+from gputop.history import History
 from gputop.tui.widgets.grouped import build_group_rows, energy_text
 from tests.support.demo import demo_backend
 
@@ -106,13 +107,13 @@ def test_job_groups_carry_the_jobs_energy_and_say_when_it_is_only_the_end():
 
     started = 0.0  # before the history: the figure covers only its end
     history = [snap(100.0, 0.0), snap(101.0, 3600.0), snap(102.0, 7200.0)]
-    (g,) = group(history[-1].devices, "job", job_energy(history))
+    (g,) = group(history[-1].devices, "job", job_energy(History.of(history)))
     assert g.energy_wh == 4.0 and not g.energy_complete and energy_text(g) == "≥4.0"
     started = 100.0
     history = [snap(100.0, 0.0), snap(101.0, 3600.0)]
-    (g,) = group(history[-1].devices, "job", job_energy(history))
+    (g,) = group(history[-1].devices, "job", job_energy(History.of(history)))
     assert g.energy_wh == 2.0 and g.energy_complete and energy_text(g) == "2.0"
-    (u,) = group(history[-1].devices, "user", job_energy(history))
+    (u,) = group(history[-1].devices, "user", job_energy(History.of(history)))
     assert u.energy_wh is None  # a user is no job: no job's energy on it
 
 

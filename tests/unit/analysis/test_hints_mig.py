@@ -59,7 +59,7 @@ def test_an_idle_instance_holding_memory_is_idle_allocated_and_its_busy_neighbou
     hints = analyze(history(devices))
     assert [(h.code, h.device, h.gpu_instance_id) for h in hints] == [("idle-allocated", 3, 12)]
     assert hints[0].message == ("GPU 3 MIG 1g.10gb (GI 12): 6.0 GiB held by python (pid 50407, "
-                                "frank, started 9.1 h ago) with 0% SM activity for at least 5 min")
+                                "frank, started 9.1 h ago) with 0% SM activity for at least 7 min")
     # the hint bar names the instance; its badge goes on that instance's line
     text, severity, gpu = hint_line(hints)
     assert gpu == 3 and "GPU 3 MIG 1g.10gb (GI 12)" in text

@@ -4,6 +4,7 @@ from dataclasses import replace
 
 from gputop.analysis import hints as H
 from gputop.core.model import Container, Job
+from gputop.history import History
 from tests.support.hint_fixtures import device, history, proc
 
 
@@ -52,7 +53,7 @@ def test_job_energy_is_the_counter_delta_on_the_gpus_it_holds_whole():
             device(3, energy_j=None, processes=(replace(proc(104), job=Job("slurm", "77")),)),
         ]
     h = history(11, make, end=H_START + 10)
-    jobs = {j["job"]: j for j in job_energy(h)}
+    jobs = {j["job"]: j for j in job_energy(History.of(h))}
     assert jobs["job 4242"]["devices"] == [0, 1]
     assert jobs["job 4242"]["energy_wh"] == round((3600.0 + 7200.0) / 3600, 3) == 3.0
     assert jobs["job 4242"]["complete"] is True and jobs["job 4242"]["since"] == H_START

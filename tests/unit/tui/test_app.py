@@ -106,12 +106,13 @@ async def test_a_lost_gpu_is_shown_lost_while_the_others_keep_updating():
         await settle(pilot)
         lost = cards(app)[3].line_texts()
         assert "LOST" in lost[0] and "fallen off the bus" in lost[1]
-        before = [c.util_history[-1] for c in cards(app)]
+        history = app.sampler.history
+        before = [history.device_series(i, "utilization_gpu_pct")[1][-1] for i in range(4)]
         assert before[3] is None and all(v is not None for i, v in enumerate(before) if i != 3)
-        count = len(cards(app)[0].util_history)
+        count = len(history.device_series(0, "utilization_gpu_pct")[0])
         advance(app, 2)
         await settle(pilot)
-        assert len(cards(app)[0].util_history) == count + 2
+        assert len(history.device_series(0, "utilization_gpu_pct")[0]) == count + 2
         assert all(not r.key.startswith("3:") for r in table(app).rows)
 
 

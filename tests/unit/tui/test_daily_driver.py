@@ -116,8 +116,8 @@ async def test_the_history_plot_time_axis_follows_the_samples_after_an_interval_
         advance(app, 20, interval=2.0)  # 10 samples over 20 s
         await pilot.press("h")
         await settle(pilot)
-        card = app.dashboard.cards[0]
-        span = card.time_history[-1] - card.time_history[0]
+        times = app.sampler.history.device_series(0, "utilization_gpu_pct")[0]
+        span = times[-1] - times[0]
         plot = str(app.dashboard.plot.render())
         assert f"-{span:.0f}s" in plot  # 39 s of samples, not 29 samples x 2 s
         assert f"-{29 * 2}s" not in plot

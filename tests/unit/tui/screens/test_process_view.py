@@ -4,6 +4,7 @@ with the table's rules."""
 from __future__ import annotations
 
 from gputop.core.model import Container, Job, Process
+from gputop.history.store import PROCESS_TIERS
 from gputop.tui.app import GputopApp
 from gputop.tui.screens.process_view import ProcessView, TracePlot, axis_top, describe_process
 from gputop.tui.widgets.processes import ProcessTable
@@ -32,7 +33,7 @@ async def test_enter_opens_live_plots_that_start_with_the_past():
         assert isinstance(view, ProcessView)
         row = table.rows[1]
         assert view.key == (row.process.pid, row.process.started)
-        assert len(view.trace.points) == 30  # the sampler's history, not only from now on
+        assert view.trace.samples() == 30  # the sampler's history, not only from now on
         text = screen_text(app)
         assert f"Process {row.process.pid}" in text and row.process.user in text
         assert "running on GPU 1" in text and "command" in text and "started" in text
@@ -42,7 +43,7 @@ async def test_enter_opens_live_plots_that_start_with_the_past():
         assert all(braille(p.render().plain) > 20 for p in plots)
         advance(app, 5)
         await settle(pilot)
-        assert len(view.trace.points) == 35
+        assert view.trace.samples() == 35
         assert "35 samples · esc: back" in screen_text(app)
         assert "/ filter" not in screen_text(app)  # the table's keys are not offered here
         await pilot.press("escape")
@@ -53,7 +54,7 @@ async def test_enter_opens_live_plots_that_start_with_the_past():
         assert isinstance(app.screen, ProcessView)
 
 
-async def test_the_trace_stays_bounded_however_long_the_view_is_open():
+async def test_the_trace_is_the_sampler_history_bounded_however_long_the_view_is_open():
     app = GputopApp(demo_backend("training"), autostart=False)
     async with app.run_test(size=(100, 30)) as pilot:
         advance(app, 1)
@@ -63,7 +64,9 @@ async def test_the_trace_stays_bounded_however_long_the_view_is_open():
         view = app.screen
         advance(app, 700)
         await settle(pilot)
-        assert len(view.trace.points) == view.trace.points.maxlen == 600
+        times = view.trace.columns(("cpu_pct",))[0]
+        assert times[-1] - times[0] >= 690  # all of it, the older part one sample per bucket
+        assert len(times) <= PROCESS_TIERS.fine + PROCESS_TIERS.coarse
 
 
 async def test_simulated_processes_are_not_signalled_from_the_view_either():

@@ -11,6 +11,7 @@ from gputop.analysis.pipeline import default_analyzer
 from gputop.backends.base import BackendOptions
 from gputop.backends.sim.backend import SimBackend
 from gputop.core.model import Saturation
+from gputop.history import History
 from gputop.sampler import Sampler
 from gputop.tui.widgets.saturation import (
     GpuSaturation,
@@ -47,7 +48,7 @@ def sim_history(scenario: str, seconds: float = 60.0):
     sampler = Sampler(backend, analyze=default_analyzer())
     snap = sampler.run_for(seconds)
     backend.close()
-    return snap, sampler.history.snapshots()
+    return snap, sampler.history
 
 
 async def test_panel_shows_eight_gpus_with_verdicts_and_hints_at_120x40():
@@ -69,7 +70,8 @@ async def test_panel_shows_eight_gpus_with_verdicts_and_hints_at_120x40():
         # the blocks of 8 GPUs fit above the fold; hints follow (scrollable)
         assert text.count("busy ") >= 8
         card = app.query_one("#sat-gpu-5", GpuSaturation)
-        assert len(card.history["busy"]) == len(hist)  # seeded from the sampler's history
+        # its sparklines read the sampler's history, from before the panel opened
+        assert len(card.past("busy", 200)) == len(hist) == 61
         panel.scroll_end(animate=False)
         await pilot.pause()
         text = screen_text(app)
@@ -83,7 +85,7 @@ async def test_panel_without_gpm_says_what_it_cannot_measure():
     strip = lambda s: replace(s, devices=tuple(  # noqa: E731
         replace(d, name="Tesla V100-SXM2-32GB", saturation=Saturation()) for d in s.devices))
     snap, hist = sim_history("power-capped")
-    hist = [strip(s) for s in hist]
+    hist = History.of(strip(s) for s in hist.window())
     snap = replace(strip(snap), hints=snap.hints)
     app = PanelApp()
     async with app.run_test(size=(120, 40)) as pilot:
@@ -106,7 +108,7 @@ async def test_a_gpu_without_gpm_shows_the_link_rates_its_driver_counts():
         replace(d, name="NVIDIA A100-SXM4-80GB", saturation=links) for d in snap.devices))
     app = PanelApp()
     async with app.run_test(size=(120, 40)) as pilot:
-        app.query_one(SaturationPanel).update_snapshot(snap, [])
+        app.query_one(SaturationPanel).update_snapshot(snap)
         await pilot.pause()
         text = screen_text(app)
         assert "not measured: SM, occupancy, tensor, DRAM (needs GPM)" in text
@@ -135,7 +137,7 @@ async def test_theme_gauge_variables_are_used_and_ansi_colours_work():
     h = history(12, lambda i: [device(0), device(1, utilization_gpu_pct=60.0,
                                                processes=(proc(2),))])
     async with app.run_test(size=(100, 30)) as pilot:
-        app.query_one(SaturationPanel).update_snapshot(h[-1], h)
+        app.query_one(SaturationPanel).update_snapshot(h[-1], History.of(h))
         await pilot.pause()
         card = app.query_one("#sat-gpu-0", GpuSaturation)
         colors = card._colors()
@@ -147,15 +149,17 @@ async def test_updates_append_history_and_handle_a_lost_gpu():
     app = PanelApp(compact=False)
     async with app.run_test(size=(120, 40)) as pilot:
         panel = app.query_one(SaturationPanel)
+        past = History()
         for i in range(5):
             snap = history(1, lambda _, i=i: [device(0, utilization_gpu_pct=10.0 * i),
                                          device(1, status="lost", status_reason="Xid 79",
                                                 utilization_gpu_pct=None)],
                            end=1000.0 + i)[0]
-            panel.update_snapshot(snap)
+            past.append(snap)
+            panel.update_snapshot(snap, past)
             await pilot.pause()
         card = app.query_one("#sat-gpu-0", GpuSaturation)
-        assert list(card.history["busy"]) == [0.0, 10.0, 20.0, 30.0, 40.0]
+        assert card.past("busy", 10) == [0.0, 10.0, 20.0, 30.0, 40.0]  # the sampler's history
         assert "lost: Xid 79" in screen_text(app)
 
 
@@ -227,7 +231,7 @@ async def test_fake_nvml_node_gpm_h100_beside_pre_hopper_a100():
     with backend:
         sampler = Sampler(backend, analyze=default_analyzer())
         snap = sampler.run_for(20)
-        hist = sampler.history.snapshots()
+        hist = sampler.history
     hopper, ampere = snap.devices
     assert hopper.saturation.source == "gpm" and ampere.saturation.source is None
     est = estimates(hopper)

@@ -1,0 +1,7 @@
+"""The sampler's history: a window of whole snapshots and typed columns sized by time (store.py).
+"""
+
+from gputop.history.fields import ProcessKey, process_key
+from gputop.history.store import Columns, History, ProcessSeen, Series
+
+__all__ = ["Columns", "History", "ProcessKey", "ProcessSeen", "Series", "process_key"]

@@ -1,0 +1,108 @@
+"""The sampler's history: an hour at any interval in a fixed number of frames, one interface for
+every reader, processes kept after they end, and a window of whole snapshots for the hints."""
+
+from __future__ import annotations
+
+import math
+
+from gputop.core.model import Device, Process, Snapshot
+from gputop.history import History
+from gputop.history.store import DEVICE_TIERS, PROCESS_TIERS, SPAN_S
+
+
+def snap(t: float, util: float | None = 50.0, procs: tuple[Process, ...] = (),
+         energy: float | None = None, gpus: int = 1) -> Snapshot:
+    return Snapshot(host="n", time=t, backend="sim", devices=tuple(
+        Device(index=i, utilization_gpu_pct=util, power_draw_w=300.0, power_limit_w=600.0,
+               energy_j=energy, processes=procs if i == 0 else ())
+        for i in range(gpus)))
+
+
+def feed(history: History, times, **kw) -> None:
+    for t in times:
+        history.append(snap(t, **kw))
+
+
+def test_an_hour_is_kept_at_any_interval_in_a_fixed_number_of_frames():
+    for interval in (0.1, 1.0, 10.0):
+        h = History(interval=interval)
+        n = int(1.5 * SPAN_S / interval)
+        feed(h, (i * interval for i in range(n)), util=1.0)
+        times, values = h.device_series(0, "utilization_gpu_pct")
+        newest = (n - 1) * interval
+        assert newest - times[0] >= SPAN_S - h.bucket_s[0]  # at least the hour
+        assert len(times) <= DEVICE_TIERS.fine + DEVICE_TIERS.coarse
+        assert times == sorted(times) and values[-1] == 1.0
+        # the newest samples as read, the older ones one per bucket
+        assert times[-DEVICE_TIERS.fine:] == [i * interval for i in range(n)][-DEVICE_TIERS.fine:]
+
+
+def test_the_bytes_stay_bounded_however_long_it_runs():
+    h = History(interval=1.0)
+    procs = tuple(Process(pid=p, started=1.0, gpu_memory_mib=100.0) for p in range(4))
+    feed(h, range(5000), procs=procs, gpus=2)
+    full = h.nbytes()
+    feed(h, range(5000, 9000), procs=procs, gpus=2)
+    assert h.nbytes() == full
+    frames_d = DEVICE_TIERS.fine + DEVICE_TIERS.coarse
+    frames_p = PROCESS_TIERS.fine + PROCESS_TIERS.coarse
+    assert full <= frames_d * 2 * 13 * 8 + frames_p * 4 * 4 * 4
+
+
+def test_a_missing_reading_is_none_never_zero():
+    h = History()
+    feed(h, [1.0, 2.0], util=None)
+    assert h.device_series(0, "utilization_gpu_pct") == ([1.0, 2.0], [None, None])
+    assert h.device_series(0, "energy_j")[1] == [None, None]
+
+
+def test_the_window_holds_the_last_minute_of_whole_snapshots():
+    h = History(interval=1.0)
+    feed(h, range(200))
+    window = h.window()
+    assert window[-1].time == 199 and window[0].time == 199 - 60
+    assert h.latest is window[-1]
+
+
+def test_a_repeated_sample_is_ignored_and_an_older_one_starts_over():
+    h = History()
+    feed(h, [1.0, 2.0, 3.0])
+    h.append(snap(3.0, util=99.0))
+    assert h.device_series(0, "utilization_gpu_pct")[1] == [50.0, 50.0, 50.0]
+    h.append(snap(1.5, util=7.0))  # a replay seeking back: another timeline
+    assert h.device_series(0, "utilization_gpu_pct") == ([1.5], [7.0])
+    assert len(h.window()) == 1
+
+
+def test_an_ended_process_keeps_its_series_and_last_row_until_they_age_out():
+    h = History(interval=1.0)
+    p = Process(pid=7, started=5.0, gpu_memory_mib=512.0, user="ana")
+    feed(h, range(10), procs=(p,))
+    feed(h, range(10, 20))
+    seen = h.process((7, 5.0))
+    assert seen is not None and seen.process.user == "ana" and seen.gone_at == 10.0
+    assert seen.last_seen == 9.0 and seen.gpus == (0,)
+    assert h.process_series((7, 5.0), "gpu_memory_mib") == (list(map(float, range(10))),
+                                                             [512.0] * 10)
+    feed(h, range(20, int(2 * SPAN_S), 5))  # past the hour: it ages out
+    assert h.process((7, 5.0)) is None
+    assert h.process_series((7, 5.0), "gpu_memory_mib") == ([], [])
+
+
+def test_the_holders_of_a_gpu_are_kept_as_runs_of_changes():
+    h = History()
+    a = Process(pid=1, started=1.0)
+    b = Process(pid=2, started=1.0)
+    feed(h, [1.0, 2.0], procs=(a,))
+    feed(h, [3.0, 4.0], procs=(a, b))
+    feed(h, [5.0], procs=())
+    assert h.holders(0) == [(1.0, frozenset({(1, 1.0)})), (3.0, frozenset({(1, 1.0), (2, 1.0)})),
+                            (5.0, frozenset())]
+
+
+def test_several_fields_read_from_the_same_samples():
+    h = History()
+    feed(h, [1.0, 2.0], energy=1000.0)
+    times, (power, energy) = h.device_columns(0, ("power_pct", "energy_j"))
+    assert times == [1.0, 2.0] and power == [50.0, 50.0] and energy == [1000.0, 1000.0]
+    assert not any(math.isnan(v) for v in power)
