@@ -14,6 +14,7 @@ import sys
 from gputop.commands.common import source_config
 from gputop.config.dashboard import DashboardConfig
 from gputop.config.options import SourceConfig
+from gputop.core import bounds
 from gputop.core.errors import UsageError
 from gputop.core.lifeline import Lifeline, Stopped, Terminal, quit_code
 from gputop.core.selection import select_devices
@@ -158,7 +159,9 @@ def configure(parser: argparse.ArgumentParser, argv: list[str],
     return DashboardConfig(source=source_config(args), theme=args.theme,
                            theme_from_settings=found.theme is not None and not theme_given,
                            readonly=bool(args.readonly), record_fields=args.record_fields,
-                           record_dir=args.record_dir, settings=found)
+                           record_dir=args.record_dir, settings=found,
+                           history_s=args.history if args.history is not None
+                           else bounds.HISTORY_DEFAULT_S)
 
 
 def checked(config: DashboardConfig) -> DashboardConfig:

@@ -27,7 +27,8 @@ from gputop.commands import (
     snapshot,
     web,
 )
-from gputop.commands.common import OneLineParser, add_common_arguments, source_config
+from gputop.commands.common import OneLineParser, add_common_arguments, bounded, source_config
+from gputop.core import bounds
 from gputop.core.errors import GputopError, UsageError
 
 # subcommand -> (module, one-line help). Each module has ``add_arguments(parser)``; the command
@@ -65,6 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "timestamp, identity, load, memory, power, clocks, throttling)")
     parser.add_argument("--record-dir", metavar="DIR", default=".",
                         help="dashboard: the folder the r key records to (default: this one)")
+    parser.add_argument("--history", metavar="SEC", type=bounded(bounds.HISTORY), default=None,
+                        help="dashboard: how far back the plots and the process view reach"
+                             f" (default: {bounds.HISTORY_DEFAULT_S:g}; {bounds.HISTORY.describe()}); the memory"
+                             " is the same at any span, older points are sparser")
     parser.add_argument("--config", metavar="FILE", default=None,
                         help="dashboard: the settings file (default: $GPUTOP_CONFIG, else"
                              " $XDG_CONFIG_HOME/gputop/config.toml)")

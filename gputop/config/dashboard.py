@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from gputop.config.options import SourceConfig
 from gputop.config.settings import Settings
+from gputop.core.bounds import HISTORY_DEFAULT_S
 
 
 @dataclass(frozen=True)
@@ -20,3 +21,4 @@ class DashboardConfig:
     record_fields: str | None = None  # comma separated nvidia-smi fields; None: the default set
     record_dir: str = "."
     settings: Settings = field(default_factory=Settings)  # the file's columns and sort order too
+    history_s: float = HISTORY_DEFAULT_S  # how far back the sampler's history reaches (--history)

@@ -116,6 +116,9 @@ INTERVAL = Bound("--interval", 0.05, DAY_S, "s")
 LOOP_S = Bound("-l/--loop", 0.001, DAY_S, "s")
 LOOP_MS = Bound("-lms/--loop-ms", 1, DAY_S * 1000, "ms", integer=True)
 SNAPSHOT_WINDOW = Bound("snapshot --window", 0, DAY_S, "s")
+# How far back the dashboard's history reaches: the same frames at any span, sparser the longer.
+HISTORY = Bound("--history", 60, 30 * DAY_S, "s")
+HISTORY_DEFAULT_S = 3600.0
 
 # The simulator and replay.
 SIM_SPEED = Bound("--sim-speed", 0.01, 100000)

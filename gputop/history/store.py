@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from itertools import chain
 from operator import attrgetter
 
+from gputop.core.bounds import HISTORY_DEFAULT_S
 from gputop.core.model import Process, Snapshot
 from gputop.history.fields import (
     DEVICE_COLUMNS,
@@ -34,7 +35,7 @@ from gputop.history.fields import (
 )
 from gputop.history.frames import NA, FrameRing, Tiers
 
-SPAN_S = 3600.0  # the least the columns keep, at any interval
+SPAN_S = HISTORY_DEFAULT_S  # the least the columns keep, at any interval (--history)
 WINDOW_S = 60.0  # whole snapshots: the hints' window (gputop.analysis.hints.WINDOW_S)
 WINDOW_SAMPLES = 240
 # Devices: the cards' sparklines and the plot want the newest samples as read; processes, fewer

@@ -25,9 +25,11 @@ from textual.widgets import Footer, Input
 from gputop.backends.base import Backend
 from gputop.config.dashboard import DashboardConfig
 from gputop.core import budget
+from gputop.core.bounds import HISTORY_DEFAULT_S
 from gputop.core.lifeline import Lifeline
 from gputop.core.model import Snapshot
 from gputop.core.visible import visible
+from gputop.history import History
 from gputop.host.load import HostFacts, HostReader
 from gputop.sampler import Sampler
 from gputop.tui import actions
@@ -121,6 +123,7 @@ class GputopApp(ShellApp):
         columns: Sequence[str] | None = None,
         sort: str | None = None,
         sort_descending: bool | None = None,
+        history_s: float = HISTORY_DEFAULT_S,
     ) -> None:
         super().__init__(theme=theme, themes=themes, theme_warnings=theme_warnings)
         self.backend = backend
@@ -131,7 +134,8 @@ class GputopApp(ShellApp):
 
             analyze = default_analyzer()
         self.sampler = sampler or Sampler(backend, interval=interval, devices=devices,
-                                          analyze=analyze)
+                                          analyze=analyze,
+                                          history=History(span_s=history_s, interval=interval))
         self.sampler.want("dashboard", DASHBOARD_WANTS)
         self.snapshot: Snapshot | None = None
         self._first = first  # taken before Textual started, shown at mount
@@ -751,7 +755,7 @@ def run_app(config: DashboardConfig, backend: Backend, devices, first: Snapshot 
                     readonly=config.readonly, themes=themes, theme_warnings=warnings,
                     record_fields=config.record_fields, record_dir=config.record_dir, first=first,
                     columns=settings.columns, sort=settings.sort,
-                    sort_descending=settings.sort_descending)
+                    sort_descending=settings.sort_descending, history_s=config.history_s)
     return app.run_until_stopped(lifeline)
 
 

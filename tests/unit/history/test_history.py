@@ -106,3 +106,20 @@ def test_several_fields_read_from_the_same_samples():
     times, (power, energy) = h.device_columns(0, ("power_pct", "energy_j"))
     assert times == [1.0, 2.0] and power == [50.0, 50.0] and energy == [1000.0, 1000.0]
     assert not any(math.isnan(v) for v in power)
+
+
+def test_history_sets_how_far_back_the_dashboard_reaches_in_the_same_frames(tmp_path):
+    from gputop.commands.dashboard import configure
+    from gputop.commands.main import build_parser
+    from gputop.tui.app import GputopApp
+    from tests.support.demo import demo_backend
+
+    argv = ["--no-config", "--history", "7200", "--interval", "0.5"]
+    parser = build_parser()
+    config = configure(parser, argv, parser.parse_args(argv))
+    assert config.history_s == 7200
+    app = GputopApp(demo_backend("idle"), interval=0.5, history_s=config.history_s,
+                    autostart=False)
+    assert app.sampler.history.span_s == 7200
+    # twice the hour in the same coarse frames: buckets twice as wide
+    assert app.sampler.history.bucket_s == (10.0, 30.0)
