@@ -1,5 +1,6 @@
-"""gputop beside nvitop and gpustat, all three on the C fake of libnvidia-ml loaded by the real
-nvidia-ml-py binding: live CPU, RSS, NVML calls/s and time to the first GPU row.
+"""gputop beside nvitop, gpustat and the Textual floor, on the C fake of libnvidia-ml loaded by
+the real nvidia-ml-py binding: live CPU, RSS at 20 s and with the history full, NVML calls/s and
+time to the first GPU row.
 
 What it does (every process it starts is killed by PID; tmux runs on its own -L socket):
 
@@ -7,10 +8,17 @@ What it does (every process it starts is killed by PID; tmux runs on its own -L 
   FAKENVML_DIR if the folder is elsewhere) and starts real ``sleep`` processes placed on the
   fake GPUs (gpustat and nvitop drop PIDs that do not exist);
 - installs nvitop and gpustat into a temporary venv with pip (or uses --peers-venv);
-- for each configuration, runs the tools interleaved (gputop, gpustat, nvitop, gputop, ...) in
-  tmux panes of --size: first frame = launch to the first GPU row on the pane; CPU = the threads'
-  run time (schedstat, ns; utime+stime where a thread came or went) over --seconds after --warmup; RSS at the end; NVML calls/s = calls over the whole life
-  (FAKENVML_TRACE, written at a normal exit: each tool is quit with its own key) / lifetime.
+- for each configuration, runs the tools interleaved (gputop, gpustat, nvitop, the floor,
+  gputop, ...) in tmux panes of --size: first frame = launch to the first GPU row on the pane;
+  CPU = the threads' run time (schedstat, ns; utime+stime where a thread came or went) over
+  --seconds after --warmup; RSS at the end (20 s after launch by default); NVML calls/s = calls
+  over the whole life (FAKENVML_TRACE, written at a normal exit: each tool is quit with its own
+  key) / lifetime. The floor (bench/floor_app.py) is a Textual app that repaints one line each
+  interval: what any Textual dashboard costs before it draws anything;
+- then (8x32, unless --no-ring) gputop's RSS with its history holding the frames of 10 minutes
+  and of an hour at 1 s, filled fast: ``--interval 0.1 --history 600`` and ``--history 100``
+  for RING_S seconds hold exactly the frames that 10 min and 1 h at 1 s do (the history keeps a
+  fixed number of frames per tier; the span only sets the buckets' width).
 
 Figures are min / median / max over --repeats, and the ratio of gputop's median to the best
 peer's median measured in the same run. NVML costs ~1 µs on the fake; on a real driver add
@@ -32,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,9 +50,13 @@ from tui import cpu_pct, cpu_sample  # noqa: E402 - bench/tui.py, beside this sc
 
 from tests.support import cfake  # noqa: E402
 
+FLOOR = "Textual floor"
+RING_S = 105.0  # past the span of --history 100 at --interval 0.1: the ring is full
+
 
 def tools(python: str, peers_bin: Path, interval: str) -> dict[str, tuple[list[str], str, str]]:
-    """name -> (command, key that quits it normally, text that only a GPU row shows)."""
+    """name -> (command, key that quits it normally, text that only a GPU row shows); gputop
+    first, the floor last."""
     return {
         "gputop": ([python, "-m", "gputop", "--backend", "nvml", "--interval", interval], "q",
                    "H100"),
@@ -51,6 +64,7 @@ def tools(python: str, peers_bin: Path, interval: str) -> dict[str, tuple[list[s
         # at 120 columns nvitop leaves the name out of its GPU rows: their memory column
         f"nvitop --interval {interval}": ([str(peers_bin / "nvitop"), "--interval", interval],
                                           "q", "GiB / "),
+        FLOOR: ([python, str(ROOT / "bench" / "floor_app.py"), interval], "q", FLOOR),
     }
 
 
@@ -152,37 +166,60 @@ def spread(values: list[float]) -> str:
     return f"{min(values):.2f} / {statistics.median(values):.2f} / {max(values):.2f}"
 
 
-def report(title: str, results: dict[str, list[dict]]) -> None:
+def report(title: str, results: dict[str, list[dict]], rss_at: float) -> None:
     print(f"\n{title}")
     names = list(results)
-    print(f"  {'figure':<16}" + "".join(f"{n:>26}" for n in names) + f"{'gputop / best peer':>20}")
-    for key, label in (("cpu", "CPU % of 1 core"), ("rss", "RSS MB"), ("calls", "NVML calls/s"),
-                       ("first", "first frame s")):
+    print(f"  {'figure':<18}" + "".join(f"{n:>26}" for n in names)
+          + f"{'÷ best peer':>13}{'÷ floor':>9}")
+    for key, label in (("cpu", "CPU % of 1 core"), ("rss", f"RSS MB at {rss_at:.0f} s"),
+                       ("calls", "NVML calls/s"), ("first", "first frame s")):
         med = {n: statistics.median(r[key] for r in results[n]) for n in names}
-        peers = [med[n] for n in names[1:]]
-        best = min(peers)
+        best = min(med[n] for n in names[1:] if n != FLOOR)
         ratio = med[names[0]] / best if best > 0 else float("nan")
-        print(f"  {label:<16}" + "".join(f"{spread([r[key] for r in results[n]]):>26}"
-                                          for n in names) + f"{ratio:>19.2f}x")
-    print("  (cells: min / median / max; ratio: of the medians)")
+        floor = med[FLOOR] if med[FLOOR] > 0 else float("nan")
+        print(f"  {label:<18}" + "".join(f"{spread([r[key] for r in results[n]]):>26}"
+                                          for n in names)
+              + f"{ratio:>12.2f}x{med[names[0]] / floor:>8.2f}x")
+    print("  (cells: min / median / max; ratios: of the medians)")
+
+
+def ring(tmux: Tmux, python: str, env: dict[str, str], size: tuple[int, int], work: Path,
+         peer_rss: float) -> None:
+    """gputop's RSS with the history holding the frames of 10 min and of 1 h at 1 s (filled at
+    --interval 0.1; see the module's doc), both runs at once, beside the best peer's at 20 s."""
+    runs = {"10 min": "600", "1 h": "100"}
+    base = [python, "-m", "gputop", "--backend", "nvml", "--interval", "0.1", "--history"]
+    found: dict[str, dict] = {}
+    with ThreadPoolExecutor(len(runs)) as pool:
+        futures = {name: pool.submit(measure, tmux, base + [span], "q", "H100", env, size,
+                                     RING_S - 8.0, 8.0, work) for name, span in runs.items()}
+        for name, future in futures.items():
+            found[name] = future.result()
+    for name, r in found.items():
+        print(f"  RSS with the history holding {name} of 1 s frames: {r['rss']:.2f} MB"
+              f" ({r['rss'] / peer_rss:.2f}x the best peer's {peer_rss:.2f} MB)")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--configs", default="8x32,8x256,16x128,8x32@30",
+    ap.add_argument("--configs", default="8x32,8x256",
                     help="GPUSxPROCESSES, comma separated; @US adds FAKENVML_CALL_DELAY_US")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=8.0, help="CPU measuring window")
-    ap.add_argument("--warmup", type=float, default=3.0, help="seconds after launch first")
+    ap.add_argument("--warmup", type=float, default=12.0,
+                    help="seconds after launch first (RSS is read at warmup + seconds)")
     ap.add_argument("--size", default="120x40")
     ap.add_argument("--interval", default="1")
     ap.add_argument("--peers-venv", help="a venv that has nvitop and gpustat (else a fresh one)")
     ap.add_argument("--quick", action="store_true", help="8x32, 1 repeat, 4 s")
     ap.add_argument("--no-one-shot", action="store_true",
                     help="skip snapshot --json / nvitop -1 / gpustat --json")
+    ap.add_argument("--no-ring", action="store_true",
+                    help="skip the RSS runs with the history full (2 minutes)")
     args = ap.parse_args()
     if args.quick:
         args.configs, args.repeats, args.seconds, args.warmup = "8x32", 1, 4.0, 2.0
+        args.no_ring = True
     for tool in ("tmux",):
         if shutil.which(tool) is None:
             print(f"bench/peers.py needs {tool}", file=sys.stderr)
@@ -218,7 +255,11 @@ def main() -> int:
                                                          args.warmup, args.seconds, work))
                     title = f"{gpus} GPUs x {procs} processes" + (
                         f", FAKENVML_CALL_DELAY_US={delay}" if delay else "")
-                    report(title, results)
+                    report(title, results, args.warmup + args.seconds)
+                    if shape == "8x32" and not delay and not args.no_ring:
+                        ring(tmux, sys.executable, env, size, work, min(
+                            statistics.median(r["rss"] for r in results[n])
+                            for n in results if n not in ("gputop", FLOOR)))
                     if not args.no_one_shot:
                         one_shots(sys.executable, bin_, env, args.repeats, work)
                 sys.stdout.flush()

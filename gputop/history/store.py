@@ -2,8 +2,10 @@
 
 Two parts, one interface:
 
-- the **window**: the last ``window_s`` seconds of whole snapshots (at most ``window_samples``),
-  what the hints judge a pattern on;
+- the **window**: the last ``window_s`` seconds of whole snapshots, what the hints judge a
+  pattern on: the newest always, and before it about one per ``window_s / WINDOW_SAMPLES``
+  seconds (every sample at 1 s; one in ten at 0.1 s), so that a snapshot of a thousand processes
+  is held sixty times at any interval, not six hundred;
 - the **columns**: each field of `fields` per device and per process, as typed frames in a ring
   sized by time (frames.py): at least ``span_s`` (an hour by default) at any interval, older
   points folded into buckets, in a number of bytes fixed up front (`nbytes`). A process that
@@ -37,11 +39,11 @@ from gputop.history.frames import NA, FrameRing, Tiers
 
 SPAN_S = HISTORY_DEFAULT_S  # the least the columns keep, at any interval (--history)
 WINDOW_S = 60.0  # whole snapshots: the hints' window (gputop.analysis.hints.WINDOW_S)
-WINDOW_SAMPLES = 240
+WINDOW_SAMPLES = 60
 # Devices: the cards' sparklines and the plot want the newest samples as read; processes, fewer
 # of them (a node may run a thousand), for the detail view's plots.
-DEVICE_TIERS = Tiers(fine=300, coarse=720)
-PROCESS_TIERS = Tiers(fine=300, coarse=240)
+DEVICE_TIERS = Tiers(fine=300, coarse=360)
+PROCESS_TIERS = Tiers(fine=120, coarse=240)
 
 Series = tuple[list[float], list["float | None"]]  # (times, values), oldest first
 Columns = tuple[list[float], list[list["float | None"]]]  # (times, values of each field)
@@ -63,16 +65,15 @@ class History:
     """The window and the columns of one stream of snapshots (see the module's doc)."""
 
     def __init__(self, span_s: float = SPAN_S, interval: float = 1.0,
-                 window_s: float = WINDOW_S, window_samples: int = WINDOW_SAMPLES) -> None:
+                 window_s: float = WINDOW_S) -> None:
         self.span_s = span_s
         self.window_s = window_s
-        self._window_samples = window_samples
         self._interval = interval
         self._lock = threading.Lock()
         self._clear()
 
     def _clear(self) -> None:
-        self._window: deque[Snapshot] = deque(maxlen=self._window_samples)
+        self._window: deque[Snapshot] = deque()
         self._devices = FrameRing(len(DEVICE_FIELDS), DEVICE_TIERS, "d", self.span_s,
                                   self._interval)
         self._processes = FrameRing(len(PROCESS_FIELDS), PROCESS_TIERS, "f", self.span_s,
@@ -100,9 +101,15 @@ class History:
                 self._clear()
             self._count += 1
             self._live = None
-            self._window.append(snap)
-            while snap.time - self._window[0].time > self.window_s + 1e-9:
-                self._window.popleft()
+            window = self._window
+            # the newest so far stands for its step of the window only if it is a step on
+            # (half an interval of slack: a 1 s schedule that ran a little early is still 1 s)
+            step = self.window_s / WINDOW_SAMPLES - self._interval / 2
+            if len(window) >= 2 and window[-1].time - window[-2].time < step:
+                window.pop()
+            window.append(snap)
+            while snap.time - window[0].time > self.window_s + 1e-9:
+                window.popleft()
             self._append_devices(snap)
             self._append_processes(snap)
             self._previous = snap

@@ -122,4 +122,16 @@ def test_history_sets_how_far_back_the_dashboard_reaches_in_the_same_frames(tmp_
                     autostart=False)
     assert app.sampler.history.span_s == 7200
     # twice the hour in the same coarse frames: buckets twice as wide
-    assert app.sampler.history.bucket_s == (10.0, 30.0)
+    assert app.sampler.history.bucket_s == (20.0, 30.0)
+
+
+def test_the_window_holds_about_one_snapshot_a_second_at_any_interval():
+    h = History(interval=0.1)
+    feed(h, (i * 0.1 for i in range(2000)))
+    times = [s.time for s in h.window()]
+    assert times[-1] == 1999 * 0.1 and times[-1] - times[0] <= 60.0
+    assert 55 <= len(times) <= 62  # the newest, and one a second before it
+    assert all(b - a >= 0.95 for a, b in zip(times[:-2], times[1:-1]))
+    h = History(interval=1.0)
+    feed(h, (i * 1.0 - (0.01 if i % 2 else 0) for i in range(100)))  # a jittery 1 s schedule
+    assert len(h.window()) == 61
