@@ -159,8 +159,11 @@ class GputopApp(ShellApp):
     def compose(self) -> ComposeResult:
         from gputop.tui.widgets.hintbar import HintBar
 
+        # Every line above the cards is there from the first frame, so that nothing moves
+        # when the host facts or a hint arrive (#26); a replayed node has no host line here.
         yield Header(id="header")
-        yield HostLine(id="host")
+        if self.host_reader is not None:
+            yield HostLine(id="host")
         yield HintBar(id="hints")
         yield DashboardView(id="dashboard")
         yield Input(placeholder=f"filter: {FILTER_MATCHES} (enter: keep, esc: clear)",

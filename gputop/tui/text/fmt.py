@@ -139,14 +139,21 @@ def changed_span(old: str, new: str) -> tuple[int, int] | None:
     return start, max(end_old, end_new)
 
 
+PENDING = "…"  # a value not read yet: the host line holds its place until its first reading
+
+
 def host_line(facts, width: int) -> str:
     """The host line for ``facts`` (gputop.host.load.HostFacts) in at most ``width`` cells: the
-    whole line where it fits, then without separators' padding and labels, then without swap."""
-    cpu = f"{facts.cpu_pct:3.0f}%"
-    load = NA if facts.load is None else " ".join(f"{v:.2f}" for v in facts.load)
-    ram = gib_pair(facts.mem_used, facts.mem_total)
-    swap = gib_pair(facts.swap_used, facts.swap_total) if facts.swap_total else "none"
-    up = duration(facts.uptime_s)
+    whole line where it fits, then without separators' padding and labels, then without swap.
+    ``facts`` None (not read yet): the same labels, each value ``PENDING``."""
+    if facts is None:
+        cpu = load = ram = swap = up = PENDING
+    else:
+        cpu = f"{facts.cpu_pct:3.0f}%"
+        load = NA if facts.load is None else " ".join(f"{v:.2f}" for v in facts.load)
+        ram = gib_pair(facts.mem_used, facts.mem_total)
+        swap = gib_pair(facts.swap_used, facts.swap_total) if facts.swap_total else "none"
+        up = duration(facts.uptime_s)
     for text in (f"CPU {cpu} · load {load} · RAM {ram} · swap {swap} · up {up}",
                  f"CPU {cpu} load {load} RAM {ram} swap {swap} up {up}",
                  f"CPU {cpu} load {load} RAM {ram} up {up}",

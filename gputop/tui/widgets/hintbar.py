@@ -1,6 +1,7 @@
 """The hint bar: one line under the header naming the most severe hint, so that what gputop
 noticed (a straggler, an idle GPU holding memory, …) shows on the main view and not only in the
-saturation panel. Hidden while no hint is active; `s` opens the panel at the hint's GPU."""
+saturation panel; `s` opens the panel at the hint's GPU. The line is there from the first frame,
+blank while no hint is active: a hint that comes or goes moves nothing under it."""
 
 from __future__ import annotations
 
@@ -52,8 +53,7 @@ def instance_badges(hints: Sequence[Hint], index: int) -> dict[int, list[tuple[s
 class HintBar(Widget):
     COMPONENT_CLASSES = {"hintbar--critical", "hintbar--warning", "hintbar--info"}
     DEFAULT_CSS = """
-    HintBar { height: 1; display: none; background: $background; }
-    HintBar.-shown { display: block; }
+    HintBar { height: 1; background: $background; }
     HintBar > .hintbar--critical { color: $error; text-style: bold; }
     HintBar > .hintbar--warning { color: $warning; text-style: bold; }
     HintBar > .hintbar--info { color: $foreground; }
@@ -72,7 +72,6 @@ class HintBar(Widget):
         if line == self.line:
             return
         self.line = line
-        self.set_class(line is not None, "-shown")
         self.refresh()
 
     def render(self) -> Text:

@@ -1,6 +1,7 @@
 """The host line under the header: this machine's CPU %, load average, RAM, swap and uptime, as
-htop and btop users look for them. Hidden until the first reading and for a replayed log, whose
-node is not this one."""
+htop and btop users look for them. It holds its row from the first frame, its labels muted with
+no values until the first reading (a second after launch), so that nothing under it moves when
+the reading comes. A replayed log, whose node is not this one, has no host line at all."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from gputop.tui.text import fmt
 
 
 class HostLine(Widget):
+    COMPONENT_CLASSES = {"hostline--pending"}
     DEFAULT_CSS = """
-    HostLine { height: 1; display: none; background: $panel; color: $foreground; }
-    HostLine.-shown { display: block; }
+    HostLine { height: 1; background: $panel; color: $foreground; }
+    HostLine > .hostline--pending { color: $muted; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -25,10 +27,11 @@ class HostLine(Widget):
         if facts == self.facts:
             return
         self.facts = facts
-        self.set_class(True, "-shown")
         self.refresh()
 
     def render(self) -> Text:
+        line = fmt.host_line(self.facts, self.size.width)
         if self.facts is None:
-            return Text("")
-        return Text(fmt.host_line(self.facts, self.size.width), no_wrap=True, end="")
+            return Text(line, style=self.get_component_rich_style("hostline--pending"),
+                        no_wrap=True, end="")
+        return Text(line, no_wrap=True, end="")

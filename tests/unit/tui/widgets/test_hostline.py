@@ -1,5 +1,6 @@
 """The host line (issue 14, item 5): this node's CPU, load, RAM, swap and uptime under the
-header, read off the UI thread, fitted to the width, and never shown for a replayed node."""
+header, read off the UI thread, fitted to the width, and never shown for a replayed node. Until
+the first reading it holds its row with its labels and no values (#26)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,13 @@ def test_it_fits_every_width_and_keeps_cpu_load_and_ram_at_80_columns():
     line = fmt.host_line(FACTS, 60)
     assert line.startswith("CPU  12%") and "1.25 0.90 0.75" in line and "61.2/503.5G" in line
     assert fmt.host_line(FACTS, 55) == "CPU  12% load 1.25 0.90 0.75 RAM 61.2/503.5G up 3d04h"
+
+
+def test_before_the_first_reading_the_line_has_its_labels_and_no_values():
+    assert fmt.host_line(None, 120) == "CPU … · load … · RAM … · swap … · up …"
+    assert fmt.host_line(None, 30) == "CPU … load … RAM … swap … up …"
+    for width in range(1, 121):
+        assert len(fmt.host_line(None, width)) <= width
 
 
 def test_no_swap_says_none_and_a_missing_load_average_is_not_made_up():
@@ -78,5 +86,5 @@ async def test_a_replayed_log_does_not_show_this_machines_host_line(tmp_path):
             await pilot.pause()
             await asyncio.sleep(0.05)
         assert app.host_reader is None
-        assert not app.query_one(HostLine).display
+        assert not app.query(HostLine)  # no line at all, from the first frame
         assert not any(line.startswith("CPU ") for line in screen_lines(app))
