@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.message import Message
@@ -33,6 +34,10 @@ from gputop.tui.widgets.gpu import (
 )
 from gputop.tui.widgets.plot import HistoryPlot
 from gputop.tui.widgets.processes import ProcessTable
+
+if TYPE_CHECKING:
+    from textual.geometry import Size
+    from textual.layout import DockArrangeResult
 
 TABLE_MIN_ROWS = 8  # header + 7 processes: below this the process table is not worth showing
 PLOT_HEIGHT = 12
@@ -208,16 +213,25 @@ class DashboardView(Widget):
         self.select_gpu(message.index)
 
     # ------------------------------------------------------------------ layout
-    def on_resize(self) -> None:
-        self._layout_key = None
-        self._relayout()
+    def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
+        """Arrange the panel, plot and table for ``size``, the layout picked for that size
+        first: Textual paints a frame before any Resize handler runs, so a layout picked on
+        Resize showed the first frame with cards one to a row (#26)."""
+        self._relayout(size.width, size.height)
+        return super().arrange(size, optimal)
+
+    def _tell_rates(self) -> None:
+        self.post_message(self.RatesShown(self.panel.rates))
 
     def _shape(self) -> tuple[int, ...]:
         """Each GPU's MIG instance count, in panel order: what the layout depends on."""
         return tuple(self.cards[i].instance_count() for i in sorted(self.cards))
 
-    def _relayout(self) -> None:
-        width, height = self.size.width, self.size.height
+    def _relayout(self, width: int | None = None, height: int | None = None) -> None:
+        """Pick the layout for a body of ``width`` x ``height`` (default: this widget's size);
+        nothing unless the size, the GPUs, their MIG instances or the plot choice changed."""
+        if width is None or height is None:
+            width, height = self.size.width, self.size.height
         count = len(self.cards)
         shape = self._shape()
         key = (width, height, count, self.plot_choice, shape)
@@ -240,7 +254,9 @@ class DashboardView(Widget):
         rates = panel.rates
         panel.configure(compact, cols, style, rates=wide is not None)
         if panel.rates != rates:
-            self.post_message(self.RatesShown(panel.rates))
+            # Told from this widget's own turn: a message made during arrange (the screen's
+            # turn) names the screen as its sender and stops bubbling here, short of the app.
+            self.call_later(self._tell_rates)
         panel.styles.height = gpu_h
         self.plot.set_class(plot, "-shown")
         if plot and self.selected_gpu in self.cards:

@@ -1,6 +1,8 @@
 """One layout from the first frame (#26): the header, host line, hint bar, GPU cards and process
-table keep their rows whatever arrives later. Before, the host line came a second after launch
-and the hint bar with the first hint, each pushing everything under it down a row."""
+table keep their rows whatever arrives later, and a frame drawn at a size has the cards laid out
+for that size. Before, the host line came a second after launch and the hint bar with the first
+hint, each pushing everything under it down a row, and the frame after a resize (the first frame
+too) showed the cards laid out for the size before."""
 
 from __future__ import annotations
 
@@ -10,12 +12,13 @@ from dataclasses import replace
 from gputop.core.model import Hint
 from gputop.tui.app import GputopApp
 from gputop.tui.text.wants import DASHBOARD
+from gputop.tui.widgets.dashboard import DashboardView
 from gputop.tui.widgets.gpu import GpuPanel
 from gputop.tui.widgets.hintbar import HintBar
 from gputop.tui.widgets.hostline import HostLine
 from gputop.tui.widgets.processes import ProcessTable
 from tests.support.demo import demo_backend, recorded_replay
-from tests.support.tui import screen_lines, settle
+from tests.support.tui import make_app, screen_lines, settle
 
 HINT = Hint(device=3, code="straggler", severity="warning", message="GPU 3 is the slow one")
 
@@ -61,3 +64,30 @@ async def test_a_replayed_node_has_no_host_line_from_the_first_frame(tmp_path):
         await settle(pilot)
         assert not app.query(HostLine)  # not this machine's: no line, not a hidden one
         assert app.query_one(HintBar).region.y == 1
+
+
+async def test_each_frame_at_a_size_has_the_cards_laid_out_for_that_size():
+    app = make_app("training")
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.sampler.tick()
+        await settle(pilot)
+        drawn: list[tuple] = []
+
+        def laid_out(_screen) -> None:
+            # published once a layout is drawn, before any Resize handler ran
+            dashboard = app.query_one(DashboardView)
+            drawn.append((tuple(app.size), dashboard.panel.columns,
+                          tuple(dashboard.panel.region), tuple(dashboard.table.region)))
+
+        app.screen.screen_layout_refresh_signal.subscribe(app.screen, laid_out)
+        settled = {}
+        for size in ((160, 50), (80, 24), (200, 60), (120, 40)):
+            await pilot.resize_terminal(*size)
+            for _ in range(3):
+                await settle(pilot)
+            dashboard = app.query_one(DashboardView)
+            settled[size] = (size, dashboard.panel.columns, tuple(dashboard.panel.region),
+                             tuple(dashboard.table.region))
+        assert {size for size, *_ in drawn} == set(settled)
+        for frame in drawn:
+            assert frame == settled[frame[0]], (frame, settled[frame[0]])
