@@ -1,8 +1,10 @@
-"""Starting the dashboard: open the backend and put the first GPU rows on the terminal before
-Textual (about 0.3 s of imports on a small machine) has even loaded.
+"""Starting the dashboard: open the backend, take the first sample and say on the terminal that
+the dashboard is coming, before Textual (about 0.2 s of imports on a small machine) has loaded.
 
-Textual-free on purpose (only what it calls last imports it): the first frame is plain text
-written to the alternate screen, which Textual then takes over and repaints.
+Textual-free on purpose (only what it calls last imports it): the pre-frame is one line of plain
+text on the alternate screen, on the header's row, which Textual then takes over. It shows nothing
+that Textual's first frame puts elsewhere: a preview of the GPUs laid out otherwise was a whole
+screen that jumped a quarter of a second later (#26).
 """
 
 from __future__ import annotations
@@ -95,18 +97,18 @@ def check_theme(config: DashboardConfig) -> None:
     themes.check_theme(config, [t.name for t in themes.all_themes()[0]])
 
 
-def first_frame_text(snap, columns: int, rows: int) -> str:
-    """The pre-frame: the snapshot view's header and one line per GPU, cut to the terminal."""
-    from gputop.tui.text.compact import render_text
+def first_frame_text(host: str, columns: int) -> str:
+    """The pre-frame: the header's first words (gputop and the backend's ``host``, as the header
+    starts) and that the dashboard is starting, cut to the terminal's width."""
+    from gputop.core.visible import visible
 
-    lines = render_text(snap).splitlines()[:max(1, rows - 1)]
-    lines.append("starting the dashboard…")
-    return "\r\n".join(line[:columns] for line in lines)
+    return f"gputop {visible(host)}  starting the dashboard…"[:columns]
 
 
-def draw_first_frame(snap, stream=None, terminal: Terminal | None = None) -> bool:
-    """Write the pre-frame to the terminal's alternate screen; False where stdout is no TTY.
-    ``terminal`` is marked taken before the first byte, so that any way out puts it back."""
+def draw_first_frame(host: str, stream=None, terminal: Terminal | None = None) -> bool:
+    """Write the pre-frame to the terminal's alternate screen, on the row where the header will
+    be; False where stdout is no TTY. ``terminal`` is marked taken before the first byte, so that
+    any way out puts it back."""
     stream = stream or sys.__stdout__
     try:
         if stream is None or not stream.isatty():
@@ -117,7 +119,7 @@ def draw_first_frame(snap, stream=None, terminal: Terminal | None = None) -> boo
     if terminal is not None:
         terminal.taken = True
     # alternate screen, home, clear: Textual enters the same screen and repaints over it
-    stream.write("\x1b[?1049h\x1b[H\x1b[2J" + first_frame_text(snap, size.columns, size.lines))
+    stream.write("\x1b[?1049h\x1b[H\x1b[2J" + first_frame_text(host, size.columns))
     stream.flush()
     return True
 
@@ -176,7 +178,7 @@ def checked(config: DashboardConfig) -> DashboardConfig:
 
 
 def run_dashboard(config: DashboardConfig) -> int:
-    """Open the backend, draw the text preview and run the dashboard, all under one lifeline:
+    """Open the backend, draw the pre-frame and run the dashboard, all under one lifeline:
     from before the first byte reaches the terminal, every way out gives it back."""
 
     from gputop.tui.text.wants import DASHBOARD
@@ -194,8 +196,7 @@ def run_dashboard(config: DashboardConfig) -> int:
                     first = backend.sample(devices, wants=DASHBOARD)
                 except Exception:  # the sampler will say what went wrong, in the dashboard
                     first = None
-            if first is not None:
-                draw_first_frame(first, terminal=terminal)
+            draw_first_frame(backend.info().host, terminal=terminal)
             import_asyncio_without_tls()
             from gputop.tui.app import run_app
 

@@ -26,7 +26,7 @@ from tests.support import paths
 from tests.support.procs import gone_soon
 
 ROOT = str(paths.ROOT)
-PREVIEW = b"starting the dashboard"  # the text preview's last line (gputop.commands.dashboard)
+PREVIEW = b"starting the dashboard"  # the pre-frame's one line (gputop.commands.dashboard)
 TEXTUAL = b"\x1b[?1003h"  # Textual's first mode change: mouse reports on (its driver started)
 FIRST_FRAME = b"quit"  # the footer's first key, drawn by Textual (the preview has no footer)
 _PRIVATE = re.compile(rb"\x1b\[\?([0-9;]+)([hl])")
