@@ -46,6 +46,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from layout import final_layout_s  # noqa: E402 - bench/layout.py, beside this script
 from tui import cpu_pct, cpu_sample  # noqa: E402 - bench/tui.py, beside this script
 
 from tests.support import cfake  # noqa: E402
@@ -99,24 +100,40 @@ class Tmux:
         self("kill-server", check=False)
 
 
+LAYOUT_S = 3.0  # how long gputop's layout is watched after launch (bench/layout.py)
+
+
 def measure(tmux: Tmux, command: list[str], quit_key: str, row: str, env: dict[str, str],
-            size: tuple[int, int], warmup: float, seconds: float, work: Path) -> dict:
+            size: tuple[int, int], warmup: float, seconds: float, work: Path,
+            layout: bool = False) -> dict:
+    """One run of one tool. ``layout``: gputop's own regions are watched for LAYOUT_S seconds
+    (bench/layout.py): the final layout's time and the reflows after the first full frame."""
     trace = work / f"trace-{time.monotonic_ns()}"
     pidfile = work / f"pid-{time.monotonic_ns()}"
     exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-    shell = (f"echo $$ > {shlex.quote(str(pidfile))}; exec env {exports} "
+    # bytecode written once to a folder of the bench's, as an installed tool runs: not compiled
+    # again at each start because this shell says PYTHONDONTWRITEBYTECODE
+    exports += f" PYTHONPYCACHEPREFIX={shlex.quote(str(work / 'pycache'))}"
+    shell = (f"echo $$ > {shlex.quote(str(pidfile))}; exec env -u PYTHONDONTWRITEBYTECODE {exports} "
              f"FAKENVML_TRACE={shlex.quote(str(trace))} {shlex.join(command)}")
     session = f"s{time.monotonic_ns()}"
     start = time.monotonic()
     tmux("new-session", "-d", "-s", session, "-x", str(size[0]), "-y", str(size[1]),
          "-c", str(ROOT), shell)
-    first = float("nan")
+    first = final = float("nan")
+    reflows = 0
     pid = None
     try:
+        if layout:
+            seen = final_layout_s(lambda: tmux("capture-pane", "-p", "-t", session, check=False),
+                                  start, LAYOUT_S, every=0.01)
+            first = seen.first_full_s if seen.first_full_s is not None else float("nan")
+            final = seen.final_layout_s if seen.final_layout_s is not None else float("nan")
+            reflows = seen.reflows
         deadline = start + 30
-        while time.monotonic() < deadline:
+        while not layout and time.monotonic() < deadline:
             if row in tmux("capture-pane", "-p", "-t", session, check=False):
-                first = time.monotonic() - start
+                first = final = time.monotonic() - start  # a peer: its first frame is its layout
                 break
             time.sleep(0.005)
         pid = int(pidfile.read_text())
@@ -137,7 +154,8 @@ def measure(tmux: Tmux, command: list[str], quit_key: str, row: str, env: dict[s
         tmux("kill-session", "-t", session, check=False)
     calls = sum(cfake.read_trace(trace).values())
     return {"cpu": cpu_pct(c0, c1, t1 - t0), "rss": rss,
-            "calls": calls / lifetime if calls else float("nan"), "first": first}
+            "calls": calls / lifetime if calls else float("nan"), "first": first,
+            "final": final, "reflows": reflows}
 
 
 def one_shots(python: str, peers_bin: Path, env: dict[str, str], runs: int, work: Path) -> None:
@@ -172,7 +190,8 @@ def report(title: str, results: dict[str, list[dict]], rss_at: float) -> None:
     print(f"  {'figure':<18}" + "".join(f"{n:>26}" for n in names)
           + f"{'÷ best peer':>13}{'÷ floor':>9}")
     for key, label in (("cpu", "CPU % of 1 core"), ("rss", f"RSS MB at {rss_at:.0f} s"),
-                       ("calls", "NVML calls/s"), ("first", "first frame s")):
+                       ("calls", "NVML calls/s"), ("first", "first frame s"),
+                       ("final", "final layout s")):
         med = {n: statistics.median(r[key] for r in results[n]) for n in names}
         best = min(med[n] for n in names[1:] if n != FLOOR)
         ratio = med[names[0]] / best if best > 0 else float("nan")
@@ -180,6 +199,9 @@ def report(title: str, results: dict[str, list[dict]], rss_at: float) -> None:
         print(f"  {label:<18}" + "".join(f"{spread([r[key] for r in results[n]]):>26}"
                                           for n in names)
               + f"{ratio:>12.2f}x{med[names[0]] / floor:>8.2f}x")
+    reflows = [r["reflows"] for r in results[names[0]]]
+    print(f"  gputop's reflows after its first full frame: {max(reflows)} at most"
+          f" ({len(reflows)} launches); a peer's first frame is its final layout")
     print("  (cells: min / median / max; ratios: of the medians)")
 
 
@@ -249,10 +271,14 @@ def main() -> int:
                            if k in ("LD_LIBRARY_PATH", "FAKENVML_CONFIG",
                                     "FAKENVML_CALL_DELAY_US")}
                     results: dict[str, list[dict]] = {n: [] for n in commands}
+                    if not (work / "pycache").exists():  # one launch each, not counted: the
+                        for command, key, row in commands.values():  # bytecode is written
+                            measure(tmux, command, key, row, env, size, 1.0, 0.5, work)
                     for _ in range(args.repeats):
                         for name, (command, key, row) in commands.items():
                             results[name].append(measure(tmux, command, key, row, env, size,
-                                                         args.warmup, args.seconds, work))
+                                                         args.warmup, args.seconds, work,
+                                                         layout=name == "gputop"))
                     title = f"{gpus} GPUs x {procs} processes" + (
                         f", FAKENVML_CALL_DELAY_US={delay}" if delay else "")
                     report(title, results, args.warmup + args.seconds)
