@@ -9,39 +9,61 @@ Each command turns the parsed namespace into its frozen config object and runs o
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from gputop import __version__
-from gputop.commands import (
-    advise,
-    agent,
-    cluster,
-    dashboard,
-    exporter,
-    nvidia_smi,
-    query,
-    replay,
-    snapshot,
-    web,
-)
+from gputop.commands import dashboard, query
 from gputop.commands.common import OneLineParser, add_common_arguments, bounded, source_config
 from gputop.core import bounds
 from gputop.core.errors import GputopError, UsageError
 
-# subcommand -> (module, one-line help). Each module has ``add_arguments(parser)``; the command
-# modules import only the standard library and light gputop modules until their command runs.
+# subcommand -> one-line help. Each has its module here, gputop.commands.<name>, with
+# ``add_arguments(parser)``, ``configure`` and ``run``; a module is imported only when its
+# command is named (CommandParser), so the dashboard loads none of them.
 SUBCOMMANDS = {
-    "snapshot": (snapshot, "print the node once (text or --json) and exit"),
-    "agent": (agent, "stream snapshots as NDJSON (for the cluster view)"),
-    "cluster": (cluster, "watch many nodes over SSH"),
-    "advise": (advise, "power-limit advisor: slowdown versus watts saved"),
-    "replay": (replay, "open a CSV log in the dashboard"),
-    "exporter": (exporter, "serve metrics to Prometheus (dcgm-exporter names)"),
-    "web": (web, "serve the dashboard or the cluster view to browsers"),
+    "snapshot": "print the node once (text or --json) and exit",
+    "agent": "stream snapshots as NDJSON (for the cluster view)",
+    "cluster": "watch many nodes over SSH",
+    "advise": "power-limit advisor: slowdown versus watts saved",
+    "replay": "open a CSV log in the dashboard",
+    "exporter": "serve metrics to Prometheus (dcgm-exporter names)",
+    "web": "serve the dashboard or the cluster view to browsers",
 }
+
+
+def command_module(name: str) -> Any:
+    """The module of the subcommand ``name`` (``gputop.commands.<name>``), imported now."""
+    return importlib.import_module(f"gputop.commands.{name}")
+
+
+class CommandParser(OneLineParser):
+    """A subcommand's parser whose own options are added, and its module imported, only when
+    it is first used: when the command line names the command, or its help is asked for."""
+
+    def __init__(self, *args: Any, command: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._command: str | None = command
+
+    def _complete(self) -> None:
+        if self._command is not None:
+            command, self._command = self._command, None
+            command_module(command).add_arguments(self)
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._complete()
+        return super().parse_known_args(args, namespace)
+
+    def format_usage(self) -> str:
+        self._complete()
+        return super().format_usage()
+
+    def format_help(self) -> str:
+        self._complete()
+        return super().format_help()
 
 SMI = "nvidia-smi"  # the personality's command word, and the name of a link that means it
 
@@ -75,11 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
                              " $XDG_CONFIG_HOME/gputop/config.toml)")
     parser.add_argument("--no-config", action="store_true",
                         help="dashboard: ignore the settings file")
-    subs = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
-    for name, (module, help_text) in SUBCOMMANDS.items():
-        sub = subs.add_parser(name, help=help_text, description=help_text)
+    subs = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CommandParser)
+    for name, help_text in SUBCOMMANDS.items():
+        sub = subs.add_parser(name, help=help_text, description=help_text, command=name)
         add_common_arguments(sub, suppress=True)
-        module.add_arguments(sub)
     return parser
 
 
@@ -113,6 +134,8 @@ def _personality(argv: list[str], program: str) -> tuple[list[str], list[str]] |
 
 
 def _run_personality(mine: list[str], theirs: list[str]) -> int:
+    from gputop.commands import nvidia_smi
+
     return nvidia_smi.main(theirs, source_config(_smi_parser().parse_args(mine)), mine)
 
 
@@ -125,25 +148,42 @@ def run_command(parser: argparse.ArgumentParser, argv: list[str],
     if args.command in (None, "replay"):
         config = dashboard.configure(parser, argv, args)  # the settings file under the options
         if args.command == "replay":
+            from gputop.commands import replay
+
             return replay.run(replay.configure(args, config))
         if not dashboard.has_terminal():  # a script, a pipe, cron, setsid: the text view once
             dashboard.checked(config)  # a bad option is said even here
             dashboard.check_theme(config)
+            from gputop.commands import snapshot
+
             return snapshot.print_once(config.source)
         return dashboard.run_dashboard(config)
     if args.config is not None:  # asked for, and it would do nothing: say so
         raise UsageError(f"--config: only the dashboard reads a settings file, not "
                          f"`gputop {args.command}`")
+    # each command's module imported here, when it runs, not by the dashboard
     if args.command == "snapshot":
+        from gputop.commands import snapshot
+
         return snapshot.run(snapshot.configure(args))
     if args.command == "agent":
+        from gputop.commands import agent
+
         return agent.run(agent.configure(args))
     if args.command == "cluster":
+        from gputop.commands import cluster
+
         return cluster.run(cluster.configure(args))
     if args.command == "advise":
+        from gputop.commands import advise
+
         return advise.run(advise.configure(args))
     if args.command == "exporter":
+        from gputop.commands import exporter
+
         return exporter.run(exporter.configure(args))
+    from gputop.commands import web
+
     # `gputop web` checks the command line it will serve with this same parser.
     return web.run(web.configure(args, build_parser))
 
