@@ -19,22 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gputop.advisor.journal_files import PREFIX, journal_files, state_dir
 from gputop.backends.base import Backend, BackendError
 from gputop.core import jsonout, userfile
 from gputop.core.bounds import as_written, json_type
 from gputop.core.errors import GputopError
 
 SCHEMA = "gputop-advise-journal/1"
-PREFIX = "power-limits-"
 _KEYS = ("schema", "host", "backend", "pid", "started", "devices")  # all that write() writes
 _DEVICE_KEYS = ("index", "uuid", "original_limit_w")
-
-
-def state_dir() -> Path:
-    base = os.environ.get("XDG_STATE_HOME")
-    if not base or not os.path.isabs(base):  # the XDG spec: relative paths are to be ignored
-        base = os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(base) / "gputop"
 
 
 @dataclass(frozen=True)
@@ -177,13 +170,8 @@ def find(host: str, backend: str, folder: Path | None = None,
          errors: list[str] | None = None) -> list[Journal]:
     """Journals this host and backend left, oldest first. An unreadable one raises, unless
     ``errors`` is given: then its message goes there and the others are still returned."""
-    folder = folder or state_dir()
-    try:
-        paths = sorted(folder.glob(f"{PREFIX}*.json"))
-    except OSError:
-        return []
     out = []
-    for p in paths:
+    for p in journal_files(folder):
         try:
             j = read(p)
         except GputopError as exc:

@@ -221,6 +221,10 @@ class GputopApp(ShellApp):
 
         if CAP_POWER_LIMIT not in self.backend.capabilities:
             return
+        from gputop.advisor.journal_files import journal_files
+
+        if not journal_files():  # the usual case: no journal to read, and its reader not loaded
+            return
         from gputop.advisor import journal
 
         errors: list[str] = []
