@@ -2,16 +2,17 @@
 and who owns them (container, pod, Slurm job, PID in their own namespace: ``attribution.py``).
 
 CPU% is measured between two ticks, so an entry is kept per pid across ticks; static facts
-(user, name, command, start time, owner) are read once per process (name and command line with
-psutil), that is per (PID, start time). A pid that vanished gives ``GONE`` (the device lists a
-process the host no longer has) and one we may not inspect ``NO_FACTS``: ``None`` fields, never an
-error. psutil is imported on first use (it costs ~20 ms of start-up). The per-tick facts come
-from one read of ``/proc/PID/stat`` (CPU time, RSS and start time are all in it) rather than
+(user, name, command, start time, owner) are read once per process, that is per (PID, start
+time). A pid that vanished gives ``GONE`` (the device lists a process the host no longer has) and
+one we may not inspect ``NO_FACTS``: ``None`` fields, never an error. Everything is read from
+/proc here, as psutil reads it (name and command line as psutil gives them), without psutil: the
+dashboard's first screen does not load it (about 1 MB and 10 ms of start-up). The per-tick facts
+come from one read of ``/proc/PID/stat`` (CPU time, RSS and start time are all in it) rather than
 psutil's two files and bookkeeping: the process table's refresh was over a third of the
 dashboard's CPU.
 
-Names and command lines are whatever bytes their process chose; bytes that are not UTF-8 (which
-psutil and ``pwd`` keep as lone surrogates) become U+FFFD here, so the model holds valid Unicode
+Names and command lines are whatever bytes their process chose; bytes that are not UTF-8 (kept
+as lone surrogates by ``os.fsdecode`` and ``pwd``) become U+FFFD here, so the model holds valid Unicode
 that JSON, CSV and the exporter can encode. Control characters are kept: every output shows
 them made visible (``gputop.core.visible``).
 
@@ -32,7 +33,7 @@ from typing import Any
 from gputop.core.model import Process
 from gputop.core.units import MIB
 from gputop.core.visible import valid_unicode
-from gputop.host import pidns
+from gputop.host import load, pidns
 from gputop.host.attribution import NO_OWNER, Attribution, Owner
 from gputop.host.owners import parse_uid
 
@@ -91,6 +92,47 @@ def read_stat(pid: int) -> tuple[int, int, int]:
     return int(fields[19]), int(fields[11]) + int(fields[12]), int(fields[21])
 
 
+def _read(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def _read_if_allowed(path: str) -> bytes | None:
+    """``path``'s bytes, or None where the file is there but not ours to read (a command line
+    under ``hidepid``, or another user's); a missing one still raises: the process is gone."""
+    try:
+        return _read(path)
+    except (FileNotFoundError, ProcessLookupError):
+        raise
+    except OSError:
+        return None
+
+
+def command_line(data: bytes) -> list[str]:
+    """The arguments in /proc/PID/cmdline, split as psutil splits them: on NULs, or on spaces
+    where the process rewrote its command line without them (setproctitle: ``nginx: worker``)."""
+    text = os.fsdecode(data)
+    if not text:  # kernel threads and zombies
+        return []
+    sep = "\x00" if text.endswith("\x00") else " "
+    text = text.removesuffix(sep)
+    args = text.split(sep)
+    if sep == "\x00" and len(args) == 1 and " " in text:  # one NUL, at the end, after spaces
+        args = text.split(" ")
+    return args
+
+
+def full_name(comm: str, args: list[str]) -> str:
+    """The name in /proc/PID/stat, which the kernel cuts to 15 bytes, completed from the command
+    line's first word where that starts with it (``gnome-keyring-d``: ``gnome-keyring-daemon``),
+    as psutil's ``name()`` does."""
+    if len(comm) >= 15 and args:
+        longer = os.path.basename(args[0])
+        if longer.startswith(comm):
+            return longer
+    return comm
+
+
 NO_FACTS = HostFacts()
 OUTSIDE = HostFacts(outside_pid_namespace=True)
 GONE = HostFacts(gone=True)
@@ -124,7 +166,6 @@ class HostProcesses:
                  pid_view: pidns.PidView | None = None,
                  devices: DevicePaths | None = None) -> None:
         self._entries: dict[int, _Entry] = {}
-        self._psutil = None
         self.attribution = (attribution if attribution is not None
                             else Attribution(pid_view=pid_view))
         self._devices = devices or DevicePaths()
@@ -136,13 +177,6 @@ class HostProcesses:
     @property
     def pid_view(self) -> pidns.PidView:
         return self.attribution.pid_view
-
-    def _module(self):
-        if self._psutil is None:
-            import psutil
-
-            self._psutil = psutil
-        return self._psutil
 
     def lookup_device(self, pci_bus_id: str | None, pids: Iterable[int]) -> dict[int, HostFacts]:
         """Facts for the PIDs one device reports (host PIDs, as NVML gives them)."""
@@ -216,31 +250,28 @@ class HostProcesses:
 
     def _open(self, pid: int, host_pid: int | None, start_ticks: int) -> _Entry | HostFacts:
         """The static facts of a process first seen (``start_ticks`` from the stat just read),
-        or what to give instead: GONE where it exited since that read (psutil's NoSuchProcess),
-        NO_FACTS where it runs but may not be read (AccessDenied, a zombie)."""
+        or what to give instead: GONE where it exited since that read, NO_FACTS where it runs
+        but may not be read."""
         self._entries.pop(pid, None)
-        psutil = self._module()
-        try:
-            proc = psutil.Process(pid)
-        except (psutil.ZombieProcess, psutil.AccessDenied, ValueError):
-            return NO_FACTS
-        except psutil.NoSuchProcess:
-            return GONE
         facts = HostFacts()
         try:
             # what psutil's create_time() gives, without its read of /proc/stat per process
-            facts.started = start_ticks / CLK_TCK + self._boot_time(psutil)
-            with proc.oneshot():
-                facts.name = _try(proc.name, psutil)
-                cmdline = _try(proc.cmdline, psutil)
-        except psutil.NoSuchProcess:  # not a zombie: _try takes those
+            facts.started = start_ticks / CLK_TCK + self._boot_time()
+        except (OSError, ValueError):
+            return NO_FACTS
+        try:
+            stat = _read(f"/proc/{pid}/stat")
+            cmdline = _read_if_allowed(f"/proc/{pid}/cmdline")
+        except (FileNotFoundError, ProcessLookupError):  # exited since the stat read
             return GONE
         except OSError:
             return NO_FACTS
+        args = command_line(cmdline) if cmdline is not None else []
+        facts.name = full_name(os.fsdecode(stat[stat.find(b"(") + 1:stat.rfind(b")")]), args)
         if facts.name:
             facts.name = valid_unicode(facts.name)
-        if cmdline:
-            facts.command = valid_unicode(" ".join(cmdline))
+        if args:
+            facts.command = valid_unicode(" ".join(args))
         elif facts.name:
             facts.command = facts.name  # kernel threads and zombies have no command line
         # The status file names the user (its Uid) and the namespace PID (attribution): read
@@ -252,14 +283,14 @@ class HostProcesses:
         self._entries[pid] = entry
         return entry
 
-    def _boot_time(self, psutil) -> float:
-        """psutil's boot time, which ``create_time()`` adds to the start ticks, read from
-        /proc/stat for every call there (a file of one line per CPU). It moves only when the
-        wall clock is stepped, so it is read again at most once per BOOT_TIME_TTL_S: a tick's
-        batch of new processes shares one read."""
+    def _boot_time(self) -> float:
+        """The boot time that start ticks count from (psutil's ``create_time()`` adds it),
+        read from /proc/stat (a file of one line per CPU). It moves only when the wall clock is
+        stepped, so it is read again at most once per BOOT_TIME_TTL_S: a tick's batch of new
+        processes shares one read."""
         now = time.monotonic()
         if self._boot is None or now - self._boot[0] > BOOT_TIME_TTL_S:
-            self._boot = (now, psutil.boot_time())
+            self._boot = (now, load.boot_time(_read("/proc/stat").decode("ascii", "replace")))
         return self._boot[1]
 
     def _user(self, uid: int | None) -> str | None:
@@ -283,9 +314,3 @@ class HostProcesses:
         for pid in [p for p in self._entries if p not in keep]:
             del self._entries[pid]
 
-
-def _try(fn, psutil):
-    try:
-        return fn()
-    except (psutil.AccessDenied, psutil.ZombieProcess, OSError):
-        return None

@@ -6,6 +6,7 @@ import builtins
 import os
 import subprocess
 import sys
+import time
 
 import psutil
 import pytest
@@ -16,7 +17,7 @@ from gputop.host.processes import GONE, NO_FACTS, HostProcesses
 
 def test_a_steady_tick_reads_one_proc_file_per_process(monkeypatch) -> None:
     host = HostProcesses()
-    host.lookup(os.getpid())  # first sight: the static facts, with psutil
+    host.lookup(os.getpid())  # first sight: the static facts
     opened: list[str] = []
     real_open, real_os_open = builtins.open, os.open
 
@@ -65,17 +66,69 @@ def test_a_pid_hidden_from_proc_but_alive_is_not_gone(monkeypatch) -> None:
     assert HostProcesses().lookup(1) is NO_FACTS
 
 
-@pytest.mark.parametrize(("error", "expected"), [
-    (psutil.NoSuchProcess(4242), GONE),  # exited between the stat read and psutil's
-    (psutil.AccessDenied(4242), NO_FACTS),  # runs, not ours to read: as before
-    (psutil.ZombieProcess(4242), NO_FACTS),  # exited but not reaped: the PID still exists
-])
-def test_what_psutil_says_of_a_new_pid_decides_gone(monkeypatch, error, expected) -> None:
-    def refuse(pid):
-        raise error
+def refusing(monkeypatch, file: str, error: OSError) -> None:
+    """Reading this process's ``/proc/PID/<file>`` raises ``error`` from now on."""
+    real = processes._read
 
-    monkeypatch.setattr(psutil, "Process", refuse)
+    def read(path: str) -> bytes:
+        if path == f"/proc/{os.getpid()}/{file}":
+            raise error
+        return real(path)
+
+    monkeypatch.setattr(processes, "_read", read)
+
+
+@pytest.mark.parametrize(("file", "error", "expected"), [
+    ("stat", FileNotFoundError(), GONE),  # exited between the tick's stat read and this one
+    ("cmdline", ProcessLookupError(), GONE),
+    ("stat", PermissionError(), NO_FACTS),  # runs, not ours to read
+])
+def test_what_proc_says_of_a_new_pid_decides_gone(monkeypatch, file, error, expected) -> None:
+    refusing(monkeypatch, file, error)
     assert HostProcesses().lookup(os.getpid()) is expected
+
+
+def test_a_command_line_not_ours_to_read_leaves_the_name(monkeypatch) -> None:
+    refusing(monkeypatch, "cmdline", PermissionError())
+    facts = HostProcesses().lookup(os.getpid())
+    assert facts.name == psutil.Process().name() and facts.command == facts.name
+    assert facts.user is not None and facts.started is not None
+
+
+def test_name_command_and_start_are_psutils_for_a_long_name_and_a_zombie(tmp_path) -> None:
+    """The kernel cuts a name to 15 bytes: the command line completes it, as psutil does; a
+    zombie has no command line, and its name stands for it."""
+    long = tmp_path / "a-very-long-program-name"
+    long.symlink_to("/bin/sleep")
+    sleeper = subprocess.Popen([str(long), "30"])
+    zombie = subprocess.Popen(["true"])
+    try:
+        for _ in range(500):  # until `true` has exited, unreaped
+            if psutil.Process(zombie.pid).status() == psutil.STATUS_ZOMBIE:
+                break
+            time.sleep(0.01)
+        host = HostProcesses()
+        for child in (sleeper, zombie):
+            facts, them = host.lookup(child.pid), psutil.Process(child.pid)
+            assert facts.name == them.name() and facts.started == them.create_time()
+        assert host.lookup(sleeper.pid).command == " ".join(psutil.Process(sleeper.pid).cmdline())
+        assert host.lookup(sleeper.pid).name == "a-very-long-program-name"
+        assert host.lookup(zombie.pid).command == "true"
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        zombie.wait()
+
+
+@pytest.mark.parametrize(("data", "args"), [
+    (b"python\x00-m\x00gputop\x00", ["python", "-m", "gputop"]),
+    (b"nginx: worker process", ["nginx:", "worker", "process"]),  # setproctitle, no NULs
+    (b"postgres: writer  \x00", ["postgres:", "writer", "", ""]),  # one NUL after spaces
+    (b"", []),  # a kernel thread or a zombie
+    (b"caf\xe9\x00", ["caf\udce9"]),  # not UTF-8: kept as psutil keeps it, made valid later
+])
+def test_command_lines_split_as_psutil_splits_them(data, args) -> None:
+    assert processes.command_line(data) == args
 
 
 def test_a_process_in_another_pid_namespace_is_outside_not_gone() -> None:
