@@ -10,7 +10,6 @@ once per (PID, start time); names are cached per container id and pod uid.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass, replace
@@ -214,6 +213,8 @@ class Attribution:
             text = _read(f"{self.places.docker}/containers/{cid}/config.v2.json",
                          MAX_CONFIG_BYTES)
             if text:
+                import json  # here: only a node with Docker containers on its GPUs needs it
+
                 try:
                     raw = json.loads(text).get("Name")
                 except (ValueError, AttributeError):

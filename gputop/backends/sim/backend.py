@@ -30,7 +30,7 @@ from gputop.backends.sim import physics
 from gputop.backends.sim.clock import SimClock
 from gputop.backends.sim.mig import Slot
 from gputop.backends.sim.scenario import Job, Part, Scenario, load
-from gputop.core import budget, clock_events, jsonout, userfile
+from gputop.core import budget, clock_events, userfile
 from gputop.core.bounds import as_written, json_type
 from gputop.core.budget import EVERYTHING, Wants
 from gputop.core.model import (
@@ -280,6 +280,8 @@ class SimBackend(Backend):
         folder is one BackendError line, and the limit is not set)."""
         if not self.state_path:
             return
+        from gputop.core import jsonout  # json: only a state file needs it, not the dashboard
+
         data = self._state_document()
         self._checked_limits(data)  # as it is now: a file that is wrong is refused, not mended
         saved = data.setdefault("power_limits", {})
