@@ -177,12 +177,13 @@ class ToolBackend(Backend, Generic[P, N]):
                               tuple(static.infos))
         # The first readings are taken here, so that the first sample (`gputop snapshot`) has
         # them; a failure is kept for the samples to report, not raised: the tool answered.
-        gap = 0.0
+        # Either way this is the first round: the worker's next comes a refresh later, not
+        # straight after (a tool that takes a second a call would run twice at every start).
         if static.readings is not None:
-            self._store(static.readings, None, [])
-            gap = max(MIN_GAP_S, self.refresh_s)  # the first call's readings are this round's
+            self._store(static.readings, None, [])  # the first call's readings
         else:
             self._round()
+        gap = max(MIN_GAP_S, self.refresh_s)
         self._stop.clear()
         self._thread = threading.Thread(target=self._loop, args=(gap,),
                                         name=f"gputop-{self.tool}", daemon=True)

@@ -6,6 +6,7 @@ backend object's sample() never waits for the tool, which lists processes only w
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import time
@@ -92,6 +93,23 @@ def test_a_timeout_out_of_range_in_the_environment_is_one_line(
 
 
 # ------------------------------------------------------------------ the backend object
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_the_round_open_reads_is_not_read_again_at_once(tool: Tool, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """open() takes the first readings (so the first sample has them); the worker's next round
+    comes a refresh later, not straight after: a tool that takes a second or more a call was run
+    twice back to back at every start."""
+    fake = tool.on_path(tmp_path, monkeypatch)
+    fake.set(tool.answers)
+    backend = tool.open_backend(refresh_s=3600.0)
+    try:
+        assert backend.sample().devices[0].name == tool.first_name
+        time.sleep(1.0)  # a second round, were one started, has run its fake by now
+        assert sum(fnmatch.fnmatchcase(c, tool.readings) for c in fake.calls()) == 1
+    finally:
+        backend.close()
 
 
 @pytest.mark.parametrize("tool", WITH_PROCESSES)
