@@ -153,8 +153,10 @@ def _one(w: Watch) -> PassiveGpu:
     suggestion = None
     if last.status != "ok":
         note = f"GPU is {last.status}" + (f": {last.status_reason}" if last.status_reason else "")
-    elif p95 is None or peak is None or limit is None:
+    elif p95 is None or peak is None:
         note = "no power readings: nothing to say about the limit"
+    elif limit is None:
+        note = "the device reports no power limit: nothing to compare the draw with"
     elif capped is None:
         note = "the device does not report power capping: no advice"
     elif capped > 0:

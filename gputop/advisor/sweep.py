@@ -52,8 +52,10 @@ class SweepResult:
 
 
 def measure(backend: Backend, devices: Sequence[int], seconds: float, interval: float,
-            cancel: threading.Event) -> list[Snapshot]:
-    """Sample ``devices`` every ``interval`` for ``seconds`` of the backend's clock (both ends)."""
+            cancel: threading.Event, during: str = "during the sweep") -> list[Snapshot]:
+    """Sample ``devices`` every ``interval`` for ``seconds`` of the backend's clock (both ends);
+    a GPU not ok at the end is one error, saying whether it was already so at the start and
+    ``during`` what (the sweep, the passive view's watch)."""
     clock = backend.clock
     samples = [backend.sample(list(devices))]
     start = clock.monotonic()
@@ -65,10 +67,12 @@ def measure(backend: Backend, devices: Sequence[int], seconds: float, interval: 
         if clock.wait(cancel, due - clock.monotonic()):
             raise Cancelled("cancelled")
         samples.append(backend.sample(list(devices)))
+    was_ok = {d.index for d in samples[0].devices if d.status == "ok"}
     for dev in samples[-1].devices:
         if dev.status != "ok":
             reason = f" ({dev.status_reason})" if dev.status_reason else ""
-            raise GputopError(f"GPU {dev.index} became {dev.status}{reason} during the sweep")
+            verb = "became" if dev.index in was_ok else "is"
+            raise GputopError(f"GPU {dev.index} {verb} {dev.status}{reason} {during}")
     return samples
 
 

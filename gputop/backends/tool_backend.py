@@ -155,6 +155,21 @@ class ToolBackend(Backend, Generic[P, N]):
     def lost_reason(self, gpu: ToolGpu) -> str:
         """Say why a GPU is lost: the tool's last readings had none for it."""
 
+    # ------------------------------------------------------------------ power limits
+    # What sets the limit instead of this backend, where something does (AMD: the sysfs backend)
+    limit_setter: ClassVar[str | None] = None
+
+    def limit_refusal(self) -> str:
+        """Say why not: the tool is run to read it only; no backend runs a tool's set command
+        (no captured answer of one to test it against), and where another backend can set the
+        limit, say which."""
+        why = f"the {self.tool} backend sets no power limits: it runs {self.tool} only to read"
+        return why if self.limit_setter is None else f"{why}; {self.limit_setter}"
+
+    def limit_commands(self, limits: Mapping[int, float]) -> list[str]:
+        """Return no command: this backend sets no limit, and nvidia-smi's would not apply."""
+        return []
+
     # ------------------------------------------------------------------ lifecycle
     def timeout_from_env(self) -> float:
         """Return the env setting's per-call timeout, checked against its documented range."""

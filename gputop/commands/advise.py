@@ -334,7 +334,7 @@ class _Advise:
         if progress.tty:
             _say(f"measuring power for {window:g} s (passive: nothing is changed)…")
         samples = measure(self.backend, self.devices, window, self.config.source.interval,
-                          threading.Event())
+                          threading.Event(), during="while its power was watched")
         lines = [self._header(), *(note or []), *self._passive_from(samples)]
         self._emit(lines)
         return 0

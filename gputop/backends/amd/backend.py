@@ -40,6 +40,9 @@ VENDOR = "amd"
 PROCESS_NOTE = drm.PROCESS_NOTE.format(label=fdinfo.DRIVER)
 CAP_FILE = "power1_cap"  # the power cap amdgpu enforces, in µW, root's to write (mode 0644)
 NEEDS = "run gputop as root (sudo): amdgpu's hwmon power1_cap is writable by root only"
+# What the AMD tool backends (amd-smi, rocm-smi), which set no cap, say sets it instead
+SYSFS_SETS_CAP = (f"`--backend amd` sets the cap through hwmon {CAP_FILE}, as root, where gputop"
+                  " sees the host's /sys/class/drm")
 
 
 def cap_refusal(where: str, device: int) -> BackendError | None:

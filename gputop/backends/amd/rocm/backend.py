@@ -16,6 +16,7 @@ What is read from which key, with which permission: docs/backends.md.
 
 from __future__ import annotations
 
+from gputop.backends.amd.backend import SYSFS_SETS_CAP
 from gputop.backends.amd.rocm import mapping, output
 from gputop.backends.smi_runner import SmiRunner
 from gputop.backends.tool_backend import Listed, Readings, Static, ToolBackend, ToolGpu
@@ -43,6 +44,7 @@ class RocmSmiBackend(ToolBackend[Listed, output.Notes]):
     timeout_bound = ROCM_SMI_TIMEOUT
     default_timeout_s = DEFAULT_TIMEOUT_S
     metric_attrs = mapping.READING_ATTRS
+    limit_setter = SYSFS_SETS_CAP
 
     def new_notes(self) -> output.Notes:
         return output.Notes()

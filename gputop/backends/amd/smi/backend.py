@@ -15,9 +15,9 @@ What is read from which command, with which permission: docs/backends.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from gputop.backends.amd.backend import SYSFS_SETS_CAP
 from gputop.backends.amd.smi import mapping, output
 from gputop.backends.amd.smi.mapping import ToolProcess
 from gputop.backends.base import CAP_PROCESSES, BackendError, BackendOptions
@@ -39,6 +39,7 @@ class AmdSmiBackend(ToolBackend[ToolProcess, output.Notes]):
     timeout_bound = AMD_SMI_TIMEOUT
     default_timeout_s = DEFAULT_TIMEOUT_S
     metric_attrs = mapping.METRIC_ATTRS
+    limit_setter = SYSFS_SETS_CAP
 
     def __init__(self, options: BackendOptions, **kwargs: Any) -> None:
         super().__init__(options, **kwargs)
@@ -47,10 +48,6 @@ class AmdSmiBackend(ToolBackend[ToolProcess, output.Notes]):
 
     def new_notes(self) -> output.Notes:
         return output.Notes()
-
-    def limit_commands(self, limits: Mapping[int, float]) -> list[str]:
-        """Return no command: this backend sets no power cap, and nvidia-smi's would not apply."""
-        return []
 
     # ------------------------------------------------------------------ the calls
     def _read(self, runner: SmiRunner, command: str) -> output.Output:
