@@ -1,7 +1,7 @@
 """The advisor tests' environment: a tmp simulator state file and a tmp XDG state dir.
 
-Also the sweep on the simulator the accuracy and MIG tests share, and the host app the advisor
-screen tests drive.
+Also the sweep on the simulator the accuracy and MIG tests share, the host app the advisor
+screen tests drive, and an advisor run in a subprocess that the signal tests interrupt.
 """
 
 from __future__ import annotations
@@ -9,8 +9,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import queue
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -136,3 +139,45 @@ async def wait_until(pilot, cond, timeout=30.0):
 
 def text_of(screen, selector) -> str:
     return str(screen.query_one(selector, Static).render())
+
+
+class Running:
+    """The advisor in a subprocess, with its progress lines (stderr) readable as they come."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.put(line)
+        self.lines.put("")
+
+    def wait_for(self, text: str, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            if line == "":
+                raise AssertionError(f"advisor ended before {text!r}: {''.join(self.seen)}")
+            self.seen.append(line)
+            if text in line:
+                return
+        self.proc.kill()
+        raise AssertionError(f"no {text!r} within {timeout} s: {''.join(self.seen)}")
+
+    def finish(self, timeout: float = 30.0) -> tuple[int, str]:
+        rc = self.proc.wait(timeout)
+        rest = []
+        while True:
+            line = self.lines.get(timeout=timeout)
+            if line == "":
+                break
+            rest.append(line)
+        return rc, "".join(self.seen + rest)

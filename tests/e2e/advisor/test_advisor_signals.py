@@ -2,61 +2,14 @@
 
 from __future__ import annotations
 
-import queue
 import signal
-import subprocess
-import threading
-import time
 
 import pytest
 
-from tests.support.paths import ROOT
+from tests.support.advise import Running
 
 SWEEP = ("--sweep", "--sim-speed", "40", "--settle", "4", "--measure", "6", "--json")
 ORIGINAL = [700.0] * 8
-
-
-class Running:
-    """The advisor in a subprocess, with its progress lines (stderr) readable as they come."""
-
-    def __init__(self, adv, *args: str) -> None:
-        self.proc = subprocess.Popen(adv.argv(*args), stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, cwd=ROOT, env=adv.env)
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.seen: list[str] = []
-        threading.Thread(target=self._pump, daemon=True).start()
-
-    def _pump(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.lines.put(line)
-        self.lines.put("")
-
-    def wait_for(self, text: str, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                line = self.lines.get(timeout=0.1)
-            except queue.Empty:
-                continue
-            if line == "":
-                raise AssertionError(f"advisor ended before {text!r}: {''.join(self.seen)}")
-            self.seen.append(line)
-            if text in line:
-                return
-        self.proc.kill()
-        raise AssertionError(f"no {text!r} within {timeout} s: {''.join(self.seen)}")
-
-    def finish(self, timeout: float = 30.0) -> tuple[int, str]:
-        rc = self.proc.wait(timeout)
-        rest = []
-        while True:
-            line = self.lines.get(timeout=timeout)
-            if line == "":
-                break
-            rest.append(line)
-        return rc, "".join(self.seen + rest)
-
 
 POINTS = [
     ("step 1/14: settling at 665 W", 665.0),  # right after the first change
@@ -69,7 +22,7 @@ POINTS = [
                          ids=["SIGINT", "SIGTERM", "SIGHUP"])
 @pytest.mark.parametrize("point,changed_to", POINTS, ids=["first-change", "measuring", "baseline"])
 def test_signal_mid_sweep_restores_limits(adv, signum, point, changed_to):
-    run = Running(adv, *SWEEP)
+    run = Running(adv.argv(*SWEEP), adv.env)
     run.wait_for(point)
     if changed_to is not None:
         assert set(adv.state_limits()) == {changed_to}  # the limit really was changed
@@ -83,7 +36,7 @@ def test_signal_mid_sweep_restores_limits(adv, signum, point, changed_to):
 
 
 def test_second_signal_during_restore_does_not_cut_it_short(adv):
-    run = Running(adv, *SWEEP)
+    run = Running(adv.argv(*SWEEP), adv.env)
     run.wait_for("step 2/14: measuring at 630 W")
     run.proc.send_signal(signal.SIGTERM)
     run.proc.send_signal(signal.SIGINT)
@@ -96,7 +49,7 @@ def test_second_signal_during_restore_does_not_cut_it_short(adv):
 
 
 def test_sigkill_leaves_a_journal_that_restore_acts_on(adv):
-    run = Running(adv, *SWEEP)
+    run = Running(adv.argv(*SWEEP), adv.env)
     run.wait_for("step 2/14: measuring at 630 W")
     run.proc.kill()
     run.finish()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,25 +17,10 @@ from gputop.advisor.journal import LimitGuard
 from gputop.backends.amd import backend as amd_backend
 from gputop.backends.amd.backend import AmdBackend
 from gputop.backends.base import BackendOptions, NoPermission
-from tests.support.amd import AMD
-from tests.support.drm import mount_tree
+from tests.support.amd import MIN_UW, ORIGINAL_UW, writable_root
 from tests.support.intel import A380
 from tests.support.intel import mount as mount_intel
 from tests.support.paths import ROOT
-
-RX7900XTX = "sysfs_RX7900XTX-Navi31-RDNA3_amdgpu_lact-snapshot"
-ORIGINAL_UW = 290000000  # card0/device/hwmon/hwmon*/power1_cap of the capture
-MIN_UW = 261000000  # power1_cap_min
-
-
-def writable_root(tmp_path: Path) -> tuple[Path, Path]:
-    """A root whose sys/class/drm is a writable copy of the capture, and its power1_cap."""
-    tree = tmp_path / "tree"
-    shutil.copytree(AMD / RX7900XTX, tree)
-    root = mount_tree(tmp_path / "root", tree)
-    (cap,) = tree.glob("card0/device/hwmon/hwmon*/power1_cap")
-    assert int(cap.read_text()) == ORIGINAL_UW
-    return root, cap
 
 
 def advise(root: Path, xdg: Path, *args: str, backend: str = "amd") -> subprocess.CompletedProcess:
