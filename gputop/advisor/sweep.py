@@ -8,7 +8,7 @@ through it, so every change is journaled and undone.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gputop.advisor import curve
@@ -52,10 +52,12 @@ class SweepResult:
 
 
 def measure(backend: Backend, devices: Sequence[int], seconds: float, interval: float,
-            cancel: threading.Event, during: str = "during the sweep") -> list[Snapshot]:
+            cancel: threading.Event, during: str = "during the sweep",
+            ok_before: Collection[int] = ()) -> list[Snapshot]:
     """Sample ``devices`` every ``interval`` for ``seconds`` of the backend's clock (both ends);
-    a GPU not ok at the end is one error, saying whether it was already so at the start and
-    ``during`` what (the sweep, the passive view's watch)."""
+    a GPU not ok at the end is one error saying ``during`` what (the sweep, the passive view's
+    watch) and whether it "became" so (ok in the first sample, or in ``ok_before``: a sweep's
+    GPUs were all ok when it began) or already "is"."""
     clock = backend.clock
     samples = [backend.sample(list(devices))]
     start = clock.monotonic()
@@ -67,7 +69,7 @@ def measure(backend: Backend, devices: Sequence[int], seconds: float, interval: 
         if clock.wait(cancel, due - clock.monotonic()):
             raise Cancelled("cancelled")
         samples.append(backend.sample(list(devices)))
-    was_ok = {d.index for d in samples[0].devices if d.status == "ok"}
+    was_ok = {d.index for d in samples[0].devices if d.status == "ok"} | set(ok_before)
     for dev in samples[-1].devices:
         if dev.status != "ok":
             reason = f" ({dev.status_reason})" if dev.status_reason else ""
@@ -118,7 +120,8 @@ class Sweep:
             self._report("settle", watts, step, f"{label}: settling at {watts:g} W")
             self._wait(c.settle_s)
         self._report(phase, watts, step, f"{label}: measuring at {watts:g} W", 0.5)
-        samples = measure(self.backend, self.plan.devices, c.measure_s, c.interval_s, self.cancel)
+        samples = measure(self.backend, self.plan.devices, c.measure_s, c.interval_s, self.cancel,
+                          ok_before=self.plan.devices)
         self._windows_done += 1
         return curve.window(samples, self.plan.devices, limits), samples
 
