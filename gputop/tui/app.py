@@ -20,7 +20,7 @@ from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
 from textual.theme import Theme
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
 from gputop.backends.base import Backend
 from gputop.config.dashboard import DashboardConfig
@@ -39,6 +39,7 @@ from gputop.tui.shell import ShellApp
 from gputop.tui.themes import all_themes, check_theme
 from gputop.tui.widgets.dashboard import WANTS as DASHBOARD_WANTS
 from gputop.tui.widgets.dashboard import DashboardView
+from gputop.tui.widgets.footer import KeyFooter
 from gputop.tui.widgets.header import Header
 from gputop.tui.widgets.hostline import HostLine
 from gputop.tui.widgets.processes import COLUMN_BY_KEY, FILTER_MATCHES, ProcessTable, ProcRow
@@ -168,7 +169,7 @@ class GputopApp(ShellApp):
         yield DashboardView(id="dashboard")
         yield Input(placeholder=f"filter: {FILTER_MATCHES} (enter: keep, esc: clear)",
                     id="filter")
-        yield Footer()
+        yield KeyFooter()
 
     @property
     def dashboard(self) -> DashboardView:

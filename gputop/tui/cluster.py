@@ -18,7 +18,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, Input, Static
+from textual.widgets import ContentSwitcher, Input, Static
 
 from gputop.cluster import states
 from gputop.cluster.aggregate import (
@@ -39,6 +39,7 @@ from gputop.core.visible import visible
 from gputop.history import History
 from gputop.tui import actions
 from gputop.tui.shell import ShellApp
+from gputop.tui.widgets.footer import KeyFooter
 from gputop.tui.widgets.keyed_table import Column, KeyedTable, Row
 from gputop.tui.widgets.nodes import NODE_COLUMNS
 from gputop.tui.widgets.processes import COLUMNS as PROCESS_COLUMNS
@@ -144,7 +145,7 @@ class NodeScreen(Screen):
         yield Header(id="node-header")
         yield Static(id="node-status")
         yield DashboardView(id="node-dashboard")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         app = cast(ClusterApp, self.app)
@@ -246,7 +247,7 @@ class ClusterApp(ShellApp):
                              empty_text="no GPU processes on the nodes with data")
         yield Input(placeholder="filter nodes: host, state, mode or reason (state:ok)",
                     id="filter")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         # Held, not queried: queries search the current screen, which may be a node's.

@@ -21,7 +21,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, ProgressBar, Static
+from textual.widgets import DataTable, ProgressBar, Static
 
 from gputop.advisor import journal, passive, render
 from gputop.advisor.recommend import Plan, SweepConfig, make_plan
@@ -34,6 +34,7 @@ from gputop.core.formatting import num
 from gputop.core.lifeline import critical
 from gputop.sampler import Sampler
 from gputop.tui.screens import HidesDashboardKeys
+from gputop.tui.widgets.footer import KeyFooter
 
 RESTORE_WAIT_S = 30.0
 COLUMNS = ("limit", "draw", "saved", "slowdown", "energy/work", "perf/W", "cost", "true")
@@ -126,7 +127,7 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
             yield DataTable(id="adv-table", zebra_stripes=True, cursor_type="none")
             yield Static("", id="adv-plot")
             yield Static("", id="adv-rec")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#adv-table", DataTable)

@@ -20,7 +20,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from gputop.analysis.jobs import job_label
 from gputop.analysis.process_trace import ProcessTrace, entries, key_of
@@ -32,6 +32,7 @@ from gputop.history import History
 from gputop.history.fields import combined
 from gputop.tui.actions import SIGNALS
 from gputop.tui.screens import HidesDashboardKeys
+from gputop.tui.widgets.footer import KeyFooter
 from gputop.tui.widgets.plot import render_plot, style_rgb
 from gputop.tui.widgets.processes import ProcRow, make_row
 
@@ -236,7 +237,7 @@ class ProcessView(HidesDashboardKeys, Screen[None]):
                 yield TracePlot((("GPU memory", "gpu_memory_mib"),
                                  ("host memory", "host_memory_mib")),
                                 "GiB", scale=1 / MIB_PER_GIB, floor=1.0, id="pv-memory")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self._show()
