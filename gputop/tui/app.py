@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
 if TYPE_CHECKING:  # imported when first used, for the start-up time
     from gputop.query.recorder import Recorder
+    from gputop.tui.screens.process_view import ProcessView
     from gputop.tui.widgets.hintbar import HintBar
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
@@ -153,6 +154,7 @@ class GputopApp(ShellApp):
         self._t0 = time.monotonic()
         self._local_host = socket.gethostname()
         self._notices: dict = {}
+        self._process_view: ProcessView | None = None  # the process view, once opened
         # this machine's load, read on the sampler's thread; a replayed log is another node
         self.host_reader = None if self.player is not None else HostReader()
 
@@ -479,9 +481,17 @@ class GputopApp(ShellApp):
                         severity="warning")
             return
         local = self._processes_are_local()
-        self.push_screen(ProcessView(row, self.snapshot, self.sampler.history, local,
-                                     local_pid(row.process) if local else None,
-                                     readonly=self.readonly))
+        view = self._process_view
+        if view is not None and view in self.screen_stack:
+            return  # already shown (the palette can ask twice)
+        shown = (row, self.snapshot, self.sampler.history, local,
+                 local_pid(row.process) if local else None)
+        if view is None:  # built once, kept installed: see ProcessView.follow
+            view = self._process_view = ProcessView(*shown, readonly=self.readonly)
+            self.install_screen(view, "process")
+        else:
+            view.follow(*shown)
+        self.push_screen(view)
 
     def on_key(self, event) -> None:
         """Say why a signal key did nothing: the footer no longer offers it where it cannot

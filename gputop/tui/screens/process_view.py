@@ -5,6 +5,9 @@ CPU%, GPU and host memory; and what is known about it: PIDs, user, command line,
 and MIG instances, container, pod and job, and (on this host) what the OS says. When the process
 leaves the GPUs the view says so and keeps its last plots. The signal keys act on this process
 with the table's confirmation and ownership rules.
+
+The dashboard builds the view once and shows it again for the next process (:meth:`follow`):
+building its widgets, their CSS and its footer cost more than the rest of opening it.
 """
 
 from __future__ import annotations
@@ -212,6 +215,12 @@ class ProcessView(HidesDashboardKeys, Screen[None]):
                  local: bool, pid_here: int | None, *, readonly: bool = False) -> None:
         super().__init__()
         self.readonly = readonly  # --readonly: no signal keys here either
+        self.follow(row, snapshot, history, local, pid_here)
+
+    def follow(self, row: ProcRow, snapshot: Snapshot, history: History,
+               local: bool, pid_here: int | None) -> None:
+        """Show ``row``'s process from now on: its trace in ``history`` (the sampler's), its
+        facts from ``snapshot``. Called before the view is shown again, so that its first frame is this one's."""
         self.row = row  # the table row it was opened from
         self.key = key_of(row.process)
         self.local = local  # the process runs on this host: the OS can be asked about it
@@ -221,12 +230,13 @@ class ProcessView(HidesDashboardKeys, Screen[None]):
         self.now = snapshot.time
         self.os_facts = os_details(pid_here, row.process.started) if local and pid_here else []
         self.gone_note: str | None = None
+        if self.is_mounted:
+            self._title()
+            self._show()
+            self.query_one("#pv-facts", VerticalScroll).scroll_home(animate=False)
 
     def compose(self) -> ComposeResult:
-        p = self.row.process
-        yield Static(Text(f"Process {p.pid} · {visible(p.user or NA)} · "
-                          f"{visible(GONE if p.gone else p.command or p.name or '')}",
-                          no_wrap=True, overflow="ellipsis"), id="pv-title")
+        yield Static(id="pv-title")
         yield Static(id="pv-status")
         with Horizontal():
             with VerticalScroll(id="pv-facts"):
@@ -240,7 +250,15 @@ class ProcessView(HidesDashboardKeys, Screen[None]):
         yield KeyFooter()
 
     def on_mount(self) -> None:
+        self._title()
         self._show()
+
+    def _title(self) -> None:
+        p = self.row.process
+        self.query_one("#pv-title", Static).update(Text(
+            f"Process {p.pid} · {visible(p.user or NA)} · "
+            f"{visible(GONE if p.gone else p.command or p.name or '')}",
+            no_wrap=True, overflow="ellipsis"))
 
     def update(self, snapshot: Snapshot) -> None:
         """One sample (the app calls this for every sample while the view is open)."""
@@ -297,4 +315,4 @@ class ProcessView(HidesDashboardKeys, Screen[None]):
         self.app.signal_row(make_row(gpu, process, self.now), name)  # type: ignore[attr-defined]  # the app's interface (#25 protocols)
 
     def action_close(self) -> None:
-        self.dismiss(None)
+        self.dismiss(None)  # the trace is a reader of the sampler's history: nothing to drop

@@ -54,6 +54,33 @@ async def test_enter_opens_live_plots_that_start_with_the_past():
         assert isinstance(app.screen, ProcessView)
 
 
+async def test_the_view_is_built_once_and_shows_the_next_process_whole():
+    """#26: each open built the view's widgets, their CSS and its footer anew (175 ms at 8x32);
+    the view is kept, and shown again wholly for the next process: its facts, its own trace."""
+    app = GputopApp(demo_backend("mixed"), autostart=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        advance(app, 30)
+        await settle(pilot)
+        table = app.query_one(ProcessTable)
+        table.focus()
+        await pilot.press("d")
+        await settle(pilot)
+        first = app.screen
+        assert isinstance(first, ProcessView)
+        before = table.rows[0].process.pid
+        await pilot.press("q")
+        await settle(pilot)
+        await pilot.press("down", "d")
+        await settle(pilot)
+        assert app.screen is first  # shown again, not built again
+        row = table.rows[1]
+        assert first.key == (row.process.pid, row.process.started)
+        assert first.trace.samples() == 30  # its own past, not the first one's
+        text = screen_text(app)
+        assert f"Process {row.process.pid}" in text and f"Process {before}" not in text
+        assert f"PID {row.process.pid}" in text and "30 samples" in text
+
+
 async def test_the_trace_is_the_sampler_history_bounded_however_long_the_view_is_open():
     app = GputopApp(demo_backend("training"), autostart=False)
     async with app.run_test(size=(100, 30)) as pilot:
