@@ -12,13 +12,28 @@ server killed), both met in the field:
 
 :class:`TerminalDriver` resumes only what it suspended itself, drops writes to a dead terminal
 instead of raising in the writer thread, and turns a failed read into a hang-up.
+
+It also makes a lone esc quick. A terminal sends esc as the byte that also starts every escape
+sequence (an arrow key is esc [ A), so esc is a key only once nothing has followed it for a while:
+Textual's ESCDELAY, 100 ms by default, and its input thread looked again only every 100 ms, so esc
+took 100 to 200 ms whatever ESCDELAY said. gputop waits 25 ms, as nvitop does (ESCDELAY, in ms,
+still says otherwise), and :class:`KeyReader` looks again when that wait ends. A sequence that
+arrives split by more than the wait (a very slow link) reads as esc and then keys; every screen
+also closes with the key that opened it or q, which never wait (docs/dashboard.md, Keys).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import selectors
+from codecs import getincrementaldecoder
+from collections.abc import Iterator, Mapping
 from typing import Any, TextIO, cast
 
+from textual import constants
+from textual._parser import ParseError
+from textual._xterm_parser import XTermParser
 from textual.app import App
 from textual.binding import Binding
 from textual.driver import Driver
@@ -159,11 +174,51 @@ class _DroppingWhenGone:
         self._on_gone()
 
 
+ESCAPE_DELAY_MS = 25  # how long a lone esc waits for the rest of a sequence; as nvitop's
+IDLE_POLL_S = 0.1  # with no input pending, how often the input thread looks at the exit event
+
+
+def escape_delay_s(environ: Mapping[str, str] = os.environ) -> float:
+    """Return how long a lone esc waits before it is a key, in seconds: ``ESCDELAY`` in ms, as
+    ncurses and Textual read it (an integer, at least 1), else :data:`ESCAPE_DELAY_MS`."""
+    try:
+        return max(1, int(environ["ESCDELAY"])) / 1000
+    except (KeyError, ValueError):
+        return ESCAPE_DELAY_MS / 1000
+
+
+class KeyReader:
+    """Turn what the terminal sends into Textual's events with Textual's parser, and say how
+    long to wait for more: after input only the escape delay, so that an esc that nothing
+    followed is a key as soon as that delay is over (Textual's own loop looked only every
+    100 ms). Expired escapes are settled before new input is parsed: an esc and a key typed
+    after the delay are two keys, not alt+key."""
+
+    def __init__(self, parser: XTermParser) -> None:
+        self.parser = parser
+        self._pending = False  # the last input may have left an esc waiting
+
+    def wait(self) -> float:
+        """Return how long the next wait for input may last."""
+        # a hair over the delay: the parser's deadline counts from when it took the esc
+        return constants.ESCAPE_DELAY + 0.002 if self._pending else IDLE_POLL_S
+
+    def take(self, text: str | None) -> Iterator[Any]:
+        """Yield the events of ``text`` (None: the wait ended with no input)."""
+        yield from self.parser.tick()
+        if text:
+            yield from self.parser.feed(text)
+        self._pending = bool(text)
+        yield from self.parser.tick()
+
+
 class TerminalDriver(LinuxDriver):
     """Textual's Linux driver for a terminal that may go away at any moment (see the module)."""
 
     def __init__(self, app: App, **kwargs: Any) -> None:
         super().__init__(app, **kwargs)
+        # Textual's parser reads its escape delay from here at each esc; one terminal a process
+        constants.ESCAPE_DELAY = escape_delay_s()  # type: ignore[misc]  # Final in Textual
         self._lifeline = app.lifeline if isinstance(app, TerminalApp) else None
         # stands in for Textual's file object: it has what the driver calls on it
         self._file = cast(Any, _DroppingWhenGone(cast(TextIO, self._file), self._hung_up))
@@ -196,8 +251,33 @@ class TerminalDriver(LinuxDriver):
 
     def run_input_thread(self) -> None:
         try:
-            super().run_input_thread()
+            self._read_input()
         except OSError:
             if self._lifeline is None:
                 raise
             self._hung_up()  # EIO: the terminal hung up; not a crash to panic over
+
+    def _read_input(self) -> None:
+        """Textual's input loop (LinuxDriver.run_input_thread), its waits set by a KeyReader."""
+        selector = selectors.SelectSelector()
+        selector.register(self.fileno, selectors.EVENT_READ)
+        reader = KeyReader(XTermParser(self._debug))
+        decode = getincrementaldecoder("utf-8")().decode
+
+        def read(wait: float, final: bool = False) -> None:
+            ready = selector.select(wait)
+            text = decode(os.read(self.fileno, 4096), final=final) if ready else None
+            for event in reader.take(text):
+                self.process_message(event)
+
+        try:
+            while not self.exit_event.is_set():
+                read(reader.wait())
+            read(0.0, final=True)  # what came with the exit, without waiting for more
+        finally:
+            selector.close()
+            try:
+                for _ in reader.parser.feed(""):
+                    pass
+            except (EOFError, ParseError):
+                pass
