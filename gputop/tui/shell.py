@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import SystemCommand
 from textual.markup import escape
@@ -19,6 +19,9 @@ from gputop.tui.actions import Action
 from gputop.tui.terminal import TerminalApp
 from gputop.tui.text.no_color import no_color
 from gputop.tui.themes import APP_VARIABLES, install_themes
+
+if TYPE_CHECKING:
+    from gputop.tui.screens.modals import HelpScreen
 
 
 class ShellApp(TerminalApp):
@@ -135,10 +138,19 @@ class ShellApp(TerminalApp):
         return [row for group, rows in groups.items()
                 for row in [("", self.help_heading(group)), *rows]]
 
+    _help: HelpScreen | None = None  # built at the first `?`, then shown again
+
     def action_help(self) -> None:
         from gputop.tui.screens.modals import HelpScreen
 
-        self.push_screen(HelpScreen(self.help_rows()))
+        if self._help is None:
+            self._help = HelpScreen(self.help_rows())
+            self.install_screen(self._help, "help")
+        elif self._help in self.screen_stack:
+            return
+        else:
+            self._help.show(self.help_rows())
+        self.push_screen(self._help)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """Offer the app's own actions by name, with their keys (Textual's theme picker would

@@ -44,7 +44,19 @@ class HelpScreen(ModalScreen[None]):
         super().__init__()
         self.rows = rows
 
+    def show(self, rows: list[tuple[str, str]]) -> None:
+        """List ``rows`` from its top when shown again (the app keeps one help screen: building
+        it, its CSS and its layout twice over cost more than drawing it)."""
+        if rows != self.rows:
+            self.rows = rows
+            self.query_one("#help-text", Static).update(self._text())
+        self.query_one(VerticalScroll).scroll_home(animate=False)
+
     def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(self._text(), id="help-text")
+
+    def _text(self) -> Text:
         text = Text(end="")
         text.append("gputop keys\n\n", "bold")
         for keys, what in self.rows:
@@ -59,8 +71,7 @@ class HelpScreen(ModalScreen[None]):
         text.append("\nctrl+p opens the command palette with the same actions. q or esc closes"
                     " this and every screen over the view; here, any other key above closes it"
                     " and does its work; ctrl+c quits from anywhere.")
-        with VerticalScroll():
-            yield Static(text, id="help-text")
+        return text
 
     def action_dismiss(self) -> None:  # type: ignore[override]  # Screen's takes a result (#25 tui)
         self.dismiss(None)

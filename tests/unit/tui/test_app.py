@@ -17,6 +17,7 @@ from tests.support.tui import (
     LocalBackend,
     make_app,
     notices,
+    screen_text,
     settle,
     table,
     visible_lines,
@@ -159,6 +160,28 @@ async def test_help_lists_every_key_and_closes():
         await pilot.press("escape")
         await settle(pilot)
         assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_help_is_built_once_and_shows_the_keys_as_they_act_now():
+    """#26: each `?` built the help anew (and laid the dimmed dashboard behind it out three
+    times); it is kept, and each time shows its rows as they are then, from the top."""
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        advance(app, 1)
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        first = app.screen
+        await pilot.press("end")  # scrolled to its end
+        await settle(pilot)
+        assert "gputop keys" not in screen_text(app)
+        await pilot.press("escape", "b")  # the table grouped by job: the help says so
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert app.screen is first
+        text = screen_text(app)
+        assert "gputop keys" in text and "Processes, grouped by job (b)" in text
 
 
 async def test_every_binding_appears_in_help():
