@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 
 import pytest
 
@@ -15,6 +16,19 @@ from tests.support.tmux import Pane
 pytestmark = pytest.mark.skipif(cfake.available() is not None, reason="needs gcc")
 
 ARGS = ("--rank", "{rank}", "--config", "configs/llama-70b-long-context.yaml", "--seed", "1")
+
+
+def settled(pane: Pane, timeout: float = 10.0) -> str:
+    """The screen once two captures 0.1 s apart agree: tmux may show a frame half written."""
+    deadline = time.monotonic() + timeout
+    last = pane.screen()
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        now = pane.screen()
+        if now == last:
+            return now
+        last = now
+    return last
 
 
 def test_every_process_row_shows_its_program_and_script_at_80x24(tmp_path):
@@ -28,7 +42,7 @@ def test_every_process_row_shows_its_program_and_script_at_80x24(tmp_path):
         pane = Pane(tmp_path, f"{sys.executable} -m gputop --backend nvml", env, size=(80, 24))
         try:
             pane.wait_for("train.py", 30)
-            lines = pane.screen().splitlines()
+            lines = settled(pane).splitlines()
         finally:
             pane.close()
     header = next(i for i, line in enumerate(lines) if "COMMAND" in line)
