@@ -41,6 +41,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -376,6 +377,22 @@ def wait_for(control: Control, text: str, timeout: float = 30.0) -> None:
     raise RuntimeError(f"{text!r} never appeared:\n{control.screen()}")
 
 
+@contextmanager
+def running(socket: str, command: list[str], env: dict[str, str], size: tuple[int, int],
+            work: Path) -> Iterator[Control]:
+    """``command`` in a tmux pane (see ``start``), its control client; killed by PID after."""
+    pid, control = start(socket, command, env, size, work, work)
+    try:
+        yield control
+    finally:
+        control.close()
+        try:
+            os.kill(pid, 9)
+        except ProcessLookupError:
+            pass
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
+
+
 def gputop_env(node: cfake.Node) -> dict[str, str]:
     return {k: v for k, v in node.env(PYTHONPATH=str(ROOT)).items()
             if k in ("LD_LIBRARY_PATH", "FAKENVML_CONFIG", "PYTHONPATH", "ESCDELAY")}
@@ -391,9 +408,8 @@ def measure(lib: Path, gpus: int, procs: int, *, presses: int = 3, size=(120, 40
     with tempfile.TemporaryDirectory(prefix="gputop-keys-") as tmp, \
             cfake.Node(lib, gpus=gpus, procs_per_gpu=max(1, procs // gpus)) as node:
         work = Path(tmp)  # `r` records into it
-        pid, control = start(socket, [python, "-m", "gputop", "--backend", "nvml", "--interval",
-                                      f"{interval:g}"], gputop_env(node), size, work, work)
-        try:
+        command = [python, "-m", "gputop", "--backend", "nvml", "--interval", f"{interval:g}"]
+        with running(socket, command, gputop_env(node), size, work) as control:
             wait_for(control, "H100")
             time.sleep(warmup)  # a history to open the process view on
             pane = Pane(control, interval, size[0])
@@ -401,13 +417,6 @@ def measure(lib: Path, gpus: int, procs: int, *, presses: int = 3, size=(120, 40
                 if keys and probe.label not in keys and probe.key not in keys:
                     continue
                 yield time_probe(pane, probe, presses)
-        finally:
-            control.close()
-            try:
-                os.kill(pid, 9)
-            except ProcessLookupError:
-                pass
-            subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
 
 
 def measure_nvitop(lib: Path, gpus: int, procs: int, nvitop: Path, *, presses: int = 3,
@@ -419,9 +428,8 @@ def measure_nvitop(lib: Path, gpus: int, procs: int, nvitop: Path, *, presses: i
             cfake.Node(lib, gpus=gpus, procs_per_gpu=max(1, procs // gpus)) as node:
         work = Path(tmp)
         env = {k: v for k, v in node.env().items() if k in ("LD_LIBRARY_PATH", "FAKENVML_CONFIG")}
-        pid, control = start(socket, [str(nvitop), "--interval", f"{interval:g}"], env, size,
-                             work, work)
-        try:
+        with running(socket, [str(nvitop), "--interval", f"{interval:g}"], env, size,
+                     work) as control:
             wait_for(control, "GiB / ")
             time.sleep(2)
             pane = Pane(control, interval, size[0])
@@ -431,13 +439,6 @@ def measure_nvitop(lib: Path, gpus: int, procs: int, nvitop: Path, *, presses: i
                 result.press.add(pane.press("enter"))
                 result.back.add(pane.press(ESC))
             return result
-        finally:
-            control.close()
-            try:
-                os.kill(pid, 9)
-            except ProcessLookupError:
-                pass
-            subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
 
 
 def key_text(key: str) -> str:
