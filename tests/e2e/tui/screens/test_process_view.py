@@ -41,7 +41,7 @@ async def test_an_exited_process_keeps_its_last_plots_and_says_so(child):
         text = screen_text(app)
         assert "■ exited at " in text and "the plots keep its last readings" in text
         assert "exited (no longer running on this host)" in text
-        assert len(view.trace.points) == 5
+        assert view.trace.samples() == 5
         assert braille(view.query_one("#pv-memory", TracePlot).render().plain) > 0
 
 
@@ -74,7 +74,7 @@ async def test_signal_keys_in_the_view_ask_first_and_keep_the_trace_going(child)
         time.sleep(0.01)
         app.sampler.tick()  # a sample while the question is open still reaches the trace
         await settle(pilot)
-        assert len(view.trace.points) == 2
+        assert view.trace.samples() == 2
         await pilot.press("n")
         await settle(pilot)
         time.sleep(0.2)
