@@ -204,14 +204,13 @@ def spread(values: list[float]) -> str:
 def main() -> int:
     import argparse
     import json
-    import shutil
     import subprocess
     import tempfile
     from collections import defaultdict
     from pathlib import Path
 
     sys.path.insert(0, ROOT)
-    from tui import FLOOR_APP  # bench/tui.py, beside this script
+    from tui import FLOOR, cannot_run  # bench/tui.py, beside this script
 
     from tests.support import cfake
     from tests.support.start_imports import held_out, loaded
@@ -222,8 +221,7 @@ def main() -> int:
     ap.add_argument("--size", default="120x40")
     ap.add_argument("--top", type=int, default=14, help="rows of the per-module table")
     args = ap.parse_args()
-    why = None if shutil.which("tmux") else "needs tmux"
-    why = why or cfake.available()
+    why = cannot_run()
     if why:
         print(f"bench/imports.py: {why}", file=sys.stderr)
         return 2
@@ -256,7 +254,7 @@ def main() -> int:
                     alone = subprocess.run([py, "-c", IMPORT_ONE, module], env=full_env,
                                            check=True, capture_output=True, text=True).stdout
                     phases[label].append(float(alone))
-                for name, command in (("dashboard", gputop), ("floor", [py, "-c", FLOOR_APP])):
+                for name, command in (("dashboard", gputop), ("floor", FLOOR)):
                     pane = Pane(command, env, size, work)
                     try:
                         running[f"{name} at 1 s"].append(pane.rss_at(1.0))

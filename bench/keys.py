@@ -33,7 +33,6 @@ import argparse
 import os
 import re
 import shlex
-import shutil
 import statistics
 import string
 import subprocess
@@ -47,6 +46,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from tui import cannot_run  # noqa: E402 - bench/tui.py, beside this script
 
 from gputop.tui import actions  # noqa: E402 - the keys, from the one registry
 from tests.support import cfake  # noqa: E402
@@ -468,10 +469,7 @@ def main() -> int:
     ap.add_argument("--keys", help="only these keys, comma separated (as the help writes them)")
     ap.add_argument("--peers-venv", help="a venv with nvitop: time its process screen too")
     args = ap.parse_args()
-    if shutil.which("tmux") is None:
-        print("bench/keys.py needs tmux", file=sys.stderr)
-        return 2
-    why = cfake.available()
+    why = cannot_run()
     if why is not None:
         print(f"bench/keys.py: {why}", file=sys.stderr)
         return 2

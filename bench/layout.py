@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import shutil
 import statistics
 import subprocess
 import sys
@@ -35,6 +34,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from tui import cannot_run  # noqa: E402 - bench/tui.py, beside this script
 
 from tests.support import cfake  # noqa: E402
 from tests.support.screen_layout import (  # noqa: E402 - what other bench scripts import
@@ -95,10 +96,7 @@ def main() -> int:
     ap.add_argument("--show", action="store_true",
                     help="print each launch's layouts (LAYOUT_SCREENS=1: their screens too)")
     args = ap.parse_args()
-    if shutil.which("tmux") is None:
-        print("bench/layout.py needs tmux", file=sys.stderr)
-        return 2
-    why = cfake.available()
+    why = cannot_run()
     if why is not None:
         print(f"bench/layout.py: {why}", file=sys.stderr)
         return 2

@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import shutil
 import statistics
 import subprocess
 import sys
@@ -47,11 +46,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from layout import final_layout_s  # noqa: E402 - bench/layout.py, beside this script
-from tui import cpu_pct, cpu_sample  # noqa: E402 - bench/tui.py, beside this script
+from tui import FLOOR, FLOOR_READY, cannot_run, cpu_pct, cpu_sample  # noqa: E402 - bench/tui.py
 
 from tests.support import cfake  # noqa: E402
 
-FLOOR = "Textual floor"
+FLOOR_NAME = "Textual floor"
 RING_S = 105.0  # past the span of --history 100 at --interval 0.1: the ring is full
 
 
@@ -65,7 +64,7 @@ def tools(python: str, peers_bin: Path, interval: str) -> dict[str, tuple[list[s
         # at 120 columns nvitop leaves the name out of its GPU rows: their memory column
         f"nvitop --interval {interval}": ([str(peers_bin / "nvitop"), "--interval", interval],
                                           "q", "GiB / "),
-        FLOOR: ([python, str(ROOT / "bench" / "floor_app.py"), interval], "q", FLOOR),
+        FLOOR_NAME: ([*FLOOR, interval], "q", FLOOR_READY),
     }
 
 
@@ -193,9 +192,9 @@ def report(title: str, results: dict[str, list[dict]], rss_at: float) -> None:
                        ("calls", "NVML calls/s"), ("first", "first frame s"),
                        ("final", "final layout s")):
         med = {n: statistics.median(r[key] for r in results[n]) for n in names}
-        best = min(med[n] for n in names[1:] if n != FLOOR)
+        best = min(med[n] for n in names[1:] if n != FLOOR_NAME)
         ratio = med[names[0]] / best if best > 0 else float("nan")
-        floor = med[FLOOR] if med[FLOOR] > 0 else float("nan")
+        floor = med[FLOOR_NAME] if med[FLOOR_NAME] > 0 else float("nan")
         print(f"  {label:<18}" + "".join(f"{spread([r[key] for r in results[n]]):>26}"
                                           for n in names)
               + f"{ratio:>12.2f}x{med[names[0]] / floor:>8.2f}x")
@@ -242,11 +241,7 @@ def main() -> int:
     if args.quick:
         args.configs, args.repeats, args.seconds, args.warmup = "8x32", 1, 4.0, 2.0
         args.no_ring = True
-    for tool in ("tmux",):
-        if shutil.which(tool) is None:
-            print(f"bench/peers.py needs {tool}", file=sys.stderr)
-            return 2
-    why = cfake.available()
+    why = cannot_run()
     if why is not None:
         print(f"bench/peers.py: {why}", file=sys.stderr)
         return 2
@@ -285,7 +280,7 @@ def main() -> int:
                     if shape == "8x32" and not delay and not args.no_ring:
                         ring(tmux, sys.executable, env, size, work, min(
                             statistics.median(r["rss"] for r in results[n])
-                            for n in results if n not in ("gputop", FLOOR)))
+                            for n in results if n not in ("gputop", FLOOR_NAME)))
                     if not args.no_one_shot:
                         one_shots(sys.executable, bin_, env, args.repeats, work)
                 sys.stdout.flush()

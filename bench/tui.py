@@ -25,20 +25,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
-FLOOR_APP = """
-from textual.app import App
-from textual.widgets import Static
-class Floor(App):
-    def compose(self):
-        yield Static("0", id="n")
-    def on_mount(self):
-        self.n = 0
-        self.set_interval(1.0, self.tick)
-    def tick(self):
-        self.n += 1
-        self.query_one("#n", Static).update(str(self.n))
-Floor().run()
-"""
+# The floor every bench sets the dashboard beside: a Textual app repainting one line a second.
+FLOOR = [sys.executable, str(ROOT / "bench" / "floor_app.py")]
+FLOOR_READY = "Textual floor"  # on its screen once it drew
+
+
+def cannot_run(fake_nvml: bool = True) -> str | None:
+    """Why a bench in tmux cannot run here (no tmux; no C compiler for the fake NVML), or None."""
+    if shutil.which("tmux") is None:
+        return "needs tmux (apt-get install tmux)"
+    if fake_nvml:
+        sys.path.insert(0, str(ROOT))
+        from tests.support import cfake
+
+        return cfake.available()
+    return None
 
 
 def cpu_ticks(pid: int) -> int:
@@ -135,8 +136,9 @@ def main() -> int:
     ap.add_argument("--press", default="", metavar="KEYS",
                     help="keys to press before measuring, e.g. h (history plot shown)")
     args = ap.parse_args()
-    if shutil.which("tmux") is None:
-        print("bench/tui.py needs tmux (apt-get install tmux)", file=sys.stderr)
+    why = cannot_run(fake_nvml=False)
+    if why is not None:
+        print(f"bench/tui.py: {why}", file=sys.stderr)
         return 2
     w, h = (int(x) for x in args.size.lower().split("x"))
     cmd = [sys.executable, "-m", "gputop", "--backend", "sim", "--scenario", args.scenario,
@@ -150,8 +152,7 @@ def main() -> int:
     print(f"  first frame    {res['first_frame_s']:.3f} s            (target <= 0.6)")
     print(f"  first data     {res['first_data_s']:.3f} s  (GPU cards and process table drawn)")
     if not args.no_floor:
-        floor = run_in_tmux([sys.executable, "-c", FLOOR_APP], (w, h), args.seconds,
-                            ready="0", data=None)
+        floor = run_in_tmux(FLOOR, (w, h), args.seconds, ready=FLOOR_READY, data=None)
         print("floor: minimal Textual app repainting one line per second, same terminal")
         print(f"  CPU            {floor['cpu_pct']:.2f} % of one core")
         print(f"  peak RSS       {floor['rss_mb']:.1f} MB")
