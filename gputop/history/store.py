@@ -34,6 +34,7 @@ from gputop.history.fields import (
     PROCESS_COLUMNS,
     PROCESS_FIELDS,
     ProcessKey,
+    process_key,
 )
 from gputop.history.frames import NA, FrameRing, Tiers
 
@@ -82,7 +83,6 @@ class History:
         self._holders: dict[int, deque[tuple[float, frozenset[ProcessKey]]]] = {}
         self._count = 0
         self._live: dict[ProcessKey, ProcessSeen] | None = None  # the newest sample's, by key
-        self._previous: Snapshot | None = None
 
     # ------------------------------------------------------------------ writing
     def set_interval(self, interval: float) -> None:
@@ -102,6 +102,7 @@ class History:
             self._count += 1
             self._live = None
             window = self._window
+            previous = window[-1] if window else None
             # the newest so far stands for its step of the window only if it is a step on
             # (half an interval of slack: a 1 s schedule that ran a little early is still 1 s)
             step = self.window_s / WINDOW_SAMPLES - self._interval / 2
@@ -111,8 +112,7 @@ class History:
             while snap.time - window[0].time > self.window_s + 1e-9:
                 window.popleft()
             self._append_devices(snap)
-            self._append_processes(snap)
-            self._previous = snap
+            self._append_processes(snap, previous)
             self._forget(snap.time)
 
     def _append_devices(self, snap: Snapshot) -> None:
@@ -123,7 +123,7 @@ class History:
                 values.append(NA if v is None else v)
         self._devices.append(snap.time, tuple(d.index for d in snap.devices), values)
 
-    def _append_processes(self, snap: Snapshot) -> None:
+    def _append_processes(self, snap: Snapshot, previous_snap: Snapshot | None) -> None:
         """One row per process key; a process on several GPUs is one row of its combined
         readings (fields.PROCESS_FIELDS)."""
         procs: list[Process] = []
@@ -151,16 +151,14 @@ class History:
         values = [NA if v is None else v for v in readings]
         previous = self._processes.fine[-1] if self._processes.fine else None
         self._processes.append(snap.time, keys, values)
-        if previous is not None and previous.layout.keys != keys:
-            self._remember_gone(previous.layout.keys, set(keys), snap.time)
+        if previous is not None and previous_snap is not None and previous.layout.keys != keys:
+            self._remember_gone(previous_snap, set(keys), snap.time)
 
-    def _remember_gone(self, before: tuple, now: set, time: float) -> None:
-        """Keep the last row of each process that left the GPUs with the previous sample."""
-        if self._previous is None:
-            return
-        rows = _rows(self._previous)
-        for key in before:
-            if key not in now and key in rows:
+    def _remember_gone(self, before: Snapshot, now: set, time: float) -> None:
+        """Keep the last row of each process that left the GPUs since ``before``."""
+        rows = _rows(before)
+        for key in rows:
+            if key not in now:
                 self._seen[key] = replace(rows[key], gone_at=time)
 
     def _forget(self, now: float) -> None:
@@ -267,7 +265,7 @@ def _rows(snap: Snapshot) -> dict[ProcessKey, ProcessSeen]:
     for dev in snap.devices:
         for p in dev.processes:
             if not p.outside_pid_namespace:
-                key = (p.pid, p.started)
+                key = process_key(p)
                 first.setdefault(key, p)
                 gpus.setdefault(key, []).append(dev.index)
     return {k: ProcessSeen(first[k], tuple(gpus[k]), snap.time) for k in first}
