@@ -64,14 +64,15 @@ def job_energy(history: History) -> list[dict]:
     latest = history.latest
     if latest is None:
         return []
-    oldest = history.oldest if history.oldest is not None else latest.time
+    oldest = history.oldest
+    oldest = oldest if oldest is not None else latest.time
     out = []
     for name, gpus in sorted(whole_gpus(latest.devices).items()):
         total = 0.0
         since = latest.time
         known = True
         for index in gpus:
-            held = _held_whole_since(history, index, name)
+            held = _held_whole_since(history, index, name, latest.time)
             times, energy = history.device_series(index, "energy_j", since=held)
             if not energy or energy[0] is None or energy[-1] is None:
                 known = False
@@ -89,12 +90,13 @@ def job_energy(history: History) -> list[dict]:
     return out
 
 
-def _held_whole_since(history: History, index: int, name: str) -> float:
-    """Since when the job ``name`` has held GPU ``index`` whole, without a break."""
-    since = None
+def _held_whole_since(history: History, index: int, name: str, now: float) -> float:
+    """Since when the job ``name`` has held GPU ``index`` whole, without a break (``now`` where
+    the history has no run of it)."""
+    since = now
     for start, keys in reversed(history.holders(index)):
         rows = [history.process(k) for k in keys]
         if not keys or any(r is None or job_name(r.process) != name for r in rows):
             break
         since = start
-    return since if since is not None else (history.latest.time if history.latest else 0.0)
+    return since
