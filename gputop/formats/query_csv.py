@@ -59,10 +59,10 @@ def _cell(field: Field, snap: Snapshot, dev: Device, count: int, units: bool,
     if field.kind == "timestamp":
         return stamp
     if field.get is None:
-        return unavailable(field, dev)
+        return unavailable(field, dev, snap.driver_version)
     value = field.get(snap, dev, count)
     if value is None:
-        return unavailable(field, dev)
+        return unavailable(field, dev, snap.driver_version)
     return _value_cell(field, value, units)
 
 
@@ -120,7 +120,8 @@ def _app_line(fields: Sequence[Field], snap: Snapshot, dev: Device, proc: Proces
             out.append(stamp)
             continue
         value = _app_value(f, snap, dev, proc) if proc is not None else None
-        out.append(unavailable(f, dev) if value is None else _value_cell(f, value, units))
+        out.append(unavailable(f, dev, snap.driver_version) if value is None
+                   else _value_cell(f, value, units))
     return SEP.join(out) + "\n"
 
 

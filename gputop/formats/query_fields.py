@@ -270,12 +270,26 @@ _ACCOUNTED_TABLE = """
     time [ms]
 """
 
-# Fields that recent drivers answer with DEPRECATED rather than a value.
-_DEPRECATED = frozenset({
-    "display_mode", "power.management", "clocks.applications.graphics",
-    "clocks.applications.memory", "clocks.default_applications.graphics",
-    "clocks.default_applications.memory",
-})
+# Fields nvidia-smi answers with DEPRECATED from a driver generation on (the first major version
+# whose real capture shows it): display mode has a value in 535 and 555, none from 580 (an H200's
+# 580.159.04); power management and the applications clocks have values in 580.159.04 and none
+# in 590.48.01 (an H100). Before that generation an unread field is plain N/A.
+_RETIRED_FROM = {
+    "display_mode": 580,
+    "power.management": 590,
+    "clocks.applications.graphics": 590,
+    "clocks.applications.memory": 590,
+    "clocks.default_applications.graphics": 590,
+    "clocks.default_applications.memory": 590,
+}
+# nvidia-smi writes these unavailable as bare N/A, no brackets (an H200 on 580.159.04 without a
+# fabric, an H100 on 590.48.01 for the health fields).
+NA_BARE = "N/A"
+
+
+def _unavailable_text(name: str) -> str:
+    return NA_BARE if name.startswith("fabric.") else NA
+
 
 # Value formats: how a number (or flag) from the model is written.
 #   str: as is; int: rounded; floor: whole MiB, rounded down; ceil: whole MiB, rounded up (a
@@ -423,6 +437,7 @@ class Field:
     attr: str | None = None  # the model attribute that holds the value (None: derived or absent)
     get: Getter | None = None  # None: the model has no source for this field
     na: str = NA  # printed when the value is unavailable
+    retired_from: int | None = None  # the driver major from which nvidia-smi prints DEPRECATED
 
     @property
     def header(self) -> str:
@@ -445,7 +460,7 @@ def _parse_table(
         get = _dev(source) if isinstance(source, str) else source
         out.append(Field(name=name, aliases=tuple(alias_text.split()), unit=unit.rstrip("]") or None,
                          kind=kind, attr=attr, get=get,
-                         na=DEPRECATED if name in _DEPRECATED else NA))
+                         na=_unavailable_text(name), retired_from=_RETIRED_FROM.get(name)))
     return tuple(out)
 
 
@@ -546,10 +561,24 @@ def format_value(field: Field, value: Any, units: bool = True) -> str:
     return text + field.suffix if units else text
 
 
-def unavailable(field: Field, dev: Device | None) -> str:
+def unavailable(field: Field, dev: Device | None, driver: str | None) -> str:
+    """Return what nvidia-smi prints for a value ``dev`` does not give: the GPU's state when it
+    is lost, DEPRECATED where ``driver``'s generation retired the field (an unknown driver: the
+    newest), else N/A."""
     if dev is not None and dev.status != "ok":
         return STATUS_TEXT.get(dev.status, field.na)
+    if field.retired_from is not None:
+        major = driver_major(driver)
+        if major is None or major >= field.retired_from:
+            return DEPRECATED
     return field.na
+
+
+def driver_major(driver: str | None) -> int | None:
+    """Return the major version of a driver string ("580.159.04" -> 580), None if there is
+    none."""
+    head = (driver or "").split(".", 1)[0]
+    return int(head) if head.isdigit() else None
 
 
 def adjust_units(field: Field, raw: str, units: bool) -> str:

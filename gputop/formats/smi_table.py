@@ -9,14 +9,13 @@ model and travel as the captured cells of a :class:`TableMig`.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gputop.core.formatting import mig_word, on_off
 from gputop.core.model import Device, MigInstance, Process
-from gputop.formats.query_fields import format_value, lookup
+from gputop.formats.query_fields import driver_major, format_value, lookup
 
 WIDTH = 89  # between the outer bars
 NA = "N/A"
@@ -40,14 +39,12 @@ class TableMig(MigInstance):
 
 def banner_rule(driver: str | None) -> str:
     """The line under the version banner: "|---" before driver 580, "+---" from 580 on."""
-    major = _major(driver)
+    major = driver_major(driver)
     edge = "|" if major is not None and major < 580 else "+"
     return f"{edge}{'-' * 41}+{'-' * 24}+{'-' * 22}+"
 
 
-def _major(driver: str | None) -> int | None:
-    m = re.match(r"(\d+)", driver or "")
-    return int(m.group(1)) if m else None
+
 
 
 def stamp(t: float) -> str:
@@ -129,7 +126,7 @@ def _instance(value: int | None) -> str:
 def _widths(driver: str | None) -> tuple[int, int]:
     """The process box's PID and name widths: before driver 570 the PID column is 6 narrower and
     the name 6 wider (the column titles of the 550-565 captures say so)."""
-    major = _major(driver)
+    major = driver_major(driver)
     return (8, PROCESS_NAME_WIDTH + 6) if major is not None and major < 570 else (
         14, PROCESS_NAME_WIDTH)
 
@@ -155,7 +152,7 @@ def process_head(driver: str | None) -> list[str]:
 
 def _blank(driver: str | None) -> str:
     """The line before the Processes box: spaces across the table before driver 570."""
-    major = _major(driver)
+    major = driver_major(driver)
     return " " * WIDTH if major is not None and major < 570 else ""
 
 
@@ -210,13 +207,22 @@ def render(rows: Sequence[TableRow], when: float, smi_version: str | None,
             out += mig_rows(dev, mig)
             out.append(MIG_RULE)
     out += [_blank(gen), RULE, *process_head(gen)]
-    procs = [(r.device, p, n) for r in rows for p, n in zip(r.device.processes, r.names)]
+    procs = [(r.device, r.device.processes[i], r.names[i])
+             for r in rows for i in listing_order(r.device.processes)]
     if procs:
         out += [process_row(d, p, n, gen) for d, p, n in procs]
     else:
         out.append(_bar("  No running processes found"))
     out.append(RULE)
     return "\n".join(out) + "\n"
+
+
+def listing_order(processes: Sequence[Process]) -> list[int]:
+    """Return the positions of a GPU's processes in the order nvidia-smi's table and ``-q``
+    list them: by PID (NVML hands them over in its own order, which ``--query-compute-apps``
+    keeps; seen on an H200 with driver 580.159.04, and compute and graphics processes mixed by
+    PID in a 595 capture)."""
+    return sorted(range(len(processes)), key=lambda i: processes[i].pid)
 
 
 def list_line(dev: Device) -> list[str]:
@@ -228,4 +234,5 @@ def list_line(dev: Device) -> list[str]:
     return out
 
 
-__all__ = ["FULL_MODES", "SHORT_MODES", "TableMig", "TableRow", "list_line", "render", "stamp"]
+__all__ = ["FULL_MODES", "SHORT_MODES", "TableMig", "TableRow", "list_line", "listing_order",
+           "render", "stamp"]

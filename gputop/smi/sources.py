@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gputop.core.model import Device, MigInstance, Process, Snapshot
-from gputop.formats import smi_doc, smi_fields
+from gputop.formats import smi_doc, smi_fields, smi_table
 from gputop.formats.query_csv import process_name
 from gputop.formats.smi_capture import (
     MIG_KEYS,
@@ -121,8 +121,9 @@ class GpuSource:
             if not self.processes_known:
                 return None
             raw = self._captured_items(path)
-            return [process_entry(p, self.xml, raw[i] if i < len(raw) else None)
-                    for i, p in enumerate(self.dev.processes)]
+            procs = self.dev.processes
+            return [process_entry(procs[i], self.xml, raw[i] if i < len(raw) else None)
+                    for i in smi_table.listing_order(procs)]
         if path == MIG_LIST[self.xml]:
             raw = self._captured_items(path)
             return [mig_entry(m, self.xml, raw[i] if i < len(raw) else None)

@@ -117,7 +117,7 @@ def check_query(snap: Snapshot, rows: list[str]) -> None:
     assert len(rows) == len(snap.devices)
     for dev, row in zip(snap.devices, rows, strict=True):
         for f, cell in zip(DIRECT, row.split(", "), strict=True):
-            assert (cell == unavailable(f, dev)) == (getattr(dev, f.attr) is None), (f.name, cell)
+            assert (cell == unavailable(f, dev, snap.driver_version)) == (getattr(dev, f.attr) is None), (f.name, cell)
 
 
 async def dashboard(backend: Backend, snap: Snapshot) -> str:

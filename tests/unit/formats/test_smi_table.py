@@ -3,6 +3,8 @@ written again come back byte for byte (every cell of a GPU or process row is a m
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from gputop.core.model import Device, MigInstance, Process
@@ -19,6 +21,7 @@ TABLES = [
     "table_4xL40S_570.172.08_dell-ai_no-final-newline.txt",
     "table_1xH200_580.159.04_idle.txt",
     "table_1xH200_580.159.04_load_with-process.txt",
+    "table_1xH200_580.159.04_load_2-processes.txt",
     "table_1xH100-80GB-HBM3_590.48.01_load_with-processes.txt",
     "table_1xH100-MIG_590.48.01_load.txt",
     "table_1xRTX4080S_595.71.05_desktop-CplusG_load.txt",
@@ -123,3 +126,14 @@ def test_the_list_writes_mig_devices_from_the_model() -> None:
                                             profile="3g.40gb", uuid="MIG-00000000-0000-0000-0000-000000000000"),))
     want = (SMI / "L_1xH100-MIG-4-instances_590.48.01.txt").read_text().splitlines()[1]
     assert smi_table.list_line(dev)[1] == want
+
+
+def test_processes_are_listed_by_pid_whatever_order_nvml_gives() -> None:
+    """NVML gave PID 439 before 438 (`--query-compute-apps` keeps that order); nvidia-smi's
+    table lists 438 first (an H200 on 580.159.04, the capture below)."""
+    text = (SMI / "table_1xH200_580.159.04_load_2-processes.txt").read_text()
+    capture = smi_capture.read(text)
+    (dev,) = capture.devices
+    assert [p.pid for p in dev.processes] == [438, 439]
+    nvml_order = dataclasses.replace(dev, processes=dev.processes[::-1])
+    assert _write(dataclasses.replace(capture, devices=(nvml_order,))) == text
