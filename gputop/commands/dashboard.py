@@ -16,6 +16,7 @@ import sys
 from gputop.commands.common import source_config
 from gputop.config.dashboard import DashboardConfig
 from gputop.config.options import SourceConfig
+from gputop.config.settings import Settings
 from gputop.core import bounds
 from gputop.core.errors import UsageError
 from gputop.core.lifeline import Lifeline, Stopped, Terminal, quit_code
@@ -151,6 +152,8 @@ def configure(parser: argparse.ArgumentParser, argv: list[str],
 
     path, named = settings_path(args.config, args.no_config)
     found = load(path, named)
+    if found.alerts is not None:  # bad rules stop the dashboard too, before any device opens
+        check_alerts(found)
     file_says = {"theme": found.theme, "interval": found.interval, "readonly": found.readonly,
                  "record_fields": found.record_fields}
     defaults = {dest: file_says[dest] for dest in SETTINGS_DEFAULTS if file_says[dest] is not None}
@@ -164,6 +167,16 @@ def configure(parser: argparse.ArgumentParser, argv: list[str],
                            record_dir=args.record_dir, settings=found,
                            history_s=args.history if args.history is not None
                            else bounds.HISTORY_DEFAULT_S)
+
+
+def check_alerts(found: Settings) -> None:
+    """Refuse a settings file whose ``[alerts]`` table holds a bad rule or journal path."""
+    from gputop.alerts.journal import journal_path
+    from gputop.alerts.rules import parse_rules
+
+    where = found.path or "settings"
+    parse_rules(found.alerts, where)
+    journal_path(found.alerts, where)
 
 
 def checked(config: DashboardConfig) -> DashboardConfig:

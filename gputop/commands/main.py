@@ -1,4 +1,4 @@
-"""Command line entry point: `gputop [options] [snapshot|agent|cluster|advise|replay|exporter|web]`.
+"""Command line entry point: `gputop [options] [snapshot|agent|cluster|advise|replay|exporter|web|alerts]`.
 
 With no subcommand it opens the dashboard, or, with no terminal to open it on, prints the text
 view once. nvidia-smi's query flags (`--query-gpu=…`) switch to
@@ -32,6 +32,7 @@ SUBCOMMANDS = {
     "replay": "open a CSV log in the dashboard",
     "exporter": "serve metrics to Prometheus (dcgm-exporter names)",
     "web": "serve the dashboard or the cluster view to browsers",
+    "alerts": "list the alert rules in force (--list)",
 }
 
 
@@ -143,8 +144,9 @@ def run_command(parser: argparse.ArgumentParser, argv: list[str],
                 args: argparse.Namespace) -> int:
     """Turn the parsed command line into the chosen command's config and run the command.
 
-    Only the dashboard (``gputop``, ``gputop replay``) reads the settings file; the other
-    commands feed scripts, and a ``--config`` given to one of them is refused."""
+    Only the dashboard (``gputop``, ``gputop replay``) reads the settings file, and ``gputop
+    alerts`` its rules; the other commands feed scripts, and a ``--config`` given to one of
+    them is refused."""
     if args.command in (None, "replay"):
         config = dashboard.configure(parser, argv, args)  # the settings file under the options
         if args.command == "replay":
@@ -158,6 +160,10 @@ def run_command(parser: argparse.ArgumentParser, argv: list[str],
 
             return snapshot.print_once(config.source)
         return dashboard.run_dashboard(config)
+    if args.command == "alerts":
+        from gputop.commands import alerts
+
+        return alerts.run(alerts.configure(args))
     if args.config is not None:  # asked for, and it would do nothing: say so
         raise UsageError(f"--config: only the dashboard reads a settings file, not "
                          f"`gputop {args.command}`")

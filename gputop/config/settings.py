@@ -1,15 +1,17 @@
 """The dashboard's settings file: ``$XDG_CONFIG_HOME/gputop/config.toml`` (default
 ``~/.config/gputop/config.toml``), defaults that command-line options override.
 
-Only the dashboard reads it (``gputop`` and ``gputop replay``): query mode, ``snapshot``,
-``agent``, ``exporter``, ``advise`` and ``cluster`` feed scripts and other programs, whose output
-must not change with one user's dashboard preferences. ``--config PATH`` or ``$GPUTOP_CONFIG``
+Only the dashboard reads it (``gputop`` and ``gputop replay``), and ``gputop alerts`` its
+``[alerts]`` table: query mode, ``snapshot``, ``agent``, ``exporter``, ``advise`` and ``cluster``
+feed scripts and other programs, whose output must not change with one user's dashboard
+preferences. ``--config PATH`` or ``$GPUTOP_CONFIG``
 names another file; ``--no-config`` or an empty ``$GPUTOP_CONFIG`` ignores it. The command line
 is laid over it, and both handed to the dashboard as one config, by `gputop.commands.dashboard`.
 
 Every value is checked as the file is read, before any device is opened: a bad one is one line
 naming the file and the key, and exit 2. Numbers pass `gputop.core.bounds`, as on the command line.
-Textual-free: the theme's name is checked where the themes are loaded (`gputop.tui.app`).
+Textual-free: the theme's name is checked where the themes are loaded (`gputop.tui.app`), and
+the ``[alerts]`` table by `gputop.alerts.rules` (a layer above this one), before any device too.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ CONFIG_ENV = "GPUTOP_CONFIG"
 
 SORT_ORDERS = ("ascending", "descending")
 
-KEYS = ("theme", "interval", "readonly", "sort", "sort_order", "columns", "record_fields")
+KEYS = ("theme", "interval", "readonly", "sort", "sort_order", "columns", "record_fields",
+        "alerts")
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,8 @@ class Settings:
     sort_descending: bool | None = None  # None: the column's own first direction
     columns: tuple[str, ...] | None = None
     record_fields: str | None = None  # comma separated, as --record-fields takes them
+    # The [alerts] table as written: `gputop.alerts.rules.parse_rules` checks it.
+    alerts: Mapping[str, object] | None = None
 
 
 def config_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -141,6 +146,10 @@ def parse(doc: Mapping[str, object], where: str) -> Settings:
                 raise bad("record_fields", f"unknown field {field!r} (see gputop "
                                            "--help-query-gpu)") from None
         found["record_fields"] = ",".join(fields)
+    if "alerts" in doc:
+        if not isinstance(doc["alerts"], dict):
+            raise bad("alerts", f"must be a table ([alerts]) (got {written(doc['alerts'])})")
+        found["alerts"] = doc["alerts"]
     return Settings(**found)  # type: ignore[arg-type]
 
 

@@ -78,6 +78,7 @@ def test_columns_are_drawn_in_the_tables_order_whatever_the_files_order(config_h
     ('record_fields = "index,power.draw"\n', "record_fields: must be a list of names in quotes"),
     ('record_fields = ["index,power.draw"]\n',
      "record_fields: unknown field 'index,power.draw'"),
+    ("alerts = 3\n", "alerts: must be a table ([alerts]) (got 3)"),
     ('theme = "light"\ninterval = \n', "not valid TOML: Invalid value (at line 2, column 12)"),
     ('theme = "light\n', "not valid TOML: "),
 ])
