@@ -52,6 +52,7 @@ from typing import cast
 
 from gputop.analysis.jobs import gpu_list, job_name
 from gputop.analysis.mig import instance_name, instance_of, sm_active
+from gputop.analysis.xid import ExplainedXid, XidLog, catalog
 from gputop.core.model import Device, Hint, MigInstance, Snapshot
 from gputop.core.units import MIB_PER_GIB
 
@@ -116,6 +117,8 @@ ADVICE = {
     "pages-pending": "reboot when its jobs allow, so the driver retires the pages",
     "pcie-degraded": "reseat the GPU or its riser, check the slot and BIOS link settings: "
                      "transfers to and from this GPU are slower",
+    # the Xid hint's own advice is the catalog's action for its code (xid_hint); this is what
+    # is left when even the code is not known
     "xid": "look the Xid up in NVIDIA's Xid catalog and `dmesg`; restart the job, or reset the "
            "GPU if it recurs",
 }
@@ -332,12 +335,14 @@ def device_unhealthy(dev: Device) -> Hint | None:
     return _hint(dev.index, "device-unhealthy", "critical", f"GPU {dev.index} is {dev.status}{why}")
 
 
-def device_health(dev: Device) -> list[Hint]:
+def device_health(dev: Device, last_xid: ExplainedXid | None = None) -> list[Hint]:
     """One hint per health problem the device reports: uncorrectable ECC errors, a failed or
     pending row remap, pages waiting to be retired, a PCIe link below its maximum width (or
-    generation while busy: an idle link slows down to save power), the last Xid error."""
-    if dev.status != "ok":
-        return []  # device_unhealthy says it
+    generation while busy: an idle link slows down to save power), the last Xid error
+    (explained by ``last_xid``, the device's last explained Xid event, where there is one)."""
+    xid = xid_hint(dev, last_xid)
+    if dev.status != "ok":  # device_unhealthy says it; the Xid that brought it down says why
+        return [xid] if xid is not None else []
     i = dev.index
     out = []
     if dev.ecc_errors_uncorrected_volatile:
@@ -371,10 +376,26 @@ def device_health(dev: Device) -> list[Hint]:
             [f"Gen {dev.pcie_gen} of its Gen {dev.pcie_gen_max} while busy"] if slow else [])
         out.append(_hint(i, "pcie-degraded", "warning",
                          f"GPU {i}'s PCIe link runs {' and '.join(parts)}"))
-    if dev.xid_last:
-        out.append(_hint(i, "xid", "warning",
-                         f"GPU {i} reported Xid {dev.xid_last} (the last since gputop started)"))
+    if xid is not None:
+        out.append(xid)
     return out
+
+
+def xid_hint(dev: Device, xid: ExplainedXid | None) -> Hint | None:
+    """The device's last Xid, named and explained by NVIDIA's catalog: ``GPU 2 Xid 79 (GPU has
+    fallen off the bus): job 1234 (alice) — drain the node and reboot it``. Its severity is the
+    catalog action's. Without an explained event (the Xid came before gputop watched, or from a
+    source without events) the code alone is decoded."""
+    if xid is not None and (dev.xid_last is None or xid.info.code == dev.xid_last):
+        info, who = xid.info, xid.summary()
+    elif dev.xid_last:
+        info = catalog().describe(dev.xid_last)
+        who = (f"GPU {dev.index} Xid {info.code} ({info.name}): the last since gputop started,"
+               " not seen as it came")
+    else:
+        return None
+    return Hint(device=dev.index, code="xid", severity=info.severity,
+                message=f"{who} — {info.action}", advice=info.meaning)
 
 
 def _counts(*figures: tuple[str, int | None]) -> str:
@@ -613,14 +634,19 @@ def _straggler(s: Series, peers: list[Series], clocks: dict, busy: dict) -> Hint
 
 
 # ---------------------------------------------------------------- everything
-def analyze(history: Sequence[Snapshot], runs: IdleRuns | None = None) -> list[Hint]:
+def analyze(history: Sequence[Snapshot], runs: IdleRuns | None = None,
+            xids: XidLog | None = None) -> list[Hint]:
     """All hints for the newest snapshot, from a bounded recent window of ``history``.
     ``runs``: the idle runs so far, where the caller keeps them over a longer past than
-    ``history`` holds (the sampler's analyzer does); else they are found in ``history``."""
+    ``history`` holds (the sampler's analyzer does); else they are found in ``history``.
+    ``xids``: likewise the explained Xid events so far; else those ``history`` holds."""
     if not history:
         return []
     if runs is None:
         runs = IdleRuns.over(history)
+    if xids is None:
+        xids = XidLog()
+        xids.extend(history)
     hints: list[Hint] = []
     for dev in history[-1].devices:
         for check in (device_unhealthy, memory_nearly_full):
@@ -629,7 +655,7 @@ def analyze(history: Sequence[Snapshot], runs: IdleRuns | None = None) -> list[H
                 hints.append(h)
         if dev.status == "ok":
             hints.extend(instances_nearly_full(dev))
-        hints.extend(device_health(dev))
+        hints.extend(device_health(dev, xids.latest(dev.index)))
     window = recent_window(history)
     series = device_series(window)
     current = {d.index for d in history[-1].devices if d.status == "ok"}

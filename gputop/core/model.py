@@ -140,6 +140,17 @@ class MigInstance:
 
 
 @dataclass(frozen=True, slots=True)
+class XidEvent:
+    """One Xid error the driver reported: on which GPU, its code, and when gputop saw it
+    (epoch seconds: NVML's event carries no time of its own, so it is when the event was
+    drained, at most one sample after the driver raised it)."""
+
+    device: int
+    code: int
+    time: float
+
+
+@dataclass(frozen=True, slots=True)
 class Device:
     """One device at one instant: its identity, its readings and its processes."""
 
@@ -215,6 +226,9 @@ class Device:
     # Health counters dashboards alert on (dcgm-exporter's defaults).
     pcie_replay_count: int | None = None  # PCIe retries since boot
     xid_last: int | None = None  # the last Xid error the driver reported (0: none yet)
+    # The Xids the driver reported since the previous sample, oldest first ("()" also where
+    # the device reports no Xids at all: xid_last is None there).
+    xid_events: tuple[XidEvent, ...] = ()
     remapped_rows_correctable: int | None = None
     remapped_rows_uncorrectable: int | None = None
     remapped_rows_failed: bool | None = None
@@ -344,9 +358,11 @@ _PROC_FIELDS = tuple(f.name for f in fields(Process) if f.name not in _PROC_NEST
 _HINT_FIELDS = tuple(f.name for f in fields(Hint))
 _MIG_NESTED = ("saturation", "processes")
 _MIG_FIELDS = tuple(f.name for f in fields(MigInstance) if f.name not in _MIG_NESTED)
+_XID_FIELDS = tuple(f.name for f in fields(XidEvent))
 _DEV_SCALARS = tuple(
     f.name for f in fields(Device)
-    if f.name not in ("saturation", "processes", "clock_event_reasons", "mig_instances")
+    if f.name not in ("saturation", "processes", "clock_event_reasons", "mig_instances",
+                      "xid_events")
 )
 _SNAPSHOT_KEYS = ("schema", "host", "time", "backend", "driver_version", "cuda_version")
 
@@ -368,6 +384,7 @@ def device_to_json(dev: Device) -> dict[str, Any]:
     out["saturation"] = _flat(dev.saturation, _SAT_FIELDS)
     out["processes"] = [process_to_json(p) for p in dev.processes]
     out["mig_instances"] = [mig_instance_to_json(m) for m in dev.mig_instances]
+    out["xid_events"] = [_flat(e, _XID_FIELDS) for e in dev.xid_events]
     return out
 
 
@@ -414,7 +431,20 @@ def device_from_json(data: dict[str, Any]) -> Device:
     instances = data.get("mig_instances") or []
     _check(isinstance(instances, list), "mig_instances is not a list")
     kwargs["mig_instances"] = tuple(mig_instance_from_json(m) for m in instances)
+    # absent in a stream from an agent older than the field: no Xids seen
+    xids = data.get("xid_events") or []
+    _check(isinstance(xids, list), "xid_events is not a list")
+    kwargs["xid_events"] = tuple(xid_event_from_json(e) for e in xids)
     return Device(**kwargs)
+
+
+def xid_event_from_json(data: Any) -> XidEvent:
+    _check(isinstance(data, dict), "Xid event is not an object")
+    device, code, time = data.get("device"), data.get("code"), data.get("time")
+    _check(all(isinstance(v, int) and not isinstance(v, bool) for v in (device, code))
+           and isinstance(time, (int, float)) and not isinstance(time, bool),
+           "Xid event without an integer device and code and a numeric time")
+    return XidEvent(device=device, code=code, time=float(time))
 
 
 def mig_instance_from_json(data: Any) -> MigInstance:

@@ -33,6 +33,7 @@ from gputop.core.model import (
     Saturation,
     SchemaError,
     Snapshot,
+    XidEvent,
 )
 from gputop.core.visible import visible
 
@@ -44,6 +45,7 @@ MAX_PROCESSES = 10000
 MAX_MIG_INSTANCES = 64  # 7 GPU instances today, each with up to 7 compute instances at most
 MAX_HINTS = 1000
 MAX_SMALL = 64  # entries of a small list or dict (clock event reasons, the sim's figures)
+MAX_XID_EVENTS = 64  # a device's Xids in one sample: what the NVML backend keeps per GPU
 
 
 # ------------------------------------------------------------------ numbers
@@ -140,7 +142,7 @@ _OBJECT = "object"  # a nested model object (saturation): checked by its own tab
 _LIST = "list"  # a list of nested model objects (processes, devices, hints)
 _KINDS = {"float": _NUM, "int": _INT, "str": _STR, "bool": _BOOL, "tuple[str, ...]": _STRLIST,
           "dict[str, float]": _NUMDICT, "Saturation": _OBJECT, "Container": _OBJECT, "Job": _OBJECT, "tuple[Process, ...]": _LIST,
-          "tuple[MigInstance, ...]": _LIST,
+          "tuple[MigInstance, ...]": _LIST, "tuple[XidEvent, ...]": _LIST,
           "tuple[Device, ...]": _LIST, "tuple[Hint, ...]": _LIST}
 _TYPES = {_NUM: (int, float), _INT: (int,), _STR: (str,), _BOOL: (bool,), _STRLIST: (list,),
           _NUMDICT: (dict,), _OBJECT: (dict,), _LIST: (list,)}
@@ -171,10 +173,11 @@ _PROCESS_NESTED = {"container": (_kinds(Container), ()),
 _SATURATION = _kinds(Saturation)
 _MIG = _kinds(MigInstance)
 _HINT = _kinds(Hint)
+_XID = _kinds(XidEvent)
 _SNAPSHOT = _kinds(Snapshot)
 # Per table: key -> accepted types, for the all-in-C fast check below.
 _FAST = {id(t): {k: types for k, (types, _) in t.items()}
-         for t in (_DEVICE, _PROCESS, _SATURATION, _MIG, _HINT, _SNAPSHOT,
+         for t in (_DEVICE, _PROCESS, _SATURATION, _MIG, _HINT, _SNAPSHOT, _XID,
                    *(table for table, _ in _PROCESS_NESTED.values()))}
 
 
@@ -313,6 +316,10 @@ def clean_document(doc: Any) -> dict[str, Any]:
         clean["mig_instances"] = [
             _clean_mig(m, f"{where}.mig_instances[{j}]")
             for j, m in enumerate(_list(dev, "mig_instances", MAX_MIG_INSTANCES, where))]
+        clean["xid_events"] = [
+            _require(_clean(e, _XID, f"{where}.xid_events[{j}]"), ("device", "code", "time"),
+                     f"{where}.xid_events[{j}]")
+            for j, e in enumerate(_list(dev, "xid_events", MAX_XID_EVENTS, where))]
         out_devices.append(clean)
     out["devices"] = out_devices
     out["hints"] = [_require(_clean(h, _HINT, f"hints[{k}]"), ("code", "severity", "message"),

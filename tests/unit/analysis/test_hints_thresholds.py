@@ -259,8 +259,10 @@ def test_each_health_problem_is_one_hint_with_its_reason():
     assert _health(retired_pages_pending=True, retired_pages_dbe=1, retired_pages_sbe=5)[0][2] == (
         "GPU 0 has retired memory pages waiting for the next reboot (1 retired for double-bit"
         " errors, 5 for single-bit ones)")
+    # an Xid seen only as the last one (not as it came) is still named by NVIDIA's catalog
     assert _health(xid_last=79) == [
-        ("xid", "warning", "GPU 0 reported Xid 79 (the last since gputop started)")]
+        ("xid", "critical", "GPU 0 Xid 79 (GPU has fallen off the bus): the last since gputop"
+                            " started, not seen as it came — drain the node and reboot it")]
     assert _health(pcie_width=4, pcie_width_max=16) == [
         ("pcie-degraded", "warning", "GPU 0's PCIe link runs x4 of its x16")]
 

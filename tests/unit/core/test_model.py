@@ -11,6 +11,7 @@ from gputop.core.model import (
     Saturation,
     SchemaError,
     Snapshot,
+    XidEvent,
     snapshot_from_json,
     snapshot_to_json,
 )
@@ -128,3 +129,21 @@ def test_derived_percentages_handle_missing_values():
     assert Device(index=0).memory_pct is None
     assert Device(index=0, memory_used_mib=50, memory_total_mib=200).memory_pct == 25.0
     assert Device(index=0, power_draw_w=350, power_limit_w=700).power_pct == 50.0
+
+
+def test_xid_events_round_trip_and_an_older_stream_without_them_still_reads():
+    from dataclasses import replace
+
+    from gputop.core.untrusted import clean_document
+
+    snap = sample_snapshot()
+    dev = replace(snap.devices[0], xid_last=79, xid_events=(XidEvent(0, 79, 1763769600.5),))
+    snap = replace(snap, devices=(dev,))
+    doc = json.loads(json.dumps(snapshot_to_json(snap)))
+    assert doc["devices"][0]["xid_events"] == [{"device": 0, "code": 79, "time": 1763769600.5}]
+    assert snapshot_from_json(doc) == snapshot_from_json(clean_document(doc)) == snap
+    del doc["devices"][0]["xid_events"]  # an agent older than the field
+    assert snapshot_from_json(clean_document(doc)).devices[0].xid_events == ()
+    doc["devices"][0]["xid_events"] = [{"device": 0, "code": "79", "time": 1.0}]
+    with pytest.raises(SchemaError):
+        snapshot_from_json(clean_document(doc))
