@@ -311,6 +311,17 @@ class FakeHandle:
     def __repr__(self) -> str:
         return f"<c_nvmlDevice_t fake {self.index}>"
 
+    # Two handles of one device are equal, as two c_nvmlDevice_t pointers to it hold one address
+    # (an event brings its own handle object).
+    def _key(self) -> tuple:
+        return (self.index, self.mig_of, self.gi_id, self.mig_index)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FakeHandle) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
 
 @dataclass
 class FakeEventData:

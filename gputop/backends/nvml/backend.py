@@ -12,6 +12,7 @@ keep sampling; such devices are retried after a backoff, re-initialising NVML fi
 from __future__ import annotations
 
 import importlib
+import math
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -330,11 +331,13 @@ class NvmlBackend(Backend):
             now = clock.monotonic()
             wanted = range(len(self._gpus)) if devices is None else devices
             self._recover(now)
-            if "xid_last" in due and self._xids is not None \
-                    and reads.due(due["xid_last"], self._xids_polled_at, now):
-                # drained on the wanted schedule (the dashboard: every 30 s); the last Xid
-                # seen is reported in between
-                self._xids.poll((g.info.index, g.handle) for g in self._gpus if g.status == "ok")
+            xid_every = min(due.get("xid_last", math.inf), due.get("xid_events", math.inf))
+            if xid_every < math.inf and self._xids is not None \
+                    and reads.due(xid_every, self._xids_polled_at, now):
+                # drained on the wanted schedule (one call for the whole node); the last Xid
+                # seen is reported in between, each event once, by the sample after its drain
+                self._xids.poll([(g.info.index, g.handle) for g in self._gpus if g.status == "ok"],
+                                clock.wall, keep="xid_events" in due)
                 self._xids_polled_at = now
             out = []
             live: list[int] = []
@@ -345,9 +348,9 @@ class NvmlBackend(Backend):
                         dev = self._device(gpu, now, due)
                     except self.nv.NVMLError as exc:
                         self._mark(gpu, exc)
-                        dev = self._down(gpu)
+                        dev = self._down(gpu, due)
                 else:
-                    dev = self._down(gpu)
+                    dev = self._down(gpu, due)
                 out.append(dev)
                 live.extend(p.pid for p in dev.processes)
             if "processes" in due:  # else no pid was looked up: the cache must outlive this
@@ -385,6 +388,7 @@ class NvmlBackend(Backend):
                 gpu.read_at["mig_instances"] = now
             instances = self._instances(gpu, values["mig_memory"], processes, saturation)
         xid = self._xids.last(info.index) if "xid_last" in due and self._xids else None
+        xid_events = self._xids.take(info.index) if "xid_events" in due and self._xids else ()
         return Device(
             **_identity(info),
             pci_device_id=gpu.pci_ids[0],
@@ -393,6 +397,7 @@ class NvmlBackend(Backend):
             processes=processes,
             mig_instances=instances,
             xid_last=xid,
+            xid_events=xid_events,
             **shown,
         )
 
@@ -600,11 +605,13 @@ class NvmlBackend(Backend):
         gpu.retry_at = self.clock.monotonic() + gpu.backoff
         gpu.backoff = min(RETRY_MAX_S, gpu.backoff * 2)
 
-    def _down(self, gpu: _Gpu) -> Device:
+    def _down(self, gpu: _Gpu, due: dict[str, float]) -> Device:
         # its minor number as read while it answered: Slurm's view of a job needs it most
-        # when one of the job's GPUs is lost
+        # when one of the job's GPUs is lost; the Xids drained before it went (an Xid 79
+        # comes as its GPU falls off the bus) say why
+        xids = self._xids.take(gpu.info.index) if "xid_events" in due and self._xids else ()
         return Device(**_identity(gpu.info), status=gpu.status, status_reason=gpu.reason,
-                      minor_number=gpu.values.get("minor_number"))
+                      minor_number=gpu.values.get("minor_number"), xid_events=xids)
 
     def _recover(self, now: float) -> None:
         """Retry failed devices whose backoff has passed, re-initialising NVML once first."""

@@ -342,7 +342,7 @@ READS: dict[str, Read] = {
 # otherwise: the process lists (and per-process SM%), GPM, under MIG each MIG device's memory
 # (its processes come with "processes", its GPM with "saturation"), the Xid events (xid.py), and
 # on a GPU without GPM the link counters (links.py).
-COMPOUND = ("processes", "saturation", "mig_instances", "xid_last", LINK_RATES)
+COMPOUND = ("processes", "saturation", "mig_instances", "xid_last", "xid_events", LINK_RATES)
 # Reads that others depend on: GPM, the process lists and the MIG devices need to know whether
 # MIG is on (reading the mode probes the MIG layout: gputop/backends/nvml/mig.py); the ECC
 # counters exist only while ECC is on.

@@ -29,7 +29,7 @@ from gputop.backends.instances import combine
 from gputop.backends.sim import physics
 from gputop.backends.sim.clock import SimClock
 from gputop.backends.sim.mig import Slot
-from gputop.backends.sim.scenario import Job, Part, Scenario, load
+from gputop.backends.sim.scenario import Job, Part, Scenario, ThermalEvent, load
 from gputop.core import budget, clock_events, userfile
 from gputop.core.bounds import as_written, json_type
 from gputop.core.budget import EVERYTHING, Wants
@@ -41,6 +41,7 @@ from gputop.core.model import (
     Process,
     Saturation,
     Snapshot,
+    XidEvent,
 )
 
 DRIVER_VERSION = "580.95.05"
@@ -119,6 +120,8 @@ class SimBackend(Backend):
         self._jobs_on: list[list[tuple[int, Job]]] = []
         self._mig: dict[int, tuple[_MigDevice, ...]] = {}
         self._step_cache: dict[tuple, tuple[float, dict[int, float]]] = {}
+        self._now = 0.0  # the virtual time the state is computed for (scheduled thermal events)
+        self._xids_until: float | None = None  # [[xid]] events up to here have been reported
         if self.scenario.part.vendor in SYSFS_VENDORS:
             self.capabilities = frozenset({CAP_PROCESSES})
 
@@ -301,8 +304,21 @@ class SimBackend(Backend):
                        for k in (1, 2))
         return f"GPU-{hexs[:8]}-{hexs[8:12]}-{hexs[12:16]}-{hexs[16:20]}-{hexs[20:32]}"
 
+    def _hot(self, i: int) -> ThermalEvent | None:
+        """The scheduled thermal event GPU i is in now, if any."""
+        for event in self.scenario.thermal:
+            if event.gpu == i and event.start <= self._now < event.end:
+                return event
+        return None
+
+    def _ceiling(self, i: int) -> float:
+        """The share of its max clock GPU i may reach: its clogged heatsink's, if any."""
+        hot = self._hot(i)
+        return min(self.scenario.slow_gpus.get(i, 1.0), hot.ceiling if hot else 1.0)
+
     def _ambient(self, i: int) -> float:
-        extra = SLOW_GPU_EXTRA_C if i in self.scenario.slow_gpus else 0.0
+        hot = i in self.scenario.slow_gpus or self._hot(i) is not None
+        extra = SLOW_GPU_EXTRA_C if hot else 0.0
         return self.scenario.ambient_c + extra + 3 * physics.mix64(self.seed, i, 3)
 
     def _primary(self, i: int) -> Job | None:
@@ -316,7 +332,7 @@ class SimBackend(Backend):
         part = self.scenario.part
         dynamic = part.tdp_w - part.idle_w
         capped = physics.capped_clock(self._limits[i], part.idle_w, dynamic, self._intensity(i, job))
-        ceiling = self.scenario.slow_gpus.get(i, 1.0)
+        ceiling = self._ceiling(i)
         return min(capped, ceiling), capped < min(1.0, ceiling) - 1e-9
 
     def _intensity(self, i: int, job: Job) -> float:
@@ -337,7 +353,8 @@ class SimBackend(Backend):
         for the slowest at the gradient all-reduce)."""
         # Memoised on the limits it depends on: a sample asks for each job's step many times,
         # and `-lms 10` query logging wants a sample to cost well under a millisecond.
-        key = (id(job), tuple(self._limits[g] for g in job.gpus))
+        key = (id(job), tuple(self._limits[g] for g in job.gpus),
+               tuple(self._ceiling(g) for g in job.gpus))
         cached = self._step_cache.get(key)
         if cached is None:
             compute = {g: job.duty * job.step_s / self._speed(g, job) for g in job.gpus}
@@ -389,6 +406,7 @@ class SimBackend(Backend):
 
     def _advance(self, t: float) -> None:
         """Integrate temperature and energy up to virtual time t."""
+        self._now = t
         for i, th in enumerate(self._thermal):
             dt = t - th.time
             if dt <= 0:
@@ -409,7 +427,9 @@ class SimBackend(Backend):
             self._advance(t)
             wanted = range(len(info.devices)) if devices is None else devices
             detail = budget.wanted(wants, "processes") or budget.wanted(wants, "saturation")
-            devs = tuple(self._device(info.devices[i], t, detail) for i in wanted)
+            xids = self._xids_since(t) if budget.wanted(wants, "xid_events") else {}
+            devs = tuple(self._device(info.devices[i], t, detail, xids.get(i, ()))
+                         for i in wanted)
         return Snapshot(
             host=info.host,
             time=self.clock.wall(),
@@ -419,11 +439,31 @@ class SimBackend(Backend):
             cuda_version=info.cuda_version,
         )
 
+    def _xids_since(self, t: float) -> dict[int, tuple[XidEvent, ...]]:
+        """The scenario's [[xid]] events after the last sample up to ``t``, by GPU, each at its
+        own scheduled time; every event is reported once."""
+        since = self._xids_until
+        self._xids_until = t
+        out: dict[int, list[XidEvent]] = {}
+        for x in self.scenario.xids:
+            if (since is None or x.at > since) and x.at <= t:
+                out.setdefault(x.gpu, []).append(XidEvent(x.gpu, x.code, self.clock.epoch + x.at))
+        return {gpu: tuple(events) for gpu, events in out.items()}
+
+    def _xid_last(self, i: int, t: float) -> int:
+        """The last Xid GPU i reported by ``t`` (0: none), as NVML's gauge holds it."""
+        last = self.scenario.faults.get(i, {}).get("xid_last", 0)
+        for x in self.scenario.xids:
+            if x.gpu == i and x.at <= t:
+                last = x.code
+        return last
+
     def _noise(self, i: int, t: float, salt: int, spread: float) -> float:
         """A multiplicative jitter of +-spread/2, fixed for each (GPU, 100 ms slot)."""
         return 1.0 + spread * (physics.mix64(self.seed, i, int(t * 10), salt) - 0.5)
 
-    def _device(self, di: DeviceInfo, t: float, detail: bool = True) -> Device:
+    def _device(self, di: DeviceInfo, t: float, detail: bool = True,
+                xids: tuple[XidEvent, ...] = ()) -> Device:
         i = di.index
         sc = self.scenario
         part = sc.part
@@ -431,7 +471,7 @@ class SimBackend(Backend):
         if lost_at is not None and t >= lost_at:
             return Device(index=i, uuid=di.uuid, name=di.name, vendor=di.vendor,
                           pci_bus_id=di.pci_bus_id, status="lost",
-                          status_reason="GPU has fallen off the bus")
+                          status_reason="GPU has fallen off the bus", xid_events=xids)
         job = self._primary(i)
         busy = self._busy(i, t - UTIL_WINDOW_S, t)
         power = self._power(i, t - UTIL_WINDOW_S, t) * self._noise(i, t, 1, 0.02)
@@ -448,7 +488,7 @@ class SimBackend(Backend):
             clock = part.clock_sm_max_mhz * (fraction if computing else 1.0)
             if computing and power_capped:
                 reasons.append("sw_power_cap")
-            if computing and i in sc.slow_gpus:
+            if computing and self._ceiling(i) < 1.0:
                 reasons.append("sw_thermal_slowdown")
             if not computing:
                 reasons.append("gpu_idle")
@@ -514,7 +554,8 @@ class SimBackend(Backend):
             utilization_encoder_pct=0 if nvidia else None,
             utilization_decoder_pct=0 if nvidia else None,
             pcie_replay_count=0 if nvidia else None,
-            xid_last=0 if nvidia else None,
+            xid_last=self._xid_last(i, t) if nvidia else None,
+            xid_events=xids if nvidia else (),
             remapped_rows_correctable=0 if remaps else None,
             remapped_rows_uncorrectable=0 if remaps else None,
             remapped_rows_pending=False if remaps else None,
@@ -532,7 +573,9 @@ class SimBackend(Backend):
             sim={"work_rate": round(work_rate, 5) if work_rate is not None else None},  # type: ignore[dict-item]
         )
         if i in self.scenario.faults:
-            dev = replace(dev, **self.scenario.faults[i])
+            # xid_last is the fault's until a scheduled Xid follows it (_xid_last)
+            dev = replace(dev, **{k: v for k, v in self.scenario.faults[i].items()
+                                  if k != "xid_last"})
         if mig:
             dev = self._as_mig(dev, t, detail)
         if part.vendor == "huawei":

@@ -126,6 +126,28 @@ class Scenario:
     # gpu -> health readings it reports from the start ([faults.N] in the file): what the
     # dashboard's health badges and hints show (#27)
     faults: dict[int, dict[str, Any]] = field(default_factory=dict)
+    # Events on a schedule of virtual seconds ([[xid]] and [[thermal]] in the file): an Xid a
+    # GPU reports at a moment, a thermal slowdown over a span (#29: alert rules end to end).
+    xids: tuple[ScheduledXid, ...] = ()
+    thermal: tuple[ThermalEvent, ...] = ()
+
+
+@dataclass(frozen=True)
+class ScheduledXid:
+    gpu: int
+    at: float  # virtual seconds after the simulation starts
+    code: int
+
+
+@dataclass(frozen=True)
+class ThermalEvent:
+    """GPU ``gpu`` overheats from ``start`` to ``end`` (virtual seconds): its heatsink clogs as a
+    ``slow_gpus`` one does, so it heats up and slows its clock to ``ceiling`` of the maximum."""
+
+    gpu: int
+    start: float
+    end: float
+    ceiling: float = 0.75
 
 
 # The readings a [faults.N] table may set, with the type each takes.
@@ -148,6 +170,26 @@ def _faults(data: dict[str, Any], count: int) -> dict[int, dict[str, Any]]:
                              f"(known: {', '.join(FAULTS)})")
         out[g] = {k: FAULTS[k](v) for k, v in readings.items()}
     return out
+
+
+def _schedule(data: dict[str, Any], count: int) -> tuple[tuple[ScheduledXid, ...],
+                                                         tuple[ThermalEvent, ...]]:
+    """The [[xid]] and [[thermal]] events, each on a GPU of the node, in time order."""
+    xids, thermal = [], []
+    for raw in data.get("xid", []):
+        xids.append(ScheduledXid(int(raw["gpu"]), float(raw["at"]), int(raw["code"])))
+    for raw in data.get("thermal", []):
+        event = ThermalEvent(int(raw["gpu"]), float(raw["from"]), float(raw["until"]),
+                             float(raw.get("ceiling", 0.75)))
+        if not event.start < event.end or not 0 < event.ceiling <= 1:
+            raise ValueError(f"[[thermal]] on GPU {event.gpu}: needs from < until and a"
+                             " ceiling in (0, 1]")
+        thermal.append(event)
+    for what, gpu in [("xid", x.gpu) for x in xids] + [("thermal", t.gpu) for t in thermal]:
+        if not 0 <= gpu < count:
+            raise ValueError(f"[[{what}]] names GPU {gpu}, outside 0..{count - 1}")
+    return (tuple(sorted(xids, key=lambda x: (x.at, x.gpu))),
+            tuple(sorted(thermal, key=lambda t: (t.start, t.gpu))))
 
 
 class UnknownScenario(BackendError):
@@ -178,6 +220,7 @@ def parse(data: dict[str, Any], name: str) -> Scenario:
     mig = {int(k): place(v) for k, v in data.get("mig", {}).items()}
     if any(not 0 <= g < count for g in mig):
         raise ValueError(f"[mig] names a GPU outside 0..{count - 1}")
+    xids, thermal = _schedule(data, count)
     jobs = []
     for raw in data.get("job", []):
         raw = dict(raw)
@@ -197,6 +240,8 @@ def parse(data: dict[str, Any], name: str) -> Scenario:
         ambient_c=float(data.get("ambient_c", 28.0)),
         mig=mig,
         faults=_faults(data, count),
+        xids=xids,
+        thermal=thermal,
     )
 
 

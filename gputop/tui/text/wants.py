@@ -22,6 +22,10 @@ DASHBOARD = {
     **budget.wants("ecc_errors_uncorrected_volatile", "remapped_rows_pending",
                    "remapped_rows_failed", "retired_pages_pending", "pcie_width",
                    "pcie_width_max", "pcie_gen", "pcie_gen_max", "xid_last", every=30.0),
+    # Each Xid as it comes (#29), tied to the processes on its GPU at that moment: drained on
+    # every tick, as a process an Xid ends is gone a tick later. On NVML one call per tick for
+    # the whole node (nvmlEventSetWait_v2 with timeout 0), not one per GPU.
+    **budget.wants("xid_events"),
 }
 
 # The modes the wide cards and the saturation panel name (gputop/tui/text/facts.py), asked only

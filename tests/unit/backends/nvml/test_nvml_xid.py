@@ -10,6 +10,7 @@ from gputop.backends.base import BackendOptions
 from gputop.backends.nvml import backend as nvml_backend
 from gputop.backends.nvml.backend import NvmlBackend
 from gputop.core import budget
+from gputop.core.model import XidEvent
 from gputop.exporter import collect, exposition, own
 from gputop.tui.text.wants import DASHBOARD
 from tests.support.fake_pynvml import FakeNvml, ManualClock, node
@@ -128,11 +129,50 @@ def test_a_consumer_that_shows_no_xid_makes_no_event_call(gpus):
     assert nv.count("nvmlEventSetCreate") == 0 and nv.count("nvmlEventSetWait_v2") == 0
 
 
-def test_the_dashboard_drains_xid_events_on_its_slow_schedule(gpus):
-    """The dashboard's health badges name the last Xid (#27): it drains the events every 30 s,
-    not on every tick."""
+def test_the_dashboard_drains_xid_events_once_a_tick_for_the_whole_node(gpus):
+    """The dashboard ties each Xid to the processes on its GPU as it comes (#29): it drains the
+    events on every tick, with one call for the node however many GPUs it has."""
     backend, nv, clock = gpus
     for _ in range(61):
         backend.sample(wants=DASHBOARD)
         clock.advance(1)
-    assert 0 < nv.count("nvmlEventSetWait_v2") <= 3 * len(backend.info().devices)
+    assert nv.count("nvmlEventSetWait_v2") == 61
+
+
+def test_each_xid_reaches_one_sample_as_an_event_with_its_gpu_code_and_time(gpus):
+    """#29: every Xid drained is an event of the next sample, once, stamped with the time it
+    was drained; two on one GPU between samples are both there, oldest first."""
+    backend, nv, clock = gpus
+    assert all(d.xid_events == () for d in backend.sample().devices)
+    nv.xid(2, 79)
+    nv.xid(0, 13)
+    nv.xid(2, 48)
+    clock.advance(1)
+    snap = backend.sample()
+    assert snap.devices[2].xid_events == (XidEvent(2, 79, snap.time), XidEvent(2, 48, snap.time))
+    assert snap.devices[0].xid_events == (XidEvent(0, 13, snap.time),)
+    assert snap.devices[1].xid_events == snap.devices[3].xid_events == ()
+    clock.advance(1)
+    assert all(d.xid_events == () for d in backend.sample().devices)  # each once
+    assert backend.sample().devices[2].xid_last == 48  # the gauge still holds the last
+
+
+def test_the_xid_that_takes_a_gpu_down_comes_with_the_lost_device(gpus):
+    backend, nv, clock = gpus
+    backend.sample()
+    nv.xid(1, 79)
+    nv.lose(1)
+    clock.advance(1)
+    dev = backend.sample().devices[1]
+    assert dev.status == "lost" and [e.code for e in dev.xid_events] == [79]
+
+
+def test_a_consumer_wanting_only_the_last_xid_keeps_no_events_waiting(gpus):
+    backend, nv, clock = gpus
+    last_only = budget.wants("xid_last")
+    backend.sample(wants=last_only)
+    nv.xid(3, 31)
+    clock.advance(1)
+    assert backend.sample(wants=last_only).devices[3].xid_events == ()
+    clock.advance(1)  # an events consumer arriving later is not handed the stale one
+    assert backend.sample().devices[3].xid_events == ()
