@@ -162,6 +162,7 @@ def run(config: AgentConfig) -> int:
 def _stream(config: AgentConfig, writer: _Writer, done: threading.Event,
             opening: threading.Event, started: threading.Event) -> None:
     from gputop.analysis.pipeline import default_analyzer
+    from gputop.analysis.xid import XidLog
     from gputop.backends import open_backend
     from gputop.core.model import snapshot_to_json
     from gputop.core.selection import select_devices
@@ -177,10 +178,14 @@ def _stream(config: AgentConfig, writer: _Writer, done: threading.Event,
         opening.clear()
         sampler = Sampler(backend, interval=source.interval, devices=devices,
                           analyze=default_analyzer())
+        xids = XidLog(size=1)  # only to tie each Xid to the processes of the sample before
 
         def emit(snap) -> None:
+            doc = snapshot_to_json(snap)
+            # the Xids this sample brought, explained (the devices carry them raw)
+            doc["xid_events"] = [e.to_json() for e in xids.add(snap)]
             try:
-                line = encode_line(snapshot_to_json(snap))
+                line = encode_line(doc)
             except ValueError as exc:  # a non-finite number: never sent as "NaN"
                 print(f"gputop agent: snapshot not sent: {exc}", file=sys.stderr, flush=True)
                 return

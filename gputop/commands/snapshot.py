@@ -5,11 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gputop.commands.common import bounded, source_config
 from gputop.config.options import SourceConfig
 from gputop.core import bounds, jsonout
 from gputop.core.model import Snapshot, snapshot_to_json
+
+if TYPE_CHECKING:
+    from gputop.analysis.xid import XidLog
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,13 +56,17 @@ def check_window(window: float, interval: float) -> None:
 
 
 def run(config: SnapshotConfig) -> int:
+    from gputop.analysis.xid import XidLog
     from gputop.core.output import write_stdout
 
     check_window(config.window, config.source.interval)
-    snap, jobs = take_snapshot(config.source, window=config.window)
+    xids = XidLog()
+    snap, jobs = take_snapshot(config.source, window=config.window, xids=xids)
     if config.json:
         doc = snapshot_to_json(snap)
         doc["jobs"] = jobs
+        # every Xid seen over the window, explained and tied to its GPU's processes, newest first
+        doc["xid_events"] = [e.to_json() for e in xids.events()]
         write_stdout(jsonout.dumps(doc, separators=(",", ":")) + "\n")
     else:
         write_text(snap, config.color)
@@ -83,11 +91,12 @@ def print_once(source: SourceConfig) -> int:
     return 0
 
 
-def take_snapshot(source: SourceConfig,
-                  window: float = 0.0) -> tuple[Snapshot, list[dict]]:
+def take_snapshot(source: SourceConfig, window: float = 0.0,
+                  xids: XidLog | None = None) -> tuple[Snapshot, list[dict]]:
     """Open the chosen backend, sample (over ``window`` seconds of its clock) and close it.
 
-    Also returns each job's energy over the window (``analysis.jobs.job_energy``)."""
+    Also returns each job's energy over the window (``analysis.jobs.job_energy``), and feeds
+    every sample to ``xids``, which explains the Xids seen."""
     from gputop.analysis.jobs import job_energy
     from gputop.analysis.pipeline import default_analyzer
     from gputop.backends import open_backend
@@ -98,6 +107,8 @@ def take_snapshot(source: SourceConfig,
     try:
         devices = select_devices(source.ids, backend.info().devices)
         sampler = Sampler(backend, interval=source.interval, devices=devices, analyze=default_analyzer())
+        if xids is not None:
+            sampler.subscribe(xids.listen)
         snap = sampler.run_for(window) if window > 0 else sampler.tick()
         if snap is None:
             raise sampler.last_error or RuntimeError("no sample")

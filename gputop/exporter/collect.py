@@ -43,8 +43,12 @@ def _add(family: Metric, metric: dcgm.Metric, value: dcgm.Value, labels: dict[st
          owners: list[dict[str, str]]) -> None:
     if value is None or isinstance(value, str):
         return  # nothing read, or text (served only as a label)
+    # dcgm-exporter's attributes come sorted by name after the labels: err_code and err_msg on
+    # the Xid field, then the owners' container, hpc_job, namespace, pod
+    extra = dcgm.xid_labels(int(value)) if metric.field.id == dcgm.XID_ERRORS else {}
     for owner in owners:
-        family.add_sample(metric.name, {**labels, **owner}, value)
+        family.add_sample(metric.name, {**labels, **dict(sorted({**owner, **extra}.items()))},
+                          value)
 
 
 def families(snap: Snapshot, opts: own.Options, version: str) -> list[Metric]:

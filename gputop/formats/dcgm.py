@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import resources
 from typing import Any
 
@@ -220,6 +221,24 @@ _INSTANCE_MEMORY: dict[str, Callable[[MigInstance], float | None]] = {
     "memory_free_mib": _instance_free,
     "memory_reserved_mib": lambda inst: None,
 }
+
+
+# The Xid field: dcgm-exporter labels its series with the code and its text (err_code, err_msg).
+XID_ERRORS = 230
+
+
+@lru_cache(maxsize=1)
+def _xid_texts() -> tuple[dict[int, str], str]:
+    text = resources.files("gputop").joinpath("data", "dcgm-xid-errors.toml").read_text("utf-8")
+    data = tomllib.loads(text)
+    return {int(k): str(v) for k, v in data["err_msg"].items()}, str(data["source"]["unknown"])
+
+
+def xid_labels(code: int) -> dict[str, str]:
+    """dcgm-exporter's labels on an Xid series: ``err_code`` and ``err_msg`` (its own text for
+    the code, "Unknown Error" past its table), as its toMetric writes them."""
+    texts, unknown = _xid_texts()
+    return {"err_code": str(code), "err_msg": texts.get(code, unknown)}
 
 
 def value(f: Field, snap: Snapshot, dev: Device, inst: MigInstance | None = None) -> Value:
