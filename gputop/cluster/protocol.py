@@ -21,6 +21,7 @@ from gputop.core.model import (
     Saturation,
     SchemaError,
     Snapshot,
+    XidEvent,
     mig_instance_from_json,
     process_from_json,
 )
@@ -67,6 +68,7 @@ def build_snapshot(clean: dict[str, Any]) -> Snapshot:
         kw["processes"] = tuple([process_from_json(p) for p in kw.get("processes", ())])
         kw["mig_instances"] = tuple([mig_instance_from_json(m)
                                      for m in kw.get("mig_instances", ())])
+        kw["xid_events"] = tuple([XidEvent(**e) for e in kw.get("xid_events", ())])
         reasons = kw.get("clock_event_reasons")
         if reasons is not None:
             kw["clock_event_reasons"] = tuple(reasons)

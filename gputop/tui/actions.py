@@ -119,6 +119,8 @@ DASHBOARD: tuple[Action, ...] = (
     Action("s", "saturation panel (SM activity vs GPU-Util)", GENERAL,
            (Key("s", "saturation", "saturation", 7),)),
     Action("a", "power-limit advisor", GENERAL, (Key("a", "advisor", "advisor"),)),
+    Action("x", "Xid errors seen: meaning, the job each hit, what to do", GENERAL,
+           (Key("x", "xid_events", "Xid errors"),)),
     Action("r", "start / stop recording to CSV", GENERAL, (Key("r", "record", "record"),),
            changes=True),
     Action("< / >", "select the previous / next GPU", GPUS, (

@@ -22,6 +22,7 @@ from textual.screen import Screen
 from textual.theme import Theme
 from textual.widgets import Input
 
+from gputop.analysis.xid import XidLog
 from gputop.backends.base import Backend
 from gputop.config.dashboard import DashboardConfig
 from gputop.core import budget
@@ -140,6 +141,7 @@ class GputopApp(ShellApp):
                                           history=History(span_s=history_s, interval=interval))
         self.sampler.want("dashboard", DASHBOARD_WANTS)
         self.snapshot: Snapshot | None = None
+        self.xids = XidLog()  # the Xid events seen, explained (the `x` screen)
         self._first = first  # taken before Textual started, shown at mount
         self.recorder: Recorder | None = None
         self.record_fields = record_fields  # None: the recorder's default set
@@ -274,6 +276,7 @@ class GputopApp(ShellApp):
         """Put one snapshot on screen (the sampler's messages and tests come through here).
         ``wants``: what its tick read; a recording takes only samples holding all its fields."""
         self.snapshot = snap
+        self.xids.add(snap)  # each Xid explained as it comes, for the events screen (`x`)
         self.last_sample_mono = time.monotonic()
         self.dashboard.update(snap, now=snap.time)
         cast("HintBar", self.query_one("#hints")).show(snap.hints)
@@ -589,6 +592,14 @@ class GputopApp(ShellApp):
         self.push_screen(screen)
         if self.snapshot is not None:
             self.call_after_refresh(self._first_sample_on, screen, self.snapshot)
+
+    def action_xid_events(self) -> None:
+        from gputop.tui.screens.xid_events import XidEventsScreen
+
+        if isinstance(self.screen, XidEventsScreen):
+            self.pop_screen()
+            return
+        self.push_screen(XidEventsScreen(self.xids, self.snapshot.time if self.snapshot else 0.0))
 
     def _first_sample_on(self, screen: TakesSnapshots, snap: Snapshot) -> None:
         """Show ``snap`` on a screen just opened, unless the app began leaving in between (a

@@ -94,7 +94,7 @@ SOURCES = {
 # What a backend with no tool to ask never fills (the NVIDIA, Ascend and simulator fields).
 NEVER = {f.name for f in fields(Device)} - set(SOURCES) - {
     "index", "name", "vendor", "pci_bus_id", "status", "saturation", "processes",
-    "mig_instances"}
+    "mig_instances", "xid_events"}
 
 
 @pytest.mark.parametrize("tree", AMDGPU_TREES)

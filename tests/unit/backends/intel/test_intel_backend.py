@@ -113,7 +113,7 @@ RATES = {"power_draw_w", "utilization_gpu_pct"}
 # vendor tool fills.
 NEVER = {f.name for f in fields(Device)} - set(SOURCES) - RATES - {
     "index", "name", "vendor", "pci_bus_id", "status", "saturation", "processes",
-    "mig_instances"}
+    "mig_instances", "xid_events"}
 
 
 @pytest.mark.parametrize("tree", TREES)

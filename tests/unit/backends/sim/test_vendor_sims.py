@@ -20,7 +20,7 @@ from gputop.core.model import Device
 from tests.support import amd, intel
 
 # Not readings: the device's place and state, its lists, and the simulator's own truth.
-NOT_READINGS = {"index", "status", "processes", "mig_instances", "saturation", "sim"}
+NOT_READINGS = {"index", "status", "processes", "mig_instances", "xid_events", "saturation", "sim"}
 READINGS = [f.name for f in fields(Device) if f.name not in NOT_READINGS]
 
 
