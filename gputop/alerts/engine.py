@@ -30,6 +30,7 @@ from gputop.alerts.journal import JournalState
 from gputop.alerts.model import Alert, Rule, Scope
 from gputop.alerts.rules import EVENT_HEALTH, STATE_HEALTH, format_duration
 from gputop.analysis.hints import device_health
+from gputop.analysis.xid import explain
 from gputop.core.formatting import duration
 from gputop.core.model import Device, Process, Snapshot
 
@@ -83,7 +84,7 @@ class _NodeMemory:
 
     seen: bool = False  # a sample of the node came before: its processes can end
     procs: dict[tuple[int, int], tuple[Process, float]] = field(default_factory=dict)
-    xids: dict[int, int | None] = field(default_factory=dict)
+    before: Snapshot | None = None  # the last sample: whom an Xid hit as it ended them
 
 
 class AlertEngine:
@@ -319,16 +320,21 @@ def _health(event: str, dev: Device, key: str, who: str,
 
 def _events(rule: Rule, node: str, snap: Snapshot, memory: _NodeMemory) -> Iterable[_Event]:
     c = rule.condition
-    if c.kind == "health":  # xid, the one health event
+    if c.kind == "health":  # xid, the one health event: each one the sample brought
         for dev in snap.devices:
-            xid = dev.xid_last
-            if not xid or xid == memory.xids.get(dev.index) \
-                    or not _in_scope(rule.scope, dev.index, dev.processes):
+            if not dev.xid_events or not _in_scope(rule.scope, dev.index, dev.processes):
                 continue
-            who, labels = _who(dev.processes)
-            yield _Event(f"{rule.name}/{node}/gpu{dev.index}/xid{xid}", dev.index,
-                         f"GPU {dev.index} reported Xid {xid}{who}",
-                         (("code", "xid"), ("xid", str(xid)), *labels))
+            for event in dev.xid_events:
+                xid = explain(event, snap, memory.before)
+                info = xid.info
+                labels = [("code", "xid"), ("xid", str(info.code)), ("xid_name", info.name),
+                          ("action", info.action)]
+                if xid.jobs:
+                    labels.append(("job", ",".join(xid.jobs)))
+                if xid.users:
+                    labels.append(("user", ",".join(xid.users)))
+                yield _Event(f"{rule.name}/{node}/gpu{dev.index}/xid{info.code}", dev.index,
+                             f"{xid.summary()} — {info.action}", tuple(labels))
     elif c.subject == "process":
         yield from _process_ends(rule, node, snap, memory)
     else:
@@ -401,4 +407,4 @@ def _remember(memory: _NodeMemory, snap: Snapshot) -> None:
     memory.procs = {key: (proc, memory.procs[key][1] if key in memory.procs
                           and not _ended(memory.procs[key][0], proc) else snap.time)
                     for key, proc in now.items()}
-    memory.xids = {d.index: d.xid_last for d in snap.devices}
+    memory.before = snap

@@ -8,7 +8,7 @@ from gputop.alerts.engine import AlertEngine
 from gputop.alerts.journal import state_of
 from gputop.alerts.model import Alert, Rule, Scope
 from gputop.alerts.rules import parse_condition
-from gputop.core.model import Container, Device, Hint, Job, Process, Snapshot
+from gputop.core.model import Container, Device, Hint, Job, Process, Snapshot, XidEvent
 
 ALICE = Process(pid=7, user="alice", name="python", job=Job("slurm", "1234"))
 BOB = Process(pid=8, user="bob", name="train", job=Job("slurm", "99"))
@@ -182,15 +182,32 @@ def test_a_lost_gpu_does_not_resolve_its_ecc_alert():
     assert [a.state for _, a in out] == ["firing"]
 
 
-def test_xid_fires_once_per_new_xid():
+def _xids(t: float, *codes: int) -> tuple[XidEvent, ...]:
+    return tuple(XidEvent(0, code, t) for code in codes)
+
+
+def test_each_xid_the_sample_brings_fires_explained_and_attributed():
     engine = AlertEngine([rule("health xid", cooldown_s=600)])
-    xids = [0, 79, 79, 79, 13, 13]
-    out = run(engine, (snap(t, Device(0, xid_last=x, processes=(ALICE,)))
-                       for t, x in enumerate(xids)))
-    assert [(t, a.label("xid")) for t, a in out] == [(1.0, "79"), (4.0, "13")]
-    assert out[0][1].summary == "GPU 0 reported Xid 79 (job 1234, alice)"
-    assert out[0][1].key == "r/node1/gpu0/xid79"
+    codes = [(), (79,), (), (13,), (13,), (43, 13)]
+    out = run(engine, (snap(t, Device(0, xid_last=c[-1] if c else None, processes=(ALICE,),
+                                      xid_events=_xids(t, *c)))
+                       for t, c in enumerate(codes)))
+    # 13 again at 4 s and 5 s: the same subject inside its cooldown; 43 is a new one
+    assert [(t, a.label("xid")) for t, a in out] == [(1.0, "79"), (3.0, "13"), (5.0, "43")]
+    first = out[0][1]
+    assert first.summary == ("GPU 0 Xid 79 (GPU has fallen off the bus): job 1234 (alice) — "
+                             f"{first.label('action')}")
+    assert first.label("xid_name") == "GPU has fallen off the bus"
+    assert (first.label("job"), first.label("user")) == ("job 1234", "alice")
+    assert first.key == "r/node1/gpu0/xid79"
     assert engine.firing == ()  # an event has nothing to resolve
+
+
+def test_an_xid_names_the_process_it_ended():
+    engine = AlertEngine([rule("health xid")])
+    engine.observe(snap(0, Device(0, processes=(ALICE,))))
+    (alert,) = engine.observe(snap(1, Device(0, xid_events=_xids(1, 43))))
+    assert "job 1234 (alice)" in alert.summary
 
 
 def test_gpu_free_and_busy():
@@ -300,6 +317,7 @@ def test_a_restart_keeps_the_cooldown_of_what_resolved():
 
 def test_a_restart_does_not_refire_an_xid_within_its_cooldown():
     rules = [rule("health xid", cooldown_s=600)]
-    fired = AlertEngine(rules).observe(snap(0, Device(0, xid_last=79)))
+    fired = AlertEngine(rules).observe(snap(0, Device(0, xid_events=_xids(0, 79))))
+    assert fired
     again = AlertEngine(rules, journal_state=state_of(fired))
-    assert again.observe(snap(30, Device(0, xid_last=79))) == ()
+    assert again.observe(snap(30, Device(0, xid_events=_xids(30, 79)))) == ()
