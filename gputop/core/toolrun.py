@@ -1,9 +1,11 @@
 """Running an external tool whose output is untrusted: npu-smi, Slurm's squeue, scontrol, sinfo.
 
 Every run is bounded and leaves nothing behind. The tool runs in a session of its own (its
-children share its process group), with standard input from /dev/null, by a deadline; its
+children share its process group), by a deadline; its
 standard output is read up to a cap and no further, and the first ``MAX_STDERR_BYTES`` of its
-standard error are kept for a message. On every way out of :meth:`ToolRunner.run` (the tool's
+standard error are kept for a message. Its standard input is /dev/null, or the bytes a caller
+hands it (an alert's JSON), read from an unlinked temporary file so that a tool that never reads
+them cannot block the writer. On every way out of :meth:`ToolRunner.run` (the tool's
 exit, a timeout, too much output, ``close()`` from another thread, an exception: a signal
 handler's included) the whole group is killed, so a tool's child (``sleep 1000 & wait``) never
 outlives it. What the tool printed is returned as bytes: decoding is the caller's (a parser
@@ -19,10 +21,13 @@ import os
 import selectors
 import signal
 import subprocess
+import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import IO
 
 from gputop.core.lifeline import dies_with_this_process
 from gputop.core.userfile import one_line
@@ -80,18 +85,20 @@ class ToolRunner:
             _kill_group(proc)
 
     def run(self, argv: Sequence[str], timeout: float, *, max_output: int = MAX_OUTPUT_BYTES,
-            env: Mapping[str, str] | None = None) -> Finished:
+            env: Mapping[str, str] | None = None, stdin: bytes | None = None) -> Finished:
         """Run ``argv`` (never through a shell) to its exit, within ``timeout`` seconds and
-        ``max_output`` bytes of standard output; raise the typed errors above otherwise."""
+        ``max_output`` bytes of standard output, with ``stdin`` as its standard input (None:
+        /dev/null); raise the typed errors above otherwise."""
         if self._closed:
             raise ToolClosed
         deadline = time.monotonic() + timeout
-        # Its own session, so that killing its group kills whatever it started as well; and
-        # killed if gputop is (SIGKILL included), as nothing gputop starts may outlive it.
-        proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True,
-                                env=None if env is None else dict(env),
-                                preexec_fn=dies_with_this_process())
+        with _input(stdin) as source:
+            # Its own session, so that killing its group kills whatever it started as well;
+            # and killed if gputop is (SIGKILL included), as nothing gputop starts may outlive it.
+            proc = subprocess.Popen(list(argv), stdin=source, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, start_new_session=True,
+                                    env=None if env is None else dict(env),
+                                    preexec_fn=dies_with_this_process())
         try:
             with self._lock:
                 self._active.add(proc)
@@ -110,9 +117,22 @@ class ToolRunner:
 
 
 def run(argv: Sequence[str], timeout: float, *, max_output: int = MAX_OUTPUT_BYTES,
-        env: Mapping[str, str] | None = None) -> Finished:
+        env: Mapping[str, str] | None = None, stdin: bytes | None = None) -> Finished:
     """Run one tool, bounded (see :meth:`ToolRunner.run`)."""
-    return ToolRunner().run(argv, timeout, max_output=max_output, env=env)
+    return ToolRunner().run(argv, timeout, max_output=max_output, env=env, stdin=stdin)
+
+
+@contextmanager
+def _input(data: bytes | None) -> Iterator[int | IO[bytes]]:
+    """Yield what the tool's standard input is: /dev/null, or a file holding ``data`` (a pipe
+    would block the writer once its buffer is full, if the tool never reads)."""
+    if data is None:
+        yield subprocess.DEVNULL
+        return
+    with tempfile.TemporaryFile() as fh:
+        fh.write(data)
+        fh.seek(0)
+        yield fh
 
 
 def _read_bounded(proc: subprocess.Popen[bytes], deadline: float,

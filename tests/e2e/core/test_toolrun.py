@@ -104,3 +104,14 @@ def test_a_tool_dies_with_gputop_even_by_sigkill(tmp_path, child_pids):
     finally:
         runner.kill()
         runner.wait()
+
+
+def test_standard_input_is_handed_whole_and_never_blocks_a_tool_that_does_not_read_it():
+    """An alert's JSON reaches a command on its standard input; a command that never reads it
+    (a pipe would fill at 64 KiB and block the writer for ever) exits as if it had none."""
+    data = b"x" * (1 << 20)
+    done = toolrun.run(["wc", "-c"], 5, stdin=data)
+    assert (done.returncode, done.stdout.split()) == (0, [b"1048576"])
+    done = toolrun.run(["true"], 5, stdin=data)
+    assert done.returncode == 0
+    assert toolrun.run(["cat"], 5).stdout == b""  # no stdin: /dev/null, as before
