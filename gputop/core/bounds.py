@@ -153,6 +153,11 @@ ADVISE_ETA = Bound("advise --eta", 0, 1)
 ADVISE_LOWEST = Bound("advise --lowest", 1, 5000, "W")
 ADVISE_REPEAT = Bound("advise --repeat", 1, 1000, integer=True)
 
+# Alert channels, in the settings file's [alerts.channel.NAME] tables.
+ALERT_TIMEOUT = Bound("alerts.channel timeout", 0.1, 300, "s")
+ALERT_RETRIES = Bound("alerts.channel retries", 0, 20, integer=True)
+ALERT_QUEUE = Bound("alerts.channel queue", 1, 10000, integer=True)
+
 # Environment.
 NPU_SMI_TIMEOUT = Bound("GPUTOP_NPU_SMI_TIMEOUT", 0.1, 3600, "s")
 AMD_SMI_TIMEOUT = Bound("GPUTOP_AMD_SMI_TIMEOUT", 0.1, 3600, "s")
