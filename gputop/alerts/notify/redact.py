@@ -52,6 +52,8 @@ def secrets_of(url: str, header_values: Iterable[str] = ()) -> tuple[str, ...]:
                 found.add(value)
     found.update(v for v in header_values if v)
     found.discard("/")
+    # as an error may quote them: repr() escapes a control character as \\x01
+    found.update([repr(s)[1:-1] for s in found])
     return tuple(sorted(found, key=len, reverse=True))
 
 

@@ -31,3 +31,21 @@ def test_scrub_removes_every_secret_part_a_message_may_quote():
         for secret in ("T0SECRET", "B0SECRET", "SIGNATURE1", "abcdef"):
             assert secret not in out, (text, out)
     assert scrub("HTTP 500: Internal Server Error", secrets) == "HTTP 500: Internal Server Error"
+
+
+@pytest.mark.parametrize("url", [
+    "http://127.0.0.1:9/SECRETPATH\x01tok?sig=SECRETSIG",  # http.client quotes it, escaped
+    "http://127.0.0.1:notaport/SECRETPATH",
+    "htp://x/SECRETPATH",  # urllib quotes the whole URL
+])
+def test_a_webhook_error_never_quotes_the_url(url):
+    """Defence in depth: the settings file's check refuses these URLs at start already."""
+    from gputop.alerts.model import DeliveryError
+    from gputop.alerts.notify.webhook import WebhookNotifier
+    from tests.support.notify import make_alert
+
+    notifier = WebhookNotifier("x", url)
+    with pytest.raises(DeliveryError) as info:
+        notifier.send(make_alert(), 1.0)
+    assert "SECRET" not in str(info.value), str(info.value)
+    assert "SECRET" not in repr(notifier) and "SECRET" not in notifier.describe()
