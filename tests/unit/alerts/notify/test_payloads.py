@@ -108,3 +108,19 @@ def test_chat_text_shows_controls_and_reordering_characters_instead_of_obeying_t
         text = json.dumps(payloads.BUILDERS[fmt](HOSTILE), ensure_ascii=False)
         assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text, fmt
         assert "^[]0;owned^G" in text, fmt
+
+
+def test_the_docs_show_each_body_as_it_is_sent():
+    """docs/alerts-channels.md's examples are what the builders make of its example alert."""
+    import re
+
+    from tests.support.paths import ROOT
+
+    page = (ROOT / "docs" / "alerts-channels.md").read_text(encoding="utf-8")
+    shown = dict(re.findall(r"<!-- payload: (\w+) -->\n```json\n(.*?)\n```", page, re.S))
+    assert sorted(shown) == sorted(payloads.FORMATS)
+    alert = make_alert(key="hot/node-a/gpu0", labels=(("user", "alice"), ("value", "91")))
+    for fmt, text in shown.items():
+        text = text.replace('"0.1.0"', json.dumps(__version__)).replace("gputop 0.1.0",
+                                                                         f"gputop {__version__}")
+        assert json.loads(text) == payloads.BUILDERS[fmt](alert), fmt
