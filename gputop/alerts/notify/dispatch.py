@@ -160,11 +160,12 @@ class Dispatcher:
         return tuple(self._lanes)
 
     def submit(self, alert: Alert, to: Iterable[str] | None = None) -> None:
-        """Queue ``alert`` for the channels named in ``to`` (None: every channel) and return at
-        once. A name with no channel is skipped (the rules' check names it at start)."""
+        """Queue ``alert`` for the channels named in ``to`` (one name or several; None: every
+        channel) and return at once. A name with no channel is skipped (the rules' check names
+        it at start)."""
         if self._closed:
             return
-        names = self._lanes if to is None else to
+        names = self._lanes if to is None else ((to,) if isinstance(to, str) else to)
         for name in names:
             lane = self._lanes.get(name)
             if lane is None:

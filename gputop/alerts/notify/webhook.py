@@ -133,5 +133,7 @@ def header_problem(name: str, value: str) -> str | None:
         return f"header name {name!r} is not a valid HTTP header name"
     if "\r" in value or "\n" in value:
         return f"header {name}'s value holds a line break"
+    if not value.isascii() or not value.isprintable():
+        return f"header {name}'s value must be printable ASCII"  # what HTTP headers carry
     return None
 

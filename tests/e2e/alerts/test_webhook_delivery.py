@@ -81,6 +81,14 @@ class Receiver:
         self.thread.join(2)
 
 
+@pytest.fixture(autouse=True)
+def no_proxy(monkeypatch):
+    """The receiver is on 127.0.0.1: a proxy the test machine sets must not carry the posts."""
+    for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY",
+                 "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
     r = Receiver()

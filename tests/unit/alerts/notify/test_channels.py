@@ -113,6 +113,8 @@ def test_a_webhook_config_never_shows_its_url_or_header_values():
      "alerts.channel.x.format: must be one of generic, slack, teams, discord"),
     ("[alerts.channel.x]\ntype = 'webhook'\nurl = 'https://h/'\nheaders = { 'X-A' = \"a\\nB: b\" }",
      "alerts.channel.x.headers: header X-A's value holds a line break"),
+    ("[alerts.channel.x]\ntype = 'webhook'\nurl = 'https://h/'\nheaders = { 'X-A' = 'tök' }",
+     "alerts.channel.x.headers: header X-A's value must be printable ASCII"),
     ("[alerts.channel.x]\ntype = 'webhook'\nurl = 'https://h/'\nheaders = { 'X A' = 'token' }",
      "alerts.channel.x.headers: header name 'X A' is not a valid HTTP header name"),
     ("[alerts.channel.x]\ntype = 'webhook'\nurl = 'https://h/'\ntimeout = 0",

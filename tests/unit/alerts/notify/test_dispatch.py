@@ -139,12 +139,13 @@ def test_each_attempt_gets_the_policy_timeout(dispatchers, events):
 
 
 def test_submit_reaches_only_the_channels_named(dispatchers, events):
-    a, b = Recorder("a"), Recorder("b")
+    a, b = Recorder("alpha"), Recorder("beta")
     d = start(dispatchers, events, Channel(a, FAST), Channel(b, FAST))
-    d.submit(make_alert(0), to=["b", "nowhere"])
+    d.submit(make_alert(0), to="beta")  # one name, not its letters
+    d.submit(make_alert(0), to=["beta", "nowhere"])
     d.submit(make_alert(1), to=[])
     d.submit(make_alert(2))
-    wait_for(lambda: len(b.sent) == 2 and len(a.sent) == 1)
+    wait_for(lambda: len(b.sent) == 3 and len(a.sent) == 1)
     assert [x.key for x in a.sent] == [make_alert(2).key]
 
 
