@@ -43,6 +43,7 @@ from gputop.core.model import (
     Snapshot,
     XidEvent,
 )
+from gputop.core.model import Job as ModelJob
 
 DRIVER_VERSION = "580.95.05"
 CUDA_VERSION = "13.0"
@@ -727,6 +728,7 @@ class SimBackend(Backend):
                         type="C",
                         gpu_instance_id=slot.gpu_instance_id if slot else None,
                         compute_instance_id=slot.compute_instance_id if slot else None,
+                        job=None if job.slurm_job is None else ModelJob("slurm", job.slurm_job),
                     )
                 )
         return tuple(procs)

@@ -109,6 +109,9 @@ class Job:
     procs_per_gpu: int = 1  # extra processes (e.g. inference workers) per GPU
     idle: bool = False  # holds memory, runs nothing (a forgotten notebook)
     mig_device: int | None = None  # the MIG device (index on its one GPU) the job runs in
+    # The Slurm job id its processes are attributed to, as gputop's attribution reads a real
+    # one (a job's Xid and its end name it); None: a job no scheduler started.
+    slurm_job: str | None = None
 
 
 @dataclass(frozen=True)

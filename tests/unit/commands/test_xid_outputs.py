@@ -17,8 +17,10 @@ def test_snapshot_json_lists_each_xid_of_its_window_explained_newest_first():
         (3, 13, "Graphics Engine Exception", "restart the job"),
         (1, 79, "GPU has fallen off the bus", "drain the node and reboot it")]
     assert events[1]["users"] == ["alice"] and events[1]["pids"]  # the job on GPU 1 then
+    assert (events[1]["jobs"], events[0]["jobs"]) == (["job 4242"], ["job 4243"])
     assert events[0]["users"] == ["bob"]
     assert events[1]["time"] - events[0]["time"] == -20.0
     # the hint says the same in words
-    assert any(h["code"] == "xid" and h["message"].startswith("GPU 1 Xid 79 (GPU has fallen off")
+    assert any(h["code"] == "xid" and h["message"].startswith(
+        "GPU 1 Xid 79 (GPU has fallen off the bus): job 4242 (alice)")
                for h in doc["hints"])
