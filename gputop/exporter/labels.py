@@ -8,6 +8,11 @@ from collections.abc import Iterable, Sequence
 from gputop.core.model import Device, Process, Snapshot
 from gputop.formats import dcgm
 
+# Who holds a GPU (`owner_labels`) and which GPU instance a series is (`instance_labels`): the
+# labels an alert rule aggregates away to keep one series per GPU (`gputop.exporter.alert_rules`).
+OWNER_LABELS = ("container", "hpc_job", "namespace", "pod")
+MIG_LABELS = ("GPU_I_PROFILE", "GPU_I_ID")
+
 
 def device_node_name(dev: Device) -> str:
     """Return the device file dcgm-exporter's ``device`` label names (nvidia0, …; Ascend:

@@ -3,7 +3,7 @@ Pure: snapshot in, metric families out."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from prometheus_client.core import Metric
@@ -17,6 +17,15 @@ from gputop.exporter.node_label import DEFAULT_HOSTNAME_LABEL, HOSTNAME_LABELS
 from gputop.formats import dcgm
 
 DEFAULT_TOP_PROCESSES = 10
+
+# Family names other code reads back (the generated alert rules, `gputop.exporter.alert_rules`).
+DEVICE_STATUS = "gputop_device_status"
+DATA_AGE = "gputop_device_data_age_seconds"
+TEMPERATURE = "gputop_temperature_celsius"
+CLOCK = "gputop_clock_hertz"
+HINT = "gputop_hint"
+PROCESS_MEMORY = "gputop_process_gpu_memory_bytes"
+PROCESS_SM = "gputop_process_sm_ratio"
 
 
 @dataclass(frozen=True)
@@ -48,9 +57,9 @@ def families(snap: Snapshot, opts: Options, version: str,
     stamp = Metric("gputop_snapshot_timestamp_seconds",
                    "When the served snapshot was sampled (Unix time).", "gauge")
     stamp.add_sample("gputop_snapshot_timestamp_seconds", host, snap.time)
-    status = Metric("gputop_device_status",
+    status = Metric(DEVICE_STATUS,
                     "1 for the device's status (ok, lost, error), 0 for the others.", "gauge")
-    age = Metric("gputop_device_data_age_seconds",
+    age = Metric(DATA_AGE,
                  "How old the device's readings are, where the backend serves cached readings "
                  "(npu-smi).", "gauge")
     total = Metric("gputop_memory_total_bytes", "Device memory size.", "gauge")
@@ -67,14 +76,14 @@ def families(snap: Snapshot, opts: Options, version: str,
     draw = Metric("gputop_power_draw_watts", "Power draw.", "gauge")
     energy = Metric("gputop_energy_joules_total",
                     "Energy the device has used since its driver's counter started.", "counter")
-    temps = Metric("gputop_temperature_celsius",
+    temps = Metric(TEMPERATURE,
                    "Temperature by sensor: gpu (AMD: edge), hotspot (junction), memory.", "gauge")
-    clocks = Metric("gputop_clock_hertz",
+    clocks = Metric(CLOCK,
                     "Current clock by domain: sm (AMD: sclk; Intel: the render GT), memory, video.",
                     "gauge")
-    proc_mem = Metric("gputop_process_gpu_memory_bytes",
+    proc_mem = Metric(PROCESS_MEMORY,
                       "GPU memory a process holds (top processes per GPU by memory).", "gauge")
-    proc_sm = Metric("gputop_process_sm_ratio",
+    proc_sm = Metric(PROCESS_SM,
                      "A process's share of SM time, 0-1 (top processes per GPU by memory).",
                      "gauge")
     for dev in snap.devices:
@@ -106,7 +115,7 @@ def families(snap: Snapshot, opts: Options, version: str,
                 proc_mem.add_sample(proc_mem.name, plabels, proc.gpu_memory_mib * MIB)
             if proc.sm_pct is not None:
                 proc_sm.add_sample(proc_sm.name, plabels, proc.sm_pct / 100.0)
-    hint = Metric("gputop_hint", "An active hint: 1 per (gpu, code); gpu is empty for the node.",
+    hint = Metric(HINT, "An active hint: 1 per (gpu, code); gpu is empty for the node.",
                   "gauge")
     for h in snap.hints:
         hint.add_sample(hint.name, {**host, "gpu": "" if h.device is None else str(h.device),
@@ -115,14 +124,12 @@ def families(snap: Snapshot, opts: Options, version: str,
             events, source, hint, proc_mem, proc_sm]
 
 
-# The sensors and clock domains served, by label value, in that order.
-_SENSORS: tuple[tuple[str, Callable[[Device], float | None]], ...] = (
-    ("gpu", lambda d: d.temperature_c), ("hotspot", lambda d: d.temperature_hotspot_c),
-    ("memory", lambda d: d.temperature_memory_c))
-_CLOCKS: tuple[tuple[str, Callable[[Device], float | None]], ...] = (
-    ("sm", lambda d: d.clock_sm_mhz), ("memory", lambda d: d.clock_mem_mhz),
-    ("video", lambda d: d.clock_video_mhz))
-
+# The sensors and clock domains served, by label value, in that order: (label, Device field).
+SENSORS: tuple[tuple[str, str], ...] = (
+    ("gpu", "temperature_c"), ("hotspot", "temperature_hotspot_c"),
+    ("memory", "temperature_memory_c"))
+CLOCKS: tuple[tuple[str, str], ...] = (
+    ("sm", "clock_sm_mhz"), ("memory", "clock_mem_mhz"), ("video", "clock_video_mhz"))
 
 def _headline(dev: Device, labels: dict[str, str], busy: Metric, used: Metric, draw: Metric,
               energy: Metric, temps: Metric, clocks: Metric) -> None:
@@ -138,7 +145,7 @@ def _headline(dev: Device, labels: dict[str, str], busy: Metric, used: Metric, d
     add(used, dev.memory_used_mib, MIB)
     add(draw, dev.power_draw_w)
     add(energy, dev.energy_j)
-    for sensor, read in _SENSORS:
-        add(temps, read(dev), extra={"sensor": sensor})
-    for domain, read in _CLOCKS:
-        add(clocks, read(dev), HZ_PER_MHZ, extra={"clock": domain})
+    for sensor, field in SENSORS:
+        add(temps, getattr(dev, field), extra={"sensor": sensor})
+    for domain, field in CLOCKS:
+        add(clocks, getattr(dev, field), HZ_PER_MHZ, extra={"clock": domain})
