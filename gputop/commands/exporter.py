@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,8 @@ from gputop.core import bounds
 from gputop.exporter.node_label import DEFAULT_HOSTNAME_LABEL, HOSTNAME_LABELS
 
 if TYPE_CHECKING:
+    from gputop.alerts.model import Rule
+    from gputop.exporter import own
     from gputop.formats import dcgm
 
 DEFAULT_LISTEN = ":9400"  # dcgm-exporter's port: a node runs one or the other
@@ -42,6 +45,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         default=None, metavar="N",
                         help="per-process series for the N processes holding the most memory "
                              f"on each GPU (default: 10; {bounds.EXPORTER_TOP_PROCESSES.describe()})")
+    parser.add_argument("--alert-rules", nargs="?", const="-", default=None, metavar="FILE",
+                        help="write gputop's alert rules (the defaults and the settings file's:"
+                             " gputop --config FILE exporter --alert-rules) as a Prometheus rule"
+                             " file to FILE (default: stdout), over the names served with these"
+                             " options, and exit without opening a device")
 
 
 @dataclass(frozen=True)
@@ -52,15 +60,63 @@ class ExporterConfig:
     hostname_label: str = DEFAULT_HOSTNAME_LABEL  # a key of HOSTNAME_LABELS
     top_processes: int | None = None  # None: gputop.exporter.own.DEFAULT_TOP_PROCESSES
     counters_file: str | None = None  # dcgm-exporter's counters CSV; None: the default fields
+    alert_rules: str | None = None  # write the Prometheus rule file here ("-": stdout) and exit
+    config_path: str | None = None  # the settings file whose alert rules --alert-rules writes
+    no_config: bool = False  # --alert-rules: the default rules alone
 
 
 def configure(args: argparse.Namespace) -> ExporterConfig:
     return ExporterConfig(source=source_config(args), listen=args.listen,
                           web_config=args.web_config, hostname_label=args.hostname_label,
-                          top_processes=args.top_processes, counters_file=args.counters_file)
+                          top_processes=args.top_processes, counters_file=args.counters_file,
+                          alert_rules=args.alert_rules, config_path=args.config,
+                          no_config=args.no_config)
+
+
+def options(config: ExporterConfig) -> own.Options:
+    """The exporter's series options: its node label, process series and DCGM fields."""
+    from gputop.exporter import own
+    from gputop.formats import dcgm
+
+    top = own.DEFAULT_TOP_PROCESSES if config.top_processes is None else config.top_processes
+    counters = load_counters(config.counters_file) if config.counters_file else dcgm.DEFAULT
+    return own.Options(hostname_labels=HOSTNAME_LABELS[config.hostname_label],
+                       top_processes=top, counters=counters)
+
+
+def rules_in_force(config_path: str | None, no_config: bool) -> tuple[Rule, ...]:
+    """Return the alert rules gputop evaluates: the shipped defaults with the settings file's
+    ``[alerts]`` rules over them (``no_config``: the defaults alone)."""
+    # TODO(lead, issue #29): wire after merging wt-alerts-core: read the settings file as the
+    # dashboard does (gputop.config.settings.settings_path(config_path, no_config), then its
+    # [alerts] table) and return gputop.alerts.rules.parse_rules(table, str(path)) -- the
+    # defaults (gputop.alerts.defaults.DEFAULT_RULES) alone where there is no file.
+    raise NotImplementedError("rules_in_force: wire gputop.alerts.rules.parse_rules here")
+
+
+def write_alert_rules(config: ExporterConfig, rules: Sequence[Rule]) -> int:
+    """Write ``rules`` as a Prometheus rule file to ``config.alert_rules`` ("-": stdout), over
+    the names the exporter serves with ``config``'s options."""
+    from gputop.core.errors import UsageError
+    from gputop.exporter.alert_rules import prometheus_rules
+
+    text = prometheus_rules(rules, options(config))
+    if config.alert_rules in (None, "-"):
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return 0
+    try:
+        with open(config.alert_rules, "w", encoding="utf-8") as out:
+            out.write(text)
+    except OSError as exc:
+        raise UsageError(f"exporter: --alert-rules {config.alert_rules}: "
+                         f"{exc.strerror or exc}") from None
+    return 0
 
 
 def run(config: ExporterConfig) -> int:
+    if config.alert_rules is not None:  # a file for Prometheus; no device is opened
+        return write_alert_rules(config, rules_in_force(config.config_path, config.no_config))
     from gputop import __version__
     from gputop.analysis.pipeline import default_analyzer
     from gputop.backends import open_backend
@@ -68,16 +124,12 @@ def run(config: ExporterConfig) -> int:
     from gputop.core import stop_signals
     from gputop.core.errors import GputopError
     from gputop.core.selection import select_devices
-    from gputop.exporter import own, server, webconfig
-    from gputop.formats import dcgm
+    from gputop.exporter import server, webconfig
     from gputop.sampler import Sampler
 
     host, port = parse_listen(config.listen)
-    top = own.DEFAULT_TOP_PROCESSES if config.top_processes is None else config.top_processes
     web = webconfig.load(config.web_config) if config.web_config else webconfig.WebConfig()
-    counters = load_counters(config.counters_file) if config.counters_file else dcgm.DEFAULT
-    opts = own.Options(hostname_labels=HOSTNAME_LABELS[config.hostname_label],
-                       top_processes=top, counters=counters)
+    opts = options(config)
     source = config.source
     backend = open_backend(source.backend, source.options)
     try:

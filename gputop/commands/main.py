@@ -94,10 +94,11 @@ def build_parser() -> argparse.ArgumentParser:
                              f" (default: {bounds.HISTORY_DEFAULT_S:g}; {bounds.HISTORY.describe()}); the memory"
                              " is the same at any span, older points are sparser")
     parser.add_argument("--config", metavar="FILE", default=None,
-                        help="dashboard: the settings file (default: $GPUTOP_CONFIG, else"
+                        help="dashboard, exporter --alert-rules: the settings file (default:"
+                             " $GPUTOP_CONFIG, else"
                              " $XDG_CONFIG_HOME/gputop/config.toml)")
     parser.add_argument("--no-config", action="store_true",
-                        help="dashboard: ignore the settings file")
+                        help="dashboard, exporter --alert-rules: ignore the settings file")
     subs = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CommandParser)
     for name, help_text in SUBCOMMANDS.items():
         sub = subs.add_parser(name, help=help_text, description=help_text, command=name)
@@ -164,7 +165,8 @@ def run_command(parser: argparse.ArgumentParser, argv: list[str],
         from gputop.commands import alerts
 
         return alerts.run(alerts.configure(args))
-    if args.config is not None:  # asked for, and it would do nothing: say so
+    alert_rules = args.command == "exporter" and args.alert_rules is not None  # reads its rules
+    if args.config is not None and not alert_rules:  # asked for, and it would do nothing: say so
         raise UsageError(f"--config: only the dashboard reads a settings file, not "
                          f"`gputop {args.command}`")
     # each command's module imported here, when it runs, not by the dashboard
