@@ -52,6 +52,17 @@ def read_config(table: Mapping[str, object] | None, where: str,
     return AlertConfig(rules, channels, journals.journal_path(table, where, environ), where)
 
 
+def load_config(config: str | None, no_config: bool) -> AlertConfig:
+    """Find and read the settings file as the dashboard does (``--config``'s value, else
+    ``$GPUTOP_CONFIG``, else the default; ``no_config``: none) and check its ``[alerts]``
+    table; raises `UsageError` (one line) for a bad file, rule or channel."""
+    from gputop.config.settings import load, settings_path
+
+    path, named = settings_path(config, no_config)
+    found = load(path, named)
+    return read_config(found.alerts, found.path or "settings")
+
+
 @dataclass(frozen=True)
 class Record:
     """One alert as a screen lists it, and whether a person acknowledged it."""

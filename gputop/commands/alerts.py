@@ -45,15 +45,10 @@ def configure(args: argparse.Namespace) -> AlertsConfig:
 
 def run(config: AlertsConfig, out: TextIO | None = None) -> int:
     """Print the rules in force; a bad settings file raises `UsageError` (exit 2)."""
-    from gputop.alerts.journal import journal_path
-    from gputop.alerts.rules import parse_rules
-    from gputop.config.settings import load, settings_path
+    from gputop.alerts.runtime import load_config
 
-    path, named = settings_path(config.config, config.no_config)
-    found = load(path, named)
-    where = found.path or "settings"
-    rules = parse_rules(found.alerts, where)
-    journal_path(found.alerts, where)
+    checked = load_config(config.config, config.no_config)
+    rules, where = checked.rules, checked.where
     out = out or sys.stdout
     if not rules:
         print(f"no alert rules: {where} switches the defaults off and writes none", file=out)

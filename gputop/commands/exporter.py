@@ -87,11 +87,9 @@ def options(config: ExporterConfig) -> own.Options:
 def rules_in_force(config_path: str | None, no_config: bool) -> tuple[Rule, ...]:
     """Return the alert rules gputop evaluates: the shipped defaults with the settings file's
     ``[alerts]`` rules over them (``no_config``: the defaults alone)."""
-    # TODO(lead, issue #29): wire after merging wt-alerts-core: read the settings file as the
-    # dashboard does (gputop.config.settings.settings_path(config_path, no_config), then its
-    # [alerts] table) and return gputop.alerts.rules.parse_rules(table, str(path)) -- the
-    # defaults (gputop.alerts.defaults.DEFAULT_RULES) alone where there is no file.
-    raise NotImplementedError("rules_in_force: wire gputop.alerts.rules.parse_rules here")
+    from gputop.alerts.runtime import load_config
+
+    return load_config(config_path, no_config).rules
 
 
 def write_alert_rules(config: ExporterConfig, rules: Sequence[Rule]) -> int:

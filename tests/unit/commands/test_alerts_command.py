@@ -23,6 +23,7 @@ name = "thermal-slowdown"
 enabled = false
 [alerts.channel.ops]
 type = "webhook"
+url = "https://hooks.example.com/services/T0/B0/XXXX"
 """
 
 
@@ -91,3 +92,10 @@ def test_the_dashboard_takes_a_file_with_rules(config_home):
     parser = build_parser()
     config = dashboard.configure(parser, [], parser.parse_args([]))
     assert config.settings.alerts is not None and "rule" in config.settings.alerts
+
+
+def test_a_bad_channel_is_one_line_and_exit_2(config_home, capsys):
+    write_settings(config_home, '[alerts]\n[alerts.channel.ops]\ntype = "webhook"\n')
+    assert main(["alerts", "--list"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "alerts.channel.ops: a webhook needs a url" in err

@@ -248,3 +248,16 @@ def test_alert_rules_writes_the_file_named(monkeypatch, tmp_path, capsys, no_dev
 def test_config_is_still_refused_where_the_exporter_reads_no_rules(capsys):
     assert main.main(["--config", "/etc/g.toml", "exporter", "--listen", "127.0.0.1:1"]) == 2
     assert "only the dashboard reads a settings file" in capsys.readouterr().err
+
+
+def test_alert_rules_reads_the_settings_files_rules_and_checks_them(tmp_path, capsys, no_device):
+    good = tmp_path / "config.toml"
+    good.write_text('[alerts]\ndefaults = false\n[[alerts.rule]]\nname = "hot"\n'
+                    'when = "temperature_c > 85 for 2m"\n')
+    assert main.main(["--config", str(good), "exporter", "--alert-rules"]) == 0
+    assert list(alerts(capsys.readouterr().out)) == ["GputopHot"]
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[alerts]\n[[alerts.rule]]\nname = "hot"\nwhen = "temprature_c > 85"\n')
+    assert main.main(["--config", str(bad), "exporter", "--alert-rules"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "alert rule 'hot'" in err and "temperature_c" in err
