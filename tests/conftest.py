@@ -35,9 +35,11 @@ def fixtures_dir() -> Path:
 
 @pytest.fixture(autouse=True)
 def no_user_settings(monkeypatch, tmp_path_factory):
-    """No test reads the developer's own ~/.config/gputop (settings file, themes): the config
-    folder is an empty one of the test's own, and $GPUTOP_CONFIG is unset (subprocesses too)."""
+    """No test reads the developer's own ~/.config/gputop (settings file, themes) or writes
+    their ~/.local/state/gputop (the alert journal): each folder is an empty one of the test's
+    own, and $GPUTOP_CONFIG is unset (subprocesses too)."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
     monkeypatch.delenv("GPUTOP_CONFIG", raising=False)
 
 

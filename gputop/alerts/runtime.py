@@ -52,15 +52,16 @@ def read_config(table: Mapping[str, object] | None, where: str,
     return AlertConfig(rules, channels, journals.journal_path(table, where, environ), where)
 
 
-def load_config(config: str | None, no_config: bool) -> AlertConfig:
-    """Find and read the settings file as the dashboard does (``--config``'s value, else
-    ``$GPUTOP_CONFIG``, else the default; ``no_config``: none) and check its ``[alerts]``
-    table; raises `UsageError` (one line) for a bad file, rule or channel."""
+def from_settings(option: str | None, no_config: bool,
+                  environ: Mapping[str, str] | None = None) -> AlertConfig:
+    """Find the settings file as the dashboard does (``--config``'s ``option``,
+    ``$GPUTOP_CONFIG``, ``--no-config``) and check its ``[alerts]`` table (`read_config`): every
+    command that alerts (``gputop alerts``, ``gputop watch``, the cluster view) reads it so."""
     from gputop.config.settings import load, settings_path
 
-    path, named = settings_path(config, no_config)
+    path, named = settings_path(option, no_config, environ)
     found = load(path, named)
-    return read_config(found.alerts, found.path or "settings")
+    return read_config(found.alerts, found.path or "settings", environ)
 
 
 @dataclass(frozen=True)

@@ -45,10 +45,10 @@ def configure(args: argparse.Namespace) -> AlertsConfig:
 
 def run(config: AlertsConfig, out: TextIO | None = None) -> int:
     """Print the rules in force; a bad settings file raises `UsageError` (exit 2)."""
-    from gputop.alerts.runtime import load_config
+    from gputop.alerts.runtime import from_settings
 
-    checked = load_config(config.config, config.no_config)
-    rules, where = checked.rules, checked.where
+    alerting = from_settings(config.config, config.no_config)
+    rules, where = alerting.rules, alerting.where
     out = out or sys.stdout
     if not rules:
         print(f"no alert rules: {where} switches the defaults off and writes none", file=out)

@@ -87,9 +87,9 @@ def options(config: ExporterConfig) -> own.Options:
 def rules_in_force(config_path: str | None, no_config: bool) -> tuple[Rule, ...]:
     """Return the alert rules gputop evaluates: the shipped defaults with the settings file's
     ``[alerts]`` rules over them (``no_config``: the defaults alone)."""
-    from gputop.alerts.runtime import load_config
+    from gputop.alerts.runtime import from_settings
 
-    return load_config(config_path, no_config).rules
+    return from_settings(config_path, no_config).rules
 
 
 def write_alert_rules(config: ExporterConfig, rules: Sequence[Rule]) -> int:

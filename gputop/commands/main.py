@@ -1,4 +1,4 @@
-"""Command line entry point: `gputop [options] [snapshot|agent|cluster|advise|replay|exporter|web|alerts]`.
+"""Command line entry point: `gputop [options] [snapshot|agent|cluster|advise|replay|exporter|web|alerts|watch]`.
 
 With no subcommand it opens the dashboard, or, with no terminal to open it on, prints the text
 view once. nvidia-smi's query flags (`--query-gpu=…`) switch to
@@ -33,6 +33,7 @@ SUBCOMMANDS = {
     "exporter": "serve metrics to Prometheus (dcgm-exporter names)",
     "web": "serve the dashboard or the cluster view to browsers",
     "alerts": "list the alert rules in force (--list)",
+    "watch": "evaluate the alert rules with no screen and notify (for systemd)",
 }
 
 
@@ -146,7 +147,7 @@ def run_command(parser: argparse.ArgumentParser, argv: list[str],
     """Turn the parsed command line into the chosen command's config and run the command.
 
     Only the dashboard (``gputop``, ``gputop replay``) reads the settings file, and ``gputop
-    alerts`` its rules; the other commands feed scripts, and a ``--config`` given to one of
+    alerts`` and ``gputop watch`` its rules; the other commands feed scripts, and a ``--config`` given to one of
     them is refused."""
     if args.command in (None, "replay"):
         config = dashboard.configure(parser, argv, args)  # the settings file under the options
@@ -165,6 +166,10 @@ def run_command(parser: argparse.ArgumentParser, argv: list[str],
         from gputop.commands import alerts
 
         return alerts.run(alerts.configure(args))
+    if args.command == "watch":
+        from gputop.commands import watch
+
+        return watch.run(watch.configure(args))
     alert_rules = args.command == "exporter" and args.alert_rules is not None  # reads its rules
     if args.config is not None and not alert_rules:  # asked for, and it would do nothing: say so
         raise UsageError(f"--config: only the dashboard reads a settings file, not "

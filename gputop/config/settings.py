@@ -1,8 +1,8 @@
 """The dashboard's settings file: ``$XDG_CONFIG_HOME/gputop/config.toml`` (default
 ``~/.config/gputop/config.toml``), defaults that command-line options override.
 
-Only the dashboard reads it (``gputop`` and ``gputop replay``), and ``gputop alerts`` its
-``[alerts]`` table: query mode, ``snapshot``, ``agent``, ``exporter``, ``advise`` and ``cluster``
+Only the dashboard reads it (``gputop`` and ``gputop replay``), and ``gputop alerts``,
+``gputop watch`` and the cluster view its ``[alerts]`` table: query mode, ``snapshot``, ``agent``, ``exporter``, ``advise`` and ``cluster``
 feed scripts and other programs, whose output must not change with one user's dashboard
 preferences. ``--config PATH`` or ``$GPUTOP_CONFIG``
 names another file; ``--no-config`` or an empty ``$GPUTOP_CONFIG`` ignores it. The command line

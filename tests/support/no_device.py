@@ -10,6 +10,7 @@ SCRIPT_COMMANDS = {
     "snapshot": ["snapshot"],
     "snapshot-json": ["snapshot", "--json"],
     "agent": ["agent", "--ignore-stdin"],
+    "watch": ["watch"],
     "advise": ["advise", "--window", "1"],
     "advise-sweep": ["advise", "--sweep", "--dry-run"],
     # plain `gputop` with no terminal (a script's subprocess, a pipe): the text view once
