@@ -4,7 +4,11 @@ The first line is a hello (gputop version, schema, the backend asked for, host),
 the backend opens: a first `npu-smi` read can take seconds, and the viewer must know at once that
 the agent runs. Until the first snapshot, an empty line every second keeps the stream alive (the
 viewer skips empty lines). Then one ``gputop/1`` snapshot per interval, each flushed on its own
-line. The agent runs until its stdin reaches EOF (the ssh session that started it went away) or
+line. With ``--alerts FILE`` (a settings file; the agent reads none otherwise) it evaluates that
+file's alert rules on each snapshot and adds the alerts it fired or resolved to the line, as an
+``alerts`` list beside the snapshot (each as `Alert.to_json` writes it): a viewer that does not
+know the key ignores it. The agent keeps the file's journal, so a new session re-fires nothing,
+and delivers to no channel: whoever reads the stream does. The agent runs until its stdin reaches EOF (the ssh session that started it went away) or
 its stdout closes (EPIPE), and then exits quietly; SIGTERM, SIGHUP and Ctrl-C end it too (exit
 128 + signal), the backend's child processes killed first, also during that first slow read. A
 stdout that fails otherwise (a full disk: ENOSPC) is one line on stderr and exit 1.
@@ -19,11 +23,14 @@ import os
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from gputop.commands.common import bounded, source_config
 from gputop.config.options import SourceConfig
 from gputop.core import jsonout
+
+if TYPE_CHECKING:
+    from gputop.alerts.runtime import AlertConfig
 
 HELLO = "gputop"
 KEEPALIVE_S = 1.0
@@ -38,6 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--count", type=bounded(AGENT_COUNT), default=0, metavar="N",
                         help="stop after N snapshots (default: 0 = until stdin or stdout closes)")
+    parser.add_argument("--alerts", metavar="FILE", default=None,
+                        help="evaluate the alert rules of this settings file and add the alerts"
+                             " each snapshot fires or resolves to its line (no channel is sent to)")
 
 
 @dataclass(frozen=True)
@@ -45,11 +55,12 @@ class AgentConfig:
     source: SourceConfig
     ignore_stdin: bool = False  # keep streaming when stdin reaches EOF
     count: int = 0  # stop after this many snapshots; 0: until stdin or stdout closes
+    alerts: str | None = None  # the settings file whose [alerts] rules the agent evaluates
 
 
 def configure(args: argparse.Namespace) -> AgentConfig:
     return AgentConfig(source=source_config(args), ignore_stdin=args.ignore_stdin,
-                       count=args.count)
+                       count=args.count, alerts=args.alerts)
 
 
 def hello_document(backend: str, host: str) -> dict[str, Any]:
@@ -124,6 +135,8 @@ def _keep_alive(writer: _Writer, started: threading.Event) -> None:
 def run(config: AgentConfig) -> int:
     from gputop.backends.base import hostname
     from gputop.core import stop_signals
+
+    rules = _alert_rules(config.alerts)  # a bad file: one line and exit 2, before the hello
     done = threading.Event()
     writer = _Writer(sys.stdout.buffer, done)
     opening = threading.Event()
@@ -148,7 +161,7 @@ def run(config: AgentConfig) -> int:
         threading.Thread(target=_keep_alive, args=(writer, started), name="gputop-agent-alive",
                          daemon=True).start()
         try:
-            _stream(config, writer, done, opening, started)
+            _stream(config, writer, done, opening, started, rules)
         except _Stopped:
             pass
     finally:
@@ -159,8 +172,21 @@ def run(config: AgentConfig) -> int:
     return _exit(writer)
 
 
+def _alert_rules(path: str | None) -> AlertConfig | None:
+    """Check the ``[alerts]`` table of the settings file ``path`` (None: no alerts), with its
+    channels left out: the agent only says what fired."""
+    if path is None:
+        return None
+    from dataclasses import replace
+
+    from gputop.alerts.runtime import from_settings
+
+    return replace(from_settings(path, False), channels=())
+
+
 def _stream(config: AgentConfig, writer: _Writer, done: threading.Event,
-            opening: threading.Event, started: threading.Event) -> None:
+            opening: threading.Event, started: threading.Event,
+            rules: AlertConfig | None = None) -> None:
     from gputop.analysis.pipeline import default_analyzer
     from gputop.analysis.xid import XidLog
     from gputop.backends import open_backend
@@ -179,11 +205,19 @@ def _stream(config: AgentConfig, writer: _Writer, done: threading.Event,
         sampler = Sampler(backend, interval=source.interval, devices=devices,
                           analyze=default_analyzer())
         xids = XidLog(size=1)  # only to tie each Xid to the processes of the sample before
+        alerting = None
+        if rules is not None:
+            from gputop.alerts.runtime import Alerting
+
+            alerting = Alerting(rules, on_error=lambda text: print(
+                f"gputop agent: {text}", file=sys.stderr, flush=True))
 
         def emit(snap) -> None:
             doc = snapshot_to_json(snap)
             # the Xids this sample brought, explained (the devices carry them raw)
             doc["xid_events"] = [e.to_json() for e in xids.add(snap)]
+            if alerting is not None:  # the alerts this sample fired or resolved
+                doc["alerts"] = [a.to_json() for a in alerting.observe(snap)]
             try:
                 line = encode_line(doc)
             except ValueError as exc:  # a non-finite number: never sent as "NaN"

@@ -362,3 +362,24 @@ def test_rows_sort_filter_and_users():
     total_gpus = sum(1 for d in statuses[0].snapshot.devices if d.processes)
     assert sum(u.gpus for u in users) >= total_gpus
     assert all(set(u.nodes) <= {"a", "beta"} for u in users)
+
+
+def test_the_decoder_takes_lines_with_alerts_and_lines_from_before_them():
+    """`gputop agent --alerts` adds an ``alerts`` list beside the snapshot: this viewer (and an
+    older one, which knows neither it nor ``xid_events``) skips it; a line of an agent older
+    than Xid events decodes too."""
+    alert = {"rule": "xid", "key": "xid/n/gpu1/xid79", "state": "firing",
+             "severity": "critical", "at": 1.0, "summary": "GPU 1 Xid 79", "node": "n",
+             "gpu": 1, "since": 1.0, "labels": {"xid": "79"}}
+    with_alerts = dict(sim_doc(), xid_events=[], alerts=[alert])
+    old = sim_doc()
+    for dev in old["devices"]:
+        dev.pop("xid_events", None)
+    for doc in (with_alerts, old):
+        d = AgentDecoder()
+        d.feed(b'{"hello":"gputop","version":"0.1.0","schema":"gputop/1","backend":"sim",'
+               b'"host":"n"}')
+        checked = d.feed(json.dumps(doc).encode())
+        assert isinstance(checked, Checked), checked
+        assert "alerts" not in checked.doc
+        assert len(build_snapshot(checked.doc).devices) == 8
