@@ -57,10 +57,20 @@ def from_settings(option: str | None, no_config: bool,
     """Find the settings file as the dashboard does (``--config``'s ``option``,
     ``$GPUTOP_CONFIG``, ``--no-config``) and check its ``[alerts]`` table (`read_config`): every
     command that alerts (``gputop alerts``, ``gputop watch``, the cluster view) reads it so."""
+    config = written_config(option, no_config, environ)
+    return config if config is not None else read_config(None, "settings", environ)
+
+
+def written_config(option: str | None, no_config: bool,
+                   environ: Mapping[str, str] | None = None) -> AlertConfig | None:
+    """Return `from_settings`'s config where the settings file has an ``[alerts]`` table, else
+    None: for a consumer whose alerts cost enough to be asked for (the cluster view)."""
     from gputop.config.settings import load, settings_path
 
     path, named = settings_path(option, no_config, environ)
     found = load(path, named)
+    if found.alerts is None:
+        return None
     return read_config(found.alerts, found.path or "settings", environ)
 
 

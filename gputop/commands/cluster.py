@@ -50,6 +50,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--slurm-me", action="store_true",
                         help="the nodes of all your running Slurm jobs, showing only their GPUs")
     parser.add_argument("--theme", default=argparse.SUPPRESS, help="dashboard theme")
+    # SUPPRESS: `gputop --config F cluster` keeps the value the top level parsed.
+    parser.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS,
+                        help="the live view: the settings file whose alert rules it evaluates on"
+                             " every node and whose channels it notifies (default:"
+                             " $GPUTOP_CONFIG, else $XDG_CONFIG_HOME/gputop/config.toml)")
+    parser.add_argument("--no-config", action="store_true", default=argparse.SUPPRESS,
+                        help="the live view: ignore the settings file (the default rules alone)")
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,8 @@ class ClusterConfig:
     slurm: str | None = None  # a Slurm job id
     slurm_me: bool = False
     view: ClusterViewConfig = ClusterViewConfig()
+    config: str | None = None  # the settings file of the live view's alert rules
+    no_config: bool = False
 
     @property
     def interval(self) -> float:
@@ -84,7 +93,8 @@ def configure(args: argparse.Namespace) -> ClusterConfig:
         max_opening=args.max_opening, fallback=not args.no_fallback, once=args.once,
         json=args.json, timeout=args.timeout, prometheus=args.prometheus,
         selector=args.selector, slurm=args.slurm, slurm_me=args.slurm_me,
-        view=ClusterViewConfig(interval=args.interval, theme=args.theme))
+        view=ClusterViewConfig(interval=args.interval, theme=args.theme),
+        config=args.config, no_config=bool(args.no_config))
 
 
 class SlurmJobs:
@@ -254,6 +264,9 @@ def run(config: ClusterConfig) -> int:
 
     if config.json and not config.once:
         raise UsageError("--json needs --once (the live view is the terminal UI)")
+    if config.once and (config.config is not None or config.no_config):
+        raise UsageError("--config and --no-config are the live view's (its alert rules), "
+                         "not --once's")
     if config.prometheus is not None or config.selector is not None:
         if config.slurm is not None or config.slurm_me:
             # a job's GPUs come from its nodes' own snapshots (GRES minor numbers, processes'
@@ -267,7 +280,20 @@ def run(config: ClusterConfig) -> int:
         return run_once(config, specs, slurm_jobs)
     from gputop.tui.cluster import run_cluster
 
-    return run_cluster(config.view, make_cluster(config, specs, slurm_jobs, once=False))
+    alerts = cluster_alerts(config)
+    return run_cluster(config.view, make_cluster(config, specs, slurm_jobs, once=False), alerts)
+
+
+def cluster_alerts(config: ClusterConfig):
+    """The live view's alert rules, where the viewer's settings file has an ``[alerts]``
+    table (None: no alerts), checked before any node is connected (a bad one is one line and
+    exit 2). Asked for, not by default: the viewer evaluates every node's every snapshot, and
+    over Prometheus fetches every node whole for it."""
+    from gputop.alerts.runtime import written_config
+    from gputop.cluster.alerts import ClusterAlerts
+
+    rules = written_config(config.config, config.no_config)
+    return ClusterAlerts(rules) if rules is not None else None
 
 
 def run_once(config: ClusterConfig, specs, slurm_jobs: SlurmJobs) -> int:
@@ -304,7 +330,8 @@ def run_prometheus(config: ClusterConfig) -> int:
     if not config.once:
         from gputop.tui.cluster import run_cluster
 
-        return run_cluster(config.view, make_prometheus_cluster(config, once=False))
+        alerts = cluster_alerts(config)
+        return run_cluster(config.view, make_prometheus_cluster(config, once=False), alerts)
     cluster = make_prometheus_cluster(config, once=True)
     # The transport ends itself by its deadline, with the reason as its problem; the wait's own
     # time-out is only a backstop, past the grace a refresh gives an answer still parsing.

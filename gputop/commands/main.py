@@ -147,8 +147,9 @@ def run_command(parser: argparse.ArgumentParser, argv: list[str],
     """Turn the parsed command line into the chosen command's config and run the command.
 
     Only the dashboard (``gputop``, ``gputop replay``) reads the settings file, and ``gputop
-    alerts`` and ``gputop watch`` its rules; the other commands feed scripts, and a ``--config`` given to one of
-    them is refused."""
+    alerts``, ``gputop watch``, the cluster view and ``gputop exporter --alert-rules`` its
+    rules; the other commands feed scripts, and a ``--config`` given to one of them is
+    refused."""
     if args.command in (None, "replay"):
         config = dashboard.configure(parser, argv, args)  # the settings file under the options
         if args.command == "replay":
@@ -170,6 +171,10 @@ def run_command(parser: argparse.ArgumentParser, argv: list[str],
         from gputop.commands import watch
 
         return watch.run(watch.configure(args))
+    if args.command == "cluster":  # its live view evaluates the file's alert rules
+        from gputop.commands import cluster
+
+        return cluster.run(cluster.configure(args))
     alert_rules = args.command == "exporter" and args.alert_rules is not None  # reads its rules
     if args.config is not None and not alert_rules:  # asked for, and it would do nothing: say so
         raise UsageError(f"--config: only the dashboard reads a settings file, not "
@@ -183,10 +188,6 @@ def run_command(parser: argparse.ArgumentParser, argv: list[str],
         from gputop.commands import agent
 
         return agent.run(agent.configure(args))
-    if args.command == "cluster":
-        from gputop.commands import cluster
-
-        return cluster.run(cluster.configure(args))
     if args.command == "advise":
         from gputop.commands import advise
 

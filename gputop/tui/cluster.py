@@ -5,6 +5,10 @@ The transport runs on its own I/O thread (gputop/cluster/transport.py); this scr
 version counter a few times a second and touches only the rows (and cells) that changed, keyed by
 host. Everything a remote sends is shown as plain text: cells are `rich.text.Text` objects, never
 markup strings.
+
+With alert rules (`gputop.cluster.alerts`), each refresh hands the nodes' new snapshots to the
+one engine: a fired alert is a notice naming its node, and a node's row counts the alerts
+firing on it after its name.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.css.query import NoMatches
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input, Static
 
@@ -30,6 +35,7 @@ from gputop.cluster.aggregate import (
     totals,
     users_view,
 )
+from gputop.cluster.alerts import ClusterAlerts
 from gputop.cluster.node import NodeStatus
 from gputop.cluster.source import ClusterSource
 from gputop.config.cluster import ClusterViewConfig
@@ -82,15 +88,23 @@ def fmt_age(age: float | None, interval: float) -> str:
     return f"{age / 3600:.0f}h"
 
 
-def table_row(row: NodeRow, interval: float) -> Row:
+ALERT_MARK = "⚠"  # after a node's name: the alerts firing on it
+_NOTICE: dict[str, SeverityLevel] = {"critical": "error", "warning": "warning",
+                                     "info": "information"}
+NOTICE_S = 10.0
+
+
+def table_row(row: NodeRow, interval: float, firing: int = 0) -> Row:
     if row.gpus is None:  # no data from this node yet: nothing to say N/A about
         figures = ("-", "-", "-", "-", "-")
     else:
         figures = (num(row.gpus, "d"), num(row.util_pct, ".0f", "%"),
                    f"{short_mib(row.mem_used_mib)}/{short_mib(row.mem_total_mib)}",
                    f"{num(row.power_w)}/{num(row.power_limit_w)}W", num(row.hints, "d"))
-    cells = (row.host, row.state, row.mode, *figures, fmt_age(row.age_s, interval), row.reason)
-    styles = (None, STATE_CLASS.get(row.state, "bad"), None, None, None, None, None,
+    host = f"{row.host} {ALERT_MARK}{firing}" if firing else row.host
+    cells = (host, row.state, row.mode, *figures, fmt_age(row.age_s, interval), row.reason)
+    styles = ("bad" if firing else None, STATE_CLASS.get(row.state, "bad"), None, None, None,
+              None, None,
               "warn" if row.hints else None, "stale" if row.state == states.STALE else None,
               None if row.state == states.OK else "muted")
     return Row(row.host, cells, styles)
@@ -221,9 +235,10 @@ class ClusterApp(ShellApp):
 
     def __init__(self, cluster: ClusterSource, *, interval: float = 1.0,
                  theme: str | None = None, themes=None, theme_warnings: Iterable[str] = (),
-                 refresh_s: float | None = None) -> None:
+                 refresh_s: float | None = None, alerts: ClusterAlerts | None = None) -> None:
         super().__init__(theme=theme, themes=themes, theme_warnings=theme_warnings)
         self.cluster = cluster
+        self.alerts = alerts
         self.interval = interval
         self.refresh_s = refresh_s or min(1.0, max(0.25, interval / 2))
         self.sort_field = "state"
@@ -287,9 +302,11 @@ class ClusterApp(ShellApp):
         statuses = self.cluster.statuses()
         self.refreshes += 1
         rows = [node_row(s, now) for s in statuses]  # ages move between versions: cheap
+        firing = self.alert_on(statuses)
         shown = sort_rows(filter_rows(rows, self.needle), self.sort_field, self.sort_reverse)
         self._order = [r.host for r in shown]
-        self.nodes_table.set_rows([table_row(r, self.interval) for r in shown])
+        self.nodes_table.set_rows([table_row(r, self.interval, firing.get(r.host, 0))
+                                   for r in shown])
         summary = " " + summary_text(rows)
         problem = self.cluster.problem
         if problem:
@@ -305,6 +322,19 @@ class ClusterApp(ShellApp):
         # A node screen just pushed is not built yet; its own mount draws it.
         if isinstance(screen, NodeScreen) and screen.is_mounted:
             screen.refresh_from(self.cluster.status(screen.host), now)
+
+    def alert_on(self, statuses: list[NodeStatus]) -> dict[str, int]:
+        """Hand the nodes' new snapshots to the alert rules; show a notice per alert fired
+        (and per delivery problem); return how many alerts fire on each node."""
+        if self.alerts is None:
+            return {}
+        for alert in self.alerts.observe(statuses):
+            if alert.state == "firing":  # node names and summaries come from remotes: no markup
+                self.notify(visible(f"{alert.node}: {alert.summary}"), title=f"alert {alert.rule}",
+                            severity=_NOTICE[alert.severity], timeout=NOTICE_S, markup=False)
+        for problem in self.alerts.problems():
+            self.notify(visible(problem), severity="warning", timeout=NOTICE_S, markup=False)
+        return self.alerts.firing_by_node()
 
     # ------------------------------------------------------------------ actions
     def check_action(self, action: str, parameters: tuple) -> bool | None:
@@ -327,7 +357,10 @@ class ClusterApp(ShellApp):
         comes whole, and its ``detail`` does nothing."""
         screen = self.screen
         opened = opening or (screen.host if isinstance(screen, NodeScreen) else None)
-        want = (frozenset({opened} if opened else ()), self.view_switcher.current == "users")
+        # Alerts are evaluated on whole snapshots: every node's, while rules are in force.
+        every = self.view_switcher.current == "users" or (
+            self.alerts is not None and self.alerts.wants_every_node)
+        want = (frozenset({opened} if opened else ()), every)
         if want != self._detail_asked:
             self._detail_asked = want
             self.cluster.detail(want[0], every=want[1])
@@ -369,13 +402,14 @@ class ClusterApp(ShellApp):
         return App.get_system_commands(self, screen)
 
 
-def run_cluster(config: ClusterViewConfig, cluster: ClusterSource) -> int:
+def run_cluster(config: ClusterViewConfig, cluster: ClusterSource,
+                alerts: ClusterAlerts | None = None) -> int:
     from gputop.tui.themes import all_themes
 
     themes, warnings = all_themes()
     # an unknown theme: the shell's UsageError, which says why a user's file of that name failed
     app = ClusterApp(cluster, interval=config.interval, theme=config.theme, themes=themes,
-                     theme_warnings=warnings)
+                     theme_warnings=warnings, alerts=alerts)
     with Lifeline(quit_code, Terminal()) as lifeline:
         try:
             return app.run_until_stopped(lifeline)
@@ -384,3 +418,5 @@ def run_cluster(config: ClusterViewConfig, cluster: ClusterSource) -> int:
         finally:
             lifeline.detach()
             cluster.stop()
+            if alerts is not None:
+                alerts.close()  # the channels' last chance at what they hold

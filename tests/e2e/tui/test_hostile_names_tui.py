@@ -19,7 +19,6 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Callable, Collection, Sequence
 
 import pytest
 
@@ -36,6 +35,7 @@ from gputop.tui.screens.process_view import ProcessView
 from gputop.tui.widgets.processes import ProcessTable
 from tests.support import cfake, hostile
 from tests.support.kernel_lab import Lab
+from tests.support.scripted_cluster import ScriptedCluster
 from tests.support.tmux import Pane
 from tests.support.tui import (
     screen_styles,
@@ -181,38 +181,6 @@ async def test_every_dashboard_screen_shows_hostile_names_as_text(node):
         assert_inert(app, "the saturation panel")
         assert "held idle by ^[[2J\ufffd^G\\u202eX" in screen_text(app)
         assert app.is_running  # no markup action ran
-
-
-class ScriptedCluster:
-    """A cluster source (gputop.cluster.source.ClusterSource) with fixed statuses."""
-
-    problem = None
-    version = 1
-
-    def __init__(self, statuses: list[NodeStatus]) -> None:
-        self._statuses = statuses
-
-    def start(self) -> None:
-        pass
-
-    def stop(self) -> None:
-        pass
-
-    def statuses(self) -> list[NodeStatus]:
-        return list(self._statuses)
-
-    def status(self, host: str) -> NodeStatus:
-        return next(s for s in self._statuses if s.host == host)
-
-    def wait(self, predicate: Callable[[list[NodeStatus]], bool], timeout: float) -> bool:
-        return predicate(self.statuses())
-
-    @staticmethod
-    def settled(statuses: Sequence[NodeStatus]) -> bool:
-        return True
-
-    def detail(self, hosts: Collection[str] = (), every: bool = False) -> None:
-        pass  # every node's snapshot is here whole
 
 
 async def test_the_cluster_view_shows_hostile_hosts_reasons_and_users_as_text(node):
