@@ -37,6 +37,7 @@ class Shot:
     replay: bool = False  # record `seconds` of the scenario to a CSV log and open that instead
     no_color: bool = False  # as with NO_COLOR=1 in the environment
     readonly: bool = False  # as --readonly
+    alerts: bool = False  # the shipped alert rules at work (no channel, no journal)
 
 
 SHOTS = (
@@ -65,6 +66,7 @@ SHOTS = (
     Shot("mig-saturation", "mig", keys=("s",)),
     Shot("health", "unhealthy"),
     Shot("read-only", "mixed", readonly=True),
+    Shot("alerts", "xid-thermal", seconds=45.0, keys=("exclamation_mark",), alerts=True),
     Shot("amd-mi300x", "mi300x", size=(200, 60)),
     Shot("intel-max-1550-saturation", "max-1550", keys=("s",)),
 )
@@ -112,7 +114,7 @@ async def take(shot: Shot, out: Path) -> Path:
         os.environ["NO_COLOR"] = "1"
     try:
         app = GputopApp(demo_backend(shot.scenario), autostart=False, theme=shot.theme,
-                        readonly=shot.readonly)
+                        readonly=shot.readonly, alerts=default_alerts if shot.alerts else None)
     finally:
         os.environ.pop("NO_COLOR", None)
     async with app.run_test(size=shot.size) as pilot:
@@ -126,6 +128,13 @@ async def take(shot: Shot, out: Path) -> Path:
         await pilot.pause()
         path = app.save_screenshot(filename=f"{shot.name}.svg", path=str(out))
     return Path(path)
+
+
+def default_alerts():
+    from gputop.alerts.defaults import DEFAULT_RULES
+    from gputop.alerts.runtime import AlertConfig
+
+    return AlertConfig(DEFAULT_RULES)
 
 
 def main(argv: list[str]) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from gputop.commands.common import source_config
 from gputop.config.dashboard import DashboardConfig
@@ -21,6 +22,9 @@ from gputop.core import bounds
 from gputop.core.errors import UsageError
 from gputop.core.lifeline import Lifeline, Stopped, Terminal, quit_code
 from gputop.core.selection import select_devices
+
+if TYPE_CHECKING:
+    from gputop.alerts.runtime import AlertConfig
 
 SLOW_OPEN_NOTICE_S = 0.5
 
@@ -153,7 +157,7 @@ def configure(parser: argparse.ArgumentParser, argv: list[str],
     path, named = settings_path(args.config, args.no_config)
     found = load(path, named)
     if found.alerts is not None:  # bad rules stop the dashboard too, before any device opens
-        check_alerts(found)
+        alert_config(found)
     file_says = {"theme": found.theme, "interval": found.interval, "readonly": found.readonly,
                  "record_fields": found.record_fields}
     defaults = {dest: file_says[dest] for dest in SETTINGS_DEFAULTS if file_says[dest] is not None}
@@ -169,14 +173,16 @@ def configure(parser: argparse.ArgumentParser, argv: list[str],
                            else bounds.HISTORY_DEFAULT_S)
 
 
-def check_alerts(found: Settings) -> None:
-    """Refuse a settings file whose ``[alerts]`` table holds a bad rule or journal path."""
-    from gputop.alerts.journal import journal_path
-    from gputop.alerts.rules import parse_rules
+def alert_config(found: Settings) -> AlertConfig:
+    """Return the settings file's ``[alerts]`` table checked: its rules (the defaults where
+    there is none), channels and journal. A bad rule, channel or journal path, a mail channel
+    with no sendmail or a command that is not there is a `UsageError`, one line."""
+    from gputop.alerts.notify.channels import build
+    from gputop.alerts.runtime import read_config
 
-    where = found.path or "settings"
-    parse_rules(found.alerts, where)
-    journal_path(found.alerts, where)
+    config = read_config(found.alerts, found.path or "settings")
+    build(config.channels, config.where)  # what only this node can say; builds no thread
+    return config
 
 
 def checked(config: DashboardConfig) -> DashboardConfig:
@@ -194,9 +200,16 @@ def run_dashboard(config: DashboardConfig) -> int:
     """Open the backend, draw the pre-frame and run the dashboard, all under one lifeline:
     from before the first byte reaches the terminal, every way out gives it back."""
 
+    from functools import partial
+
     from gputop.tui.text.wants import DASHBOARD
 
     config = checked(config)
+    # Read after the first frame (configure checked a file's [alerts] before any device):
+    # the channels load what no first frame needs (tests/support/start_imports.py). None for a
+    # replay: its samples happened long ago, and their alerts went out then.
+    alerts = None if config.source.backend == "replay" else partial(alert_config,
+                                                                    config.settings)
     terminal = Terminal()
     with Lifeline(quit_code, terminal) as lifeline:
         backend = None
@@ -213,7 +226,7 @@ def run_dashboard(config: DashboardConfig) -> int:
             import_asyncio_without_tls()
             from gputop.tui.app import run_app
 
-            return run_app(config, backend, devices, first, lifeline)
+            return run_app(config, backend, devices, first, lifeline, alerts)
         except Stopped as stop:
             return stop.code
         finally:

@@ -121,6 +121,8 @@ DASHBOARD: tuple[Action, ...] = (
     Action("a", "power-limit advisor", GENERAL, (Key("a", "advisor", "advisor"),)),
     Action("x", "Xid errors seen: meaning, the job each hit, what to do", GENERAL,
            (Key("x", "xid_events", "Xid errors"),)),
+    Action("!", "alerts: what fired and resolved, acknowledge (a, A), channels' deliveries",
+           GENERAL, (Key("exclamation_mark", "alerts", "alerts"),)),
     Action("r", "start / stop recording to CSV", GENERAL, (Key("r", "record", "record"),),
            changes=True),
     Action("< / >", "select the previous / next GPU", GPUS, (

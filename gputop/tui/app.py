@@ -11,6 +11,7 @@ import gc
 import math
 import os
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, cast
@@ -46,7 +47,12 @@ from gputop.tui.widgets.hostline import HostLine
 from gputop.tui.widgets.processes import COLUMN_BY_KEY, FILTER_MATCHES, ProcessTable, ProcRow
 
 if TYPE_CHECKING:
+    from gputop.alerts.model import Alert
+    from gputop.alerts.notify.dispatch import DeliveryEvent
+    from gputop.alerts.runtime import AlertConfig, Alerting
     from gputop.backends.controls import ReplayControls
+    from gputop.tui.alerting import DeliveryTrouble, TerminalBytes
+    from gputop.tui.screens.alerts import AlertsScreen
 
 if TYPE_CHECKING:  # imported when first used, for the start-up time
     from gputop.query.recorder import Recorder
@@ -54,6 +60,12 @@ if TYPE_CHECKING:  # imported when first used, for the start-up time
     from gputop.tui.widgets.hintbar import HintBar
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
+# What the channels get to deliver what they hold once the dashboard exits: it runs while
+# Textual gives the terminal back, and run_app waits for it after, well within the lifeline's
+# grace (gputop.core.lifeline.GRACE_S); a channel that hangs (a webhook that never answers)
+# loses its alerts, counted, and keeps nobody waiting.
+ALERTS_CLOSE_S = 0.5
+ALERTS_STOP_GRACE_S = 0.3  # past the deadline: a hung channel stopped (dispatch._STOP_GRACE_S)
 REPLAY_ACTIONS = actions.names(actions.DASHBOARD, group=actions.REPLAY)
 # What --readonly takes away: everything that changes something, a process (signals) or a
 # file (a recording, the palette's screenshot). A read-only dashboard, a web viewer's above
@@ -127,6 +139,7 @@ class GputopApp(ShellApp):
         sort: str | None = None,
         sort_descending: bool | None = None,
         history_s: float = HISTORY_DEFAULT_S,
+        alerts: Callable[[], AlertConfig] | None = None,
     ) -> None:
         super().__init__(theme=theme, themes=themes, theme_warnings=theme_warnings)
         self.backend = backend
@@ -159,6 +172,15 @@ class GputopApp(ShellApp):
         self._process_view: ProcessView | None = None  # the process view, once opened
         # this machine's load, read on the sampler's thread; a replayed log is another node
         self.host_reader = None if self.player is not None else HostReader()
+        # The alert rules at work on every sample, read and built after the first frame (None:
+        # no alerts, as in a replay: its samples happened long ago, their alerts went out then).
+        self.alert_config = alerts if self.player is None else None
+        self.alerting: Alerting | None = None
+        self._alerts_screen: AlertsScreen | None = None  # built at the first `!`, shown again
+        self._delivery_trouble: set[tuple[str, str]] = set()  # (channel, cause) said already
+        self._alerts_closing: threading.Thread | None = None
+        # after the close: True if every channel delivered what it held in time
+        self.alerts_delivered: bool | None = None
 
     # ------------------------------------------------------------------ setup
     def compose(self) -> ComposeResult:
@@ -248,9 +270,13 @@ class GputopApp(ShellApp):
             self.first_frame_s = time.monotonic() - self._t0
             # Everything built so far (Textual, the DOM, themes) lives as long as the app: keep
             # the cyclic garbage collector from walking it again on every tick's collections.
+            # The alerts are built here, after the first frame: their channels load what no
+            # first frame needs (http, ssl, email, json: tests/support/start_imports.py).
+            self._start_alerting()
             gc.freeze()
 
     def on_unmount(self) -> None:
+        self._close_alerting()
         self.sampler.stop(timeout=0.5)
         self._stop_recording(quiet=True)
 
@@ -277,6 +303,8 @@ class GputopApp(ShellApp):
         ``wants``: what its tick read; a recording takes only samples holding all its fields."""
         self.snapshot = snap
         self.xids.add(snap)  # each Xid explained as it comes, for the events screen (`x`)
+        if self.alerting is not None:
+            self._observe_alerts(snap)
         self.last_sample_mono = time.monotonic()
         self.dashboard.update(snap, now=snap.time)
         cast("HintBar", self.query_one("#hints")).show(snap.hints)
@@ -348,6 +376,8 @@ class GputopApp(ShellApp):
             return False  # simulated, replayed or remote processes: the footer offers no k
         if action in REPLAY_ACTIONS and self.player is None:
             return False
+        if action == "alerts" and self.alerting is None:
+            return False  # off (a replay), or not built yet (the first frame comes first)
         return super().check_action(action, parameters)
 
     def help_heading(self, group: str) -> str:
@@ -368,8 +398,9 @@ class GputopApp(ShellApp):
         return action.description
 
     def offers(self, action: Action) -> bool:
-        return super().offers(action) and not (action.name in REPLAY_ACTIONS and
-                                               self.player is None)
+        return super().offers(action) and not (
+            (action.name in REPLAY_ACTIONS and self.player is None)
+            or (action.name == "alerts" and self.alert_config is None))
 
     def action_pause(self) -> None:
         paused = not self.sampler.paused
@@ -601,6 +632,133 @@ class GputopApp(ShellApp):
             return
         self.push_screen(XidEventsScreen(self.xids, self.snapshot.time if self.snapshot else 0.0))
 
+    # ------------------------------------------------------------------ alerts
+    def _start_alerting(self) -> None:
+        """Put the alert rules to work: the engine with its journal read, the channels (the
+        terminal's write through this app), then the sample on screen is the first observed."""
+        if self.alert_config is None or self.alerting is not None or self.leaving:
+            return
+        from gputop.alerts.runtime import Alerting
+        from gputop.core.errors import UsageError
+        from gputop.tui.alerting import AppTerminal
+
+        try:
+            self.alerting = Alerting(
+                self.alert_config(), node=self.backend.info().host, terminal=AppTerminal(self),
+                on_event=self._delivery_event_from_thread,
+                on_error=self._alert_journal_failed)
+        except UsageError as exc:  # a journal that cannot be read (the rest was checked)
+            self.notify(f"alerts are off: {exc}", title="alerts", severity="error", timeout=30)
+            return
+        if self.snapshot is not None:
+            self._observe_alerts(self.snapshot)
+
+    def _observe_alerts(self, snap: Snapshot) -> None:
+        """Hand ``snap`` to the rules; say what fired or resolved."""
+        assert self.alerting is not None
+        try:
+            alerts = self.alerting.observe(snap)
+        except Exception as exc:  # a rule's evaluation must not take the dashboard down
+            self.notify_once("alerts-failed", f"evaluating the alert rules failed: {exc!r} "
+                             "(a bug in gputop)", severity="error", timeout=30)
+            return
+        if alerts:
+            self._alerts_changed(alerts)
+
+    def _alerts_changed(self, alerts: Sequence[Alert]) -> None:
+        from gputop.tui.text.alerts import transition_notices
+
+        for notice in transition_notices(alerts):
+            self.notify(notice.message, title=notice.title, severity=notice.severity,
+                        timeout=notice.timeout)
+        self._show_alert_count()
+        screen = self._alerts_screen
+        if screen is not None and screen in self.screen_stack:
+            screen.show_alerts(self.snapshot.time if self.snapshot else None)
+
+    def _show_alert_count(self) -> None:
+        if self.alerting is not None:
+            self.header.set(alerts=self.alerting.unacknowledged())
+
+    def _alert_journal_failed(self, text: str) -> None:
+        self.notify(f"{text}: alerts still go out, but a restart may send them again",
+                    title="alerts", severity="error", timeout=30)
+
+    def on_alerts_screen_acknowledged(self, message: Message) -> None:
+        self._show_alert_count()
+
+    def on_terminal_bytes(self, message: TerminalBytes) -> None:
+        """Write what a terminal channel (the bell, OSC 9, OSC 777) wrote, through the driver,
+        on this thread: between two frames, never inside another escape sequence."""
+        driver = self._driver
+        if driver is not None and not self.leaving:
+            driver.write(message.text)
+            driver.flush()
+
+    def _delivery_event_from_thread(self, event: DeliveryEvent) -> None:
+        from gputop.tui.alerting import DeliveryTrouble
+
+        self.post_message(DeliveryTrouble(event))
+
+    def on_delivery_trouble(self, message: DeliveryTrouble) -> None:
+        """Say an alert channel's trouble once per channel and cause, not once per retry or
+        per alert; a delivery makes the channel's troubles news again."""
+        from gputop.tui.text.alerts import trouble_key
+
+        event = message.event
+        if event.kind == "delivered":
+            self._delivery_trouble = {t for t in self._delivery_trouble if t[0] != event.channel}
+            return
+        key = trouble_key(event)
+        if key is None or key in self._delivery_trouble or self.leaving:
+            return
+        self._delivery_trouble.add(key)
+        self.notify(event.message, title="alert delivery", severity="warning", timeout=15)
+
+    def action_alerts(self) -> None:
+        from gputop.tui.screens.alerts import AlertsScreen
+
+        if self.alerting is None:  # not yet built, or off (a replay): check_action hides it
+            return
+        screen = self._alerts_screen
+        if screen is not None and screen in self.screen_stack:
+            return  # already shown (the palette can ask twice)
+        now = self.snapshot.time if self.snapshot is not None else time.time()
+        if screen is None:  # built once, kept installed, shown again with what changed
+            screen = self._alerts_screen = AlertsScreen(self.alerting, now)
+            self.install_screen(screen, "alerts")
+        else:
+            screen.show_alerts(now)
+        self.push_screen(screen)
+
+    def _close_alerting(self) -> None:
+        """Give the channels `ALERTS_CLOSE_S` to deliver what they hold, on a thread of its
+        own, while Textual gives the terminal back; `wait_for_alerts` joins it after."""
+        alerting = self.alerting
+        if alerting is None or self._alerts_closing is not None:
+            return
+
+        def close() -> None:
+            self.alerts_delivered = alerting.close(ALERTS_CLOSE_S)
+
+        self._alerts_closing = threading.Thread(target=close, name="gputop-alerts-close",
+                                                daemon=True)
+        self._alerts_closing.start()
+
+    def run_until_stopped(self, lifeline: Lifeline | None) -> int:
+        """Run as TerminalApp does; then, the terminal given back, wait for the channels'
+        last deliveries (bounded: `wait_for_alerts`)."""
+        try:
+            return super().run_until_stopped(lifeline)
+        finally:
+            self.wait_for_alerts()
+
+    def wait_for_alerts(self) -> None:
+        """Wait, once the app has ended, for the channels' close: at most its deadline and the
+        dispatcher's grace for a channel it stops (`alerts_delivered` says how it went)."""
+        if self._alerts_closing is not None:
+            self._alerts_closing.join(ALERTS_CLOSE_S + ALERTS_STOP_GRACE_S)
+
     def _first_sample_on(self, screen: TakesSnapshots, snap: Snapshot) -> None:
         """Show ``snap`` on a screen just opened, unless the app began leaving in between (a
         SIGTERM after `s`): its widgets are being torn down, and a query would fail there."""
@@ -773,9 +931,11 @@ def _mmss(seconds: float | None, digits: int = 0) -> str:
 
 
 def run_app(config: DashboardConfig, backend: Backend, devices, first: Snapshot | None,
-            lifeline: Lifeline | None = None) -> int:
+            lifeline: Lifeline | None = None,
+            alerts: Callable[[], AlertConfig] | None = None) -> int:
     """The dashboard on an open backend (gputop.commands.dashboard opened it and drew the first frame);
-    ``lifeline`` delivers the stop requests that reach the process while it runs."""
+    ``lifeline`` delivers the stop requests that reach the process while it runs; ``alerts``
+    reads the alert rules and channels, after the first frame (None: no alerts)."""
     themes, warnings = all_themes()
     names = [t.name for t in themes]
     settings = config.settings
@@ -784,7 +944,8 @@ def run_app(config: DashboardConfig, backend: Backend, devices, first: Snapshot 
                     readonly=config.readonly, themes=themes, theme_warnings=warnings,
                     record_fields=config.record_fields, record_dir=config.record_dir, first=first,
                     columns=settings.columns, sort=settings.sort,
-                    sort_descending=settings.sort_descending, history_s=config.history_s)
+                    sort_descending=settings.sort_descending, history_s=config.history_s,
+                    alerts=alerts)
     return app.run_until_stopped(lifeline)
 
 

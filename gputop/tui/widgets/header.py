@@ -29,6 +29,7 @@ class HeaderState:
     error: str | None = None  # the last sampling error, while it lasts
     stale_s: float | None = None  # seconds since the last sample, when late
     view: str | None = None  # what hides processes: "filter 'x' · GPU 3 only"
+    alerts: int = 0  # alerts firing that nobody acknowledged (the `!` screen)
 
 
 def _interval(seconds: float) -> str:
@@ -37,7 +38,8 @@ def _interval(seconds: float) -> str:
 
 class Header(Widget):
     COMPONENT_CLASSES = {"header--title", "header--sim", "header--muted", "header--paused",
-                         "header--rec", "header--error", "header--stale", "header--view"}
+                         "header--rec", "header--error", "header--stale", "header--view",
+                         "header--alerts"}
     DEFAULT_CSS = """
     Header { height: 1; background: $panel; color: $foreground; }
     Header > .header--title { color: $primary; text-style: bold; }
@@ -48,6 +50,7 @@ class Header(Widget):
     Header > .header--error { color: $error; text-style: bold; }
     Header > .header--stale { color: $stale; text-style: bold; }
     Header > .header--view { color: $accent; text-style: bold; }
+    Header > .header--alerts { color: $error; text-style: bold; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -104,6 +107,9 @@ class Header(Widget):
             parts.append((" PAUSED ", st("header--paused"), 0))
         if s.recording:
             parts.append((f"  ● REC {s.recording}", st("header--rec"), 0))
+        if s.alerts:
+            noun = "alert" if s.alerts == 1 else "alerts"
+            parts.append((f"  ▲ {s.alerts} {noun} (!)", st("header--alerts"), 0))
         if s.view:
             parts.append((f"  {s.view}", st("header--view"), 0))
         if s.stale_s is not None:

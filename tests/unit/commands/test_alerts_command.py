@@ -85,6 +85,23 @@ def test_a_bad_rule_stops_the_dashboard_before_any_device(config_home, monkeypat
         dashboard.configure(parser, [], parser.parse_args([]))
 
 
+@pytest.mark.parametrize("channel, said", [
+    ('type = "webhook"', "alerts.channel.ops: a webhook needs a url"),
+    ('type = "mail"\nto = "ops@example.com"\nsendmail = "/nonexistent/sendmail"',
+     "alerts.channel.ops: no sendmail /nonexistent/sendmail: "),
+])
+def test_a_bad_channel_stops_the_dashboard_in_one_line_before_any_device(
+        config_home, monkeypatch, capsys, channel, said):
+    from gputop.commands import dashboard
+
+    text = RULES.split("[alerts.channel.ops]")[0] + f"[alerts.channel.ops]\n{channel}\n"
+    path = write_settings(config_home, text)
+    monkeypatch.setattr(dashboard, "_open", lambda source: pytest.fail("opened a device"))
+    assert main(["--backend", "sim"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"gputop: {path}: {said}"), err
+
+
 def test_the_dashboard_takes_a_file_with_rules(config_home):
     from gputop.commands import dashboard
 

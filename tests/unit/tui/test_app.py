@@ -146,7 +146,10 @@ async def test_clock_event_badges_name_the_slowdown():
 
 
 async def test_help_lists_every_key_and_closes():
-    app = make_app()
+    from gputop.alerts.defaults import DEFAULT_RULES
+    from gputop.alerts.runtime import AlertConfig
+
+    app = make_app(alerts=lambda: AlertConfig(DEFAULT_RULES))  # as gputop runs it: `!` too
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("question_mark")
         await settle(pilot)
@@ -190,7 +193,8 @@ async def test_every_binding_appears_in_help():
     names = {"question_mark": "?", "plus": "+", "equals_sign": "+", "minus": "-",
              "slash": "/", "less_than_sign": "<", "greater_than_sign": ">", "space": "space",
              "comma": ",", "full_stop": ".", "left_square_bracket": "[",
-             "right_square_bracket": "]", "left": "left", "right": "right", "escape": "esc"}
+             "right_square_bracket": "]", "left": "left", "right": "right", "escape": "esc",
+             "exclamation_mark": "!"}
     for binding in GputopApp.BINDINGS:
         for key in binding.key.split(","):
             assert names.get(key, key) in documented, key

@@ -41,3 +41,19 @@ def test_filtered_processes(snap_compare):
         await pilot.pause()
 
     assert snap_compare(dashboard("crowded"), terminal_size=(100, 30), run_before=run_before)
+
+
+def test_the_alerts_screen(snap_compare):
+    from gputop.alerts.defaults import DEFAULT_RULES
+    from gputop.alerts.runtime import AlertConfig
+
+    async def run_before(pilot) -> None:
+        advance(pilot.app, 45)  # an Xid and a lost GPU at 20 s, another Xid at 40 s
+        await pilot.pause()
+        await pilot.press("exclamation_mark")
+        await pilot.pause()
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    app = dashboard("xid-thermal", alerts=lambda: AlertConfig(DEFAULT_RULES))
+    assert snap_compare(app, terminal_size=(120, 30), run_before=run_before)
