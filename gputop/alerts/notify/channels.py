@@ -25,12 +25,11 @@ import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from gputop.alerts.notify import mail, payloads
+from gputop.alerts.notify import payloads
 from gputop.alerts.notify.command import CommandNotifier, command_argv
 from gputop.alerts.notify.dispatch import Channel, DeliveryPolicy
 from gputop.alerts.notify.redact import redact_url
 from gputop.alerts.notify.terminal import TERMINAL_KINDS, TerminalKind, TerminalNotifier, Writable
-from gputop.alerts.notify.webhook import WebhookNotifier, header_problem
 from gputop.config.settings import written
 from gputop.core import bounds
 from gputop.core.errors import UsageError
@@ -181,7 +180,7 @@ def _webhook(name: str, policy: DeliveryPolicy, spec: Mapping[str, object],
         if not isinstance(value, str):
             raise bad(f"{hname}'s value must be in quotes (got {type(value).__name__})",
                       "headers")
-        why = header_problem(str(hname), value)
+        why = _header_problem(str(hname), value)
         if why:
             raise bad(why, "headers")
         pairs.append((str(hname), value))
@@ -274,6 +273,10 @@ def build(configs: tuple[ChannelConfig, ...], where: str, terminal: Writable | N
     for config in configs:
         at = f"{where}: alerts.channel.{config.name}"
         if isinstance(config, WebhookConfig):
+            # http, ssl and email load only where a channel needs them: a dashboard with a
+            # command or terminal channel starts without them (issue #26's start-up memory).
+            from gputop.alerts.notify.webhook import WebhookNotifier
+
             hook = WebhookNotifier(config.name, config.url, config.format, dict(config.headers))
             channels.append(Channel(hook, config.policy, hook.describe()))
         elif isinstance(config, CommandConfig):
@@ -281,6 +284,8 @@ def build(configs: tuple[ChannelConfig, ...], where: str, terminal: Writable | N
             runner = CommandNotifier(config.name, config.argv, env)
             channels.append(Channel(runner, config.policy, runner.describe(), runner.close))
         elif isinstance(config, MailConfig):
+            from gputop.alerts.notify import mail
+
             sendmail = config.sendmail or mail.find_sendmail(env)
             if sendmail is None or not os.access(sendmail, os.X_OK):
                 looked = (config.sendmail if config.sendmail else
@@ -307,3 +312,9 @@ def _check_program(config: CommandConfig, at: str, env: Mapping[str, str]) -> No
             raise UsageError(f"{at}: command: {program} is not an executable file")
     elif shutil.which(program, path=env.get("PATH", os.defpath)) is None:
         raise UsageError(f"{at}: command: no program {program!r} on PATH")
+
+
+def _header_problem(name: str, value: str) -> str | None:
+    from gputop.alerts.notify.webhook import header_problem
+
+    return header_problem(name, value)

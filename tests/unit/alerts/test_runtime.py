@@ -69,3 +69,19 @@ def test_a_journal_that_cannot_be_written_is_said_once_and_alerts_still_fire(tmp
 def test_bad_channel_names_the_file_and_channel():
     with pytest.raises(UsageError, match=r"c\.toml: alerts\.channel\.ops"):
         read_config({"channel": {"ops": {"type": "pager"}}}, "c.toml")
+
+
+def test_alerting_without_a_webhook_or_mail_channel_loads_no_network_or_mail_code():
+    """The dashboard builds its Alerting at start: ssl, http and email cost it megabytes."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from gputop.alerts.runtime import Alerting, read_config\n"
+            "table = {'channel': {'b': {'type': 'command', 'command': ['true']}}}\n"
+            "Alerting(read_config(table, 'c.toml')).close(0.1)\n"
+            "print(sorted(m for m in ('ssl', 'http.client', 'email.message', 'urllib.request')"
+            " if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
