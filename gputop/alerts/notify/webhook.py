@@ -80,7 +80,7 @@ class WebhookNotifier:
         except urllib.error.URLError as exc:
             raise self._error(_reason(exc.reason)) from None
         except TimeoutError:
-            raise self._error(f"no answer within {timeout_s:g} s") from None
+            raise self._error(f"no answer within {timeout_s:.3g} s") from None
         except (OSError, ValueError, http.client.HTTPException) as exc:
             raise self._error(f"{type(exc).__name__}: {exc}") from None
 
