@@ -638,13 +638,20 @@ class GputopApp(ShellApp):
         terminal's write through this app), then the sample on screen is the first observed."""
         if self.alert_config is None or self.alerting is not None or self.leaving:
             return
+        from dataclasses import replace
+
         from gputop.alerts.runtime import Alerting
         from gputop.core.errors import UsageError
         from gputop.tui.alerting import AppTerminal
 
         try:
+            config = self.alert_config()
+            if self.backend.fallback_reason:
+                # No device was found and this is the simulator: its alerts show here, and
+                # never reach a channel or the journal that expect a real GPU's.
+                config = replace(config, channels=(), journal=None)
             self.alerting = Alerting(
-                self.alert_config(), node=self.backend.info().host, terminal=AppTerminal(self),
+                config, node=self.backend.info().host, terminal=AppTerminal(self),
                 on_event=self._delivery_event_from_thread,
                 on_error=self._alert_journal_failed)
         except UsageError as exc:  # a journal that cannot be read (the rest was checked)

@@ -183,3 +183,21 @@ async def test_a_replay_has_no_alerts(tmp_path):
         await settle(pilot)
         assert isinstance(app.screen, HelpScreen)
         assert all(keys != "!" for keys, _ in app.screen.rows)
+
+
+async def test_the_simulator_a_dashboard_fell_back_to_sends_no_alert_to_any_channel(tmp_path):
+    """No device found: the simulator's alerts show on screen, and reach no receiver or
+    journal that expects a real GPU's."""
+    ran = tmp_path / "ran"
+    config = channels(tmp_path, '[alerts.channel.pager]\ntype = "command"\n'
+                                f'command = ["touch", "{ran}"]\n')
+    app = with_alerts(config)
+    app.backend.fallback_reason = "no NVIDIA driver"
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        advance(app, 25)
+        await settle(pilot)
+        assert app.alerting is not None and app.alerting.firing  # shown here
+        assert app.alerting.status() == ()
+        await pilot.pause(0.3)
+    assert not ran.exists() and not (tmp_path / "alerts.jsonl").exists()
