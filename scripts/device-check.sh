@@ -57,6 +57,24 @@ for _ in range(n): s = b.sample()
 print(f"backend.sample {1000 * (time.perf_counter() - t) / n:.2f} ms each over {n}")
 d = s.devices[0]; print(d.saturation); print("procs", [(p.pid, p.name, p.gpu_memory_mib, p.sm_pct) for p in d.processes])
 PY
+# Alerts on the real GPU: gputop watch with two rules the load makes true, a command channel.
+cat >"$D/alerts.toml" <<TOML
+[alerts]
+journal = "$D/alerts.jsonl"
+[[alerts.rule]]
+name = "busy"
+when = "gpu busy for 2s"
+severity = "info"
+[[alerts.rule]]
+name = "warm"
+when = "temperature_c > 30 for 2s"
+[alerts.channel.log]
+type = "command"
+command = ["sh", "-c", "cat >> $D/alerts-command.jsonl"]
+TOML
+run alerts-list.txt $PY -m gputop alerts --config "$D/alerts.toml"
+timeout -s TERM --preserve-status 10 $G watch --config "$D/alerts.toml" >"$D/watch.out" 2>"$D/watch.log"
+echo "watch rc=$?" | tee -a "$D/rc.txt"
 timeout 60 $PY scripts/device_dashboard.py "$D" >"$D/dashboard.log" 2>&1; echo "dashboard rc=$?" | tee -a "$D/rc.txt"
 kill $LOAD $IDLE 2>/dev/null; wait 2>/dev/null
 tar -czf "$OUT/device.tar.gz" -C "$D" .

@@ -88,9 +88,9 @@ class CommandNotifier:
         what = os.path.basename(self._argv[0])
         try:
             done = self._runner.run(self._argv, timeout_s, max_output=MAX_OUTPUT, env=env,
-                                    stdin=payloads.body("generic", alert))
+                                    stdin=payloads.body("generic", alert) + b"\n")
         except toolrun.ToolTimeout:
-            raise DeliveryError(f"{what} ran past {timeout_s:g} s: killed") from None
+            raise DeliveryError(f"{what} ran past {timeout_s:.3g} s: killed") from None
         except toolrun.ToolOutputTooLarge:
             raise DeliveryError(f"{what} printed more than {MAX_OUTPUT >> 10} KiB: killed") from None
         except toolrun.ToolClosed:

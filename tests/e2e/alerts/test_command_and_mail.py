@@ -45,7 +45,8 @@ def test_a_command_gets_the_alert_in_its_environment_and_on_its_standard_input(t
     assert env["GPUTOP_ALERT_SUMMARY"] == alert.summary  # as it is: nothing ran it
     assert env["GPUTOP_ALERT_LABEL_USER"] == "alice"
     generic = json.loads(payloads.body("generic", alert))
-    assert json.loads(Path(f"{out}.stdin").read_text()) == generic
+    stdin = Path(f"{out}.stdin").read_text()
+    assert json.loads(stdin) == generic and stdin.count("\n") == 1 and stdin.endswith("}\n")
     assert json.loads(Path(f"{out}.envjson").read_text()) == generic
     assert Path(f"{out}.args").read_text() == "--to\nops team\n"
 
