@@ -67,6 +67,7 @@ SHOTS = (
     Shot("health", "unhealthy"),
     Shot("read-only", "mixed", readonly=True),
     Shot("alerts", "xid-thermal", seconds=45.0, keys=("exclamation_mark",), alerts=True),
+    Shot("xid-events", "xid-thermal", seconds=45.0, keys=("x",)),
     Shot("amd-mi300x", "mi300x", size=(200, 60)),
     Shot("intel-max-1550-saturation", "max-1550", keys=("s",)),
 )
@@ -118,6 +119,9 @@ async def take(shot: Shot, out: Path) -> Path:
     finally:
         os.environ.pop("NO_COLOR", None)
     async with app.run_test(size=shot.size) as pilot:
+        if shot.alerts:  # the rules start after the first frame: let them see every sample
+            await pilot.pause()
+            await pilot.pause()
         advance(app, shot.seconds)
         await pilot.pause()
         if shot.keys:
