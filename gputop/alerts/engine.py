@@ -42,6 +42,10 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
 _UNITS = (("_mibps", " MiB/s"), ("_pct", "%"), ("_mib", " MiB"), ("_mhz", " MHz"),
           ("_c", " °C"), ("_w", " W"), ("_j", " J"), ("_s", " s"))
 _NAMES_SHOWN = 2  # users or jobs named in a summary before "+N"
+# Samples come on a schedule, each a few milliseconds off it: a condition that held from one
+# sample to the one two seconds later has held "for 2s" even if the clocks say 1.999 s (seen on
+# a real H200: without this, "for 2s" fired a whole sample late, at 3 s).
+_JITTER_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -155,7 +159,7 @@ class AlertEngine:
             if track.firing is not None:
                 continue
             held = now - track.since
-            if held + 1e-9 < rule.condition.for_s or _cooling(rule, track, now):
+            if held + _JITTER_S < rule.condition.for_s or _cooling(rule, track, now):
                 continue
             alert = Alert(
                 rule=rule.name, key=key, state="firing", severity=rule.severity, at=now,

@@ -50,6 +50,15 @@ def test_does_not_fire_before_its_duration():
     assert run(engine, (hot(t, 91) for t in range(0, 120, 10))) == []
 
 
+def test_a_sample_a_millisecond_early_still_counts_its_duration():
+    """Real samples drift by milliseconds: 2.999 s - 1.000 s held "for 2s" (a real H200)."""
+    engine = AlertEngine([rule("temperature_c > 85 for 2s")])
+    times = [1.0, 2.0005, 2.999, 4.0]
+    assert [t for t, _ in run(engine, (hot(t, 91) for t in times))] == [2.999]
+    early = AlertEngine([rule("temperature_c > 85 for 2s")])
+    assert run(early, (hot(t, 91) for t in [1.0, 2.0, 2.9])) == []  # a tenth short is short
+
+
 def test_resolves_once_when_the_condition_stops():
     engine = AlertEngine([rule("temperature_c > 85")])
     temps = [91, 92, 80, 79, 78]
