@@ -286,12 +286,7 @@ def build(configs: tuple[ChannelConfig, ...], where: str, terminal: Writable | N
         elif isinstance(config, MailConfig):
             from gputop.alerts.notify import mail
 
-            sendmail = config.sendmail or mail.find_sendmail(env)
-            if sendmail is None or not os.access(sendmail, os.X_OK):
-                looked = (config.sendmail if config.sendmail else
-                          "on PATH, in " + " or ".join(mail.SENDMAIL_DIRS))
-                raise UsageError(f"{at}: no sendmail {looked}: install a mail transfer agent "
-                                 "(postfix, exim, msmtp-mta, nullmailer) or remove the channel")
+            sendmail = _sendmail(config, at, env)
             sender = mail.MailNotifier(config.name, sendmail, config.to, config.sender)
             channels.append(Channel(sender, config.policy, sender.describe(), sender.close))
         elif terminal is None:
@@ -301,6 +296,32 @@ def build(configs: tuple[ChannelConfig, ...], where: str, terminal: Writable | N
             notifier = TerminalNotifier(config.name, config.kind, terminal, tmux)
             channels.append(Channel(notifier, config.policy, notifier.describe()))
     return Built(tuple(channels), tuple(skipped))
+
+
+def check(configs: tuple[ChannelConfig, ...], where: str,
+          environ: Mapping[str, str] | None = None) -> None:
+    """Raise UsageError (one line naming the file and the channel) for what only this node can
+    say of ``configs``: a mail channel with no sendmail, a command whose program is not there.
+    Builds nothing, so a start-up check loads no network or mail code."""
+    env = os.environ if environ is None else environ
+    for config in configs:
+        at = f"{where}: alerts.channel.{config.name}"
+        if isinstance(config, CommandConfig):
+            _check_program(config, at, env)
+        elif isinstance(config, MailConfig):
+            _sendmail(config, at, env)
+
+
+def _sendmail(config: MailConfig, at: str, env: Mapping[str, str]) -> str:
+    from gputop.alerts.notify import mail
+
+    sendmail = config.sendmail or mail.find_sendmail(env)
+    if sendmail is None or not os.access(sendmail, os.X_OK):
+        looked = (config.sendmail if config.sendmail else
+                  "on PATH, in " + " or ".join(mail.SENDMAIL_DIRS))
+        raise UsageError(f"{at}: no sendmail {looked}: install a mail transfer agent "
+                         "(postfix, exim, msmtp-mta, nullmailer) or remove the channel")
+    return sendmail
 
 
 def _check_program(config: CommandConfig, at: str, env: Mapping[str, str]) -> None:

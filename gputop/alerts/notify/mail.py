@@ -13,9 +13,6 @@ import os
 import shutil
 import socket
 from collections.abc import Mapping, Sequence
-from email.message import EmailMessage
-from email.policy import default as default_policy
-from email.utils import formatdate
 
 from gputop import __version__
 from gputop.alerts.model import Alert, DeliveryError
@@ -24,8 +21,6 @@ from gputop.core import toolrun
 from gputop.core.visible import visible
 
 SENDMAIL_DIRS = ("/usr/sbin", "/usr/lib")  # where MTAs install it when PATH lacks them
-# Headers unfolded: a subject of at most 200 characters stays one line (SMTP allows 998).
-_POLICY = default_policy.clone(max_line_length=998)
 
 
 def find_sendmail(environ: Mapping[str, str] | None = None) -> str | None:
@@ -38,7 +33,13 @@ def find_sendmail(environ: Mapping[str, str] | None = None) -> str | None:
 def message(alert: Alert, to: Sequence[str], sender: str | None = None) -> bytes:
     """Return the mail for ``alert``: headers (To, From if given, Subject, Date) and a
     plain-text body of its summary and facts, UTF-8."""
-    msg = EmailMessage(policy=_POLICY)
+    # email loads here, at the first mail: the start-up check needs only find_sendmail.
+    from email.message import EmailMessage
+    from email.policy import default as default_policy
+    from email.utils import formatdate
+
+    # Headers unfolded: a subject of at most 200 characters stays one line (SMTP allows 998).
+    msg = EmailMessage(policy=default_policy.clone(max_line_length=998))
     msg["To"] = ", ".join(to)
     if sender:
         msg["From"] = sender

@@ -85,3 +85,24 @@ def test_alerting_without_a_webhook_or_mail_channel_loads_no_network_or_mail_cod
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_start_up_check_of_every_kind_of_channel_loads_no_network_or_mail_code(tmp_path):
+    """The dashboard checks its channels before the first frame (issue #26's memory)."""
+    import subprocess
+    import sys
+
+    sendmail = tmp_path / "sendmail"
+    sendmail.write_text("#!/bin/sh\n")
+    sendmail.chmod(0o755)
+    code = ("import sys\n"
+            "from gputop.alerts.notify.channels import check, parse\n"
+            "table = {'hook': {'type': 'webhook', 'url': 'https://hooks.example.com/x'},\n"
+            f"         'mail': {{'type': 'mail', 'to': ['ops@example.com'], 'sendmail': '{sendmail}'}},\n"
+            "         'cmd': {'type': 'command', 'command': ['true']}}\n"
+            "check(parse(table, 'c.toml'), 'c.toml')\n"
+            "print(sorted(m for m in ('ssl', 'http.client', 'email.message', 'urllib.request')"
+            " if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
