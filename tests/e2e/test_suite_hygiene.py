@@ -13,6 +13,13 @@ from tests.support.paths import ROOT
 pytest_plugins = ["pytester"]
 
 CONFTEST = Path(__file__).resolve().parents[1] / "conftest.py"
+
+
+@pytest.fixture(autouse=True)
+def short_grace(monkeypatch):
+    """The inner sessions leak on purpose: waiting the suite's 5 s for their leaks to go is
+    20 s of CI for nothing the tests check."""
+    monkeypatch.setenv("GPUTOP_LEFT_BEHIND_GRACE_S", "1.0")
 # In this one process, and on xdist's workers as the suite runs (the controller checks for all).
 RUNS = pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["one-process", "xdist"])
 
