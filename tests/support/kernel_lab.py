@@ -102,7 +102,15 @@ def step_child(lab: Lab, env: dict[str, str]) -> int:
 
     daemon = lab.spawn([sys.executable, "-c", _STEP_DAEMON], env=env, stdout=subprocess.PIPE,
                        text=True)
-    return int(daemon.stdout.readline())
+    pid = int(daemon.stdout.readline())
+    # Popen returns before the child has exec'd sleep: until then it is a copy of the daemon
+    # (its comm says slurmstepd, and during the exec its environ reads empty).
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{pid}/comm").read_text().strip() != "sleep":
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the step daemon's child {pid} never became sleep")
+        time.sleep(0.005)
+    return pid
 
 
 # Real ids of the shapes Docker, CRI and Kubernetes give (hex container ids, a pod UID).
