@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import cast
 
@@ -80,6 +80,7 @@ THERMAL_SHARE = 0.2
 STRAGGLER_CLOCK_GAP = 0.10
 STRAGGLER_BUSY_GAP_PCT = 20.0
 STRAGGLER_PEER_MAX_BUSY_PCT = 85.0
+STRAGGLER_POWER_GAP = 0.25  # the cluster's job view only: a node's hint has clocks
 
 IDLE_UTIL_PCT = 1.0
 IDLE_MIN_OBSERVED_S = 30.0
@@ -602,34 +603,56 @@ def stragglers(series: dict[int, Series]) -> list[Hint]:
     return list(out.values())
 
 
-def _no_reason(s: Series) -> str:
-    """Say why a slow clock comes with no reason: none held, or a driver (AMD's, Intel's) that
-    gives no clock-event reasons at all, whose silence says nothing."""
-    if any(d.clock_event_reasons is not None for d in s.devices):
+def slow_clock_why(devices: Sequence[Device]) -> str:
+    """Say why a GPU's clock is slow, from its readings: the clock-event reasons it held (an
+    idle GPU's aside), else that none was held, or that its driver (AMD's, Intel's) gives no
+    clock-event reasons at all, whose silence says nothing."""
+    held = sorted({r for d in devices for r in (d.clock_event_reasons or ()) if r != "gpu_idle"})
+    if held:
+        return ", ".join(held)
+    if any(d.clock_event_reasons is not None for d in devices):
         return "no reason reported"
     return "its driver reports no clock-event reasons"
 
 
 def _straggler(s: Series, peers: list[Series], clocks: dict, busy: dict) -> Hint | None:
     n = len(peers) + 1
-    mine = clocks[s.index]
-    peer_clocks = [clocks[p.index] for p in peers if clocks[p.index] is not None]
-    if mine is not None and peer_clocks:
-        ref = statistics.median(peer_clocks)
-        if mine <= (1 - STRAGGLER_CLOCK_GAP) * ref:
-            why = ", ".join(sorted({r for d in s.devices for r in (d.clock_event_reasons or ())
-                                    if r != "gpu_idle"})) or _no_reason(s)
-            return _hint(s.index, "straggler", "warning",
-                         f"GPU {s.index} is the slow one of the {n} GPUs of its job: SM clock "
-                         f"{100 * mine:.0f}% of max while its peers run at {100 * ref:.0f}% "
-                         f"({why}); the others wait for it")
-    me, peer_busy = busy[s.index], [busy[p.index] for p in peers if busy[p.index] is not None]
-    if me is not None and peer_busy:
-        ref = statistics.median(peer_busy)
-        if ref <= STRAGGLER_PEER_MAX_BUSY_PCT and me - ref >= STRAGGLER_BUSY_GAP_PCT:
-            return _hint(s.index, "straggler", "warning",
-                         f"GPU {s.index} is the slow one of the {n} GPUs of its job: busy {me:.0f}% while "
-                         f"its peers are busy {ref:.0f}% and wait for it")
+    detail = straggler_detail(
+        clocks[s.index], [clocks[p.index] for p in peers], busy[s.index],
+        [busy[p.index] for p in peers], lambda: slow_clock_why(s.devices))
+    if detail is None:
+        return None
+    return _hint(s.index, "straggler", "warning",
+                 f"GPU {s.index} is the slow one of the {n} GPUs of its job: {detail}")
+
+
+def straggler_detail(clock: float | None, peer_clocks: Sequence[float | None],
+                     busy: float | None, peer_busy: Sequence[float | None],
+                     why: Callable[[], str], power: float | None = None,
+                     peer_power: Sequence[float | None] = ()) -> str | None:
+    """Say how one GPU deviates from its job's others, or None where it does not: its busy SM
+    clock (a fraction of its max) ``STRAGGLER_CLOCK_GAP`` below its peers' median (``why``: the
+    clock-event reasons it held), else its utilization ``STRAGGLER_BUSY_GAP_PCT`` points above
+    theirs while they wait, else its power draw (W) ``STRAGGLER_POWER_GAP`` below theirs while
+    both are busy. One judgment for the node's straggler hint and the cluster's job view
+    (gputop/cluster/job_view.py); a figure unknown (None) is no deviation, nor a peer's."""
+    known_clocks = [c for c in peer_clocks if c is not None]
+    if clock is not None and known_clocks:
+        ref = statistics.median(known_clocks)
+        if clock <= (1 - STRAGGLER_CLOCK_GAP) * ref:
+            return (f"SM clock {100 * clock:.0f}% of max while its peers run at {100 * ref:.0f}% "
+                    f"({why()}); the others wait for it")
+    known_busy = [b for b in peer_busy if b is not None]
+    if busy is not None and known_busy:
+        ref = statistics.median(known_busy)
+        if ref <= STRAGGLER_PEER_MAX_BUSY_PCT and busy - ref >= STRAGGLER_BUSY_GAP_PCT:
+            return f"busy {busy:.0f}% while its peers are busy {ref:.0f}% and wait for it"
+    known_power = [w for w in peer_power if w is not None]
+    if power is not None and known_power:
+        ref = statistics.median(known_power)
+        if power <= (1 - STRAGGLER_POWER_GAP) * ref:
+            return (f"power {power:.0f} W while its peers draw {ref:.0f} W; "
+                    "the others wait for it")
     return None
 
 
