@@ -1,0 +1,66 @@
+"""The cross-node comparison of one job's GPUs (gputop/cluster/job_view.py): pure, no device."""
+
+from __future__ import annotations
+
+from gputop.cluster.job_view import job_gpus, stragglers
+from gputop.core.model import Device, Snapshot
+
+
+def gpu(index: int, clock: float | None = 1980, util: float | None = 97,
+        power: float | None = 690, reasons: tuple[str, ...] | None = ()) -> Device:
+    return Device(index=index, vendor="nvidia", status="ok", utilization_gpu_pct=util,
+                  clock_sm_mhz=clock, clock_sm_max_mhz=1980, power_draw_w=power,
+                  power_limit_w=700, temperature_c=60, memory_used_mib=40000,
+                  memory_total_mib=81559, clock_event_reasons=reasons)
+
+
+def nodes(**devices: list[Device]) -> dict[str, Snapshot]:
+    return {host: Snapshot(host=host, time=0.0, backend="sim", devices=tuple(devs))
+            for host, devs in devices.items()}
+
+
+def test_one_slow_gpu_on_one_node_is_flagged_with_its_reason():
+    found = stragglers(job_gpus(nodes(
+        n1=[gpu(0), gpu(1)],
+        n2=[gpu(0), gpu(1, clock=1200, power=450, reasons=("sw_thermal_slowdown",))])))
+    assert [(s.node, s.index) for s in found] == [("n2", 1)]
+    assert found[0].reason == (
+        "GPU 1 on n2 is the slow one of the 4 GPUs of its job: SM clock 61% of max while its "
+        "peers run at 100% (sw_thermal_slowdown); the others wait for it")
+
+
+def test_a_whole_slow_node_is_flagged_as_the_node():
+    found = stragglers(job_gpus(nodes(
+        n1=[gpu(0), gpu(1)], n2=[gpu(0, clock=1400), gpu(1, clock=1380)], n3=[gpu(0), gpu(1)])))
+    assert [(s.node, s.index) for s in found] == [("n2", None)]
+    assert found[0].reason.startswith("node n2 is the slow one of the 3 nodes of its job: SM "
+                                      "clock 70% of max while its peers run at 100% (no reason "
+                                      "reported)")
+
+
+def test_a_busier_gpu_that_the_others_wait_for_is_flagged():
+    found = stragglers(job_gpus(nodes(n1=[gpu(0, util=40)], n2=[gpu(0, util=95)],
+                                      n3=[gpu(0, util=42)])))
+    assert [(s.node, s.index) for s in found] == [("n2", 0)]
+    assert "busy 95% while its peers are busy 41% and wait for it" in found[0].reason
+
+
+def test_a_gpu_drawing_far_less_power_at_work_is_flagged():
+    found = stragglers(job_gpus(nodes(n1=[gpu(0), gpu(1)], n2=[gpu(0, power=400), gpu(1)])))
+    assert [(s.node, s.index) for s in found] == [("n2", 0)]
+    assert "power 400 W while its peers draw 690 W" in found[0].reason
+
+
+def test_all_alike_flags_nothing():
+    assert stragglers(job_gpus(nodes(n1=[gpu(0), gpu(1)], n2=[gpu(0, clock=1900), gpu(1)]))) == []
+
+
+def test_unknown_readings_are_no_deviation():
+    unknown = gpu(1, clock=None, util=None, power=None, reasons=None)
+    assert stragglers(job_gpus(nodes(n1=[gpu(0)], n2=[unknown]))) == []
+    assert stragglers(job_gpus(nodes(n1=[gpu(0), unknown], n2=[gpu(0), gpu(1)]))) == []
+
+
+def test_one_gpu_is_no_job_to_compare():
+    assert stragglers(job_gpus(nodes(n1=[gpu(0, clock=500)]))) == []
+    assert stragglers(job_gpus({"n1": nodes(n1=[gpu(0)])["n1"], "n2": None})) == []
