@@ -16,7 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gputop.analysis.hints import BUSY_UTIL_PCT, slow_clock_why, straggler_detail
+from gputop.core.formatting import num
 from gputop.core.model import Device, Snapshot
+from gputop.core.visible import visible
 
 
 @dataclass(frozen=True)
@@ -115,3 +117,67 @@ def stragglers(gpus: Sequence[JobGpu]) -> list[Straggler]:
             out.append(Straggler(g.node, g.index, f"GPU {g.index} on {g.node} is the slow one "
                                                   f"of the {len(gpus)} GPUs of its job: {detail}"))
     return out
+
+
+@dataclass(frozen=True)
+class JobReport:
+    """One job across its nodes: its GPUs node by node and its stragglers."""
+
+    job: str
+    gpus: tuple[JobGpu, ...]
+    stragglers: tuple[Straggler, ...]
+
+    @property
+    def nodes(self) -> list[str]:
+        return list(dict.fromkeys(g.node for g in self.gpus))
+
+    def flag(self, gpu: JobGpu) -> Straggler | None:
+        """The straggler finding that names ``gpu`` (itself, or its node), if any."""
+        for s in self.stragglers:
+            if s.node == gpu.node and s.index in (None, gpu.index):
+                return s
+        return None
+
+
+def report(job: str, snapshots: Mapping[str, Snapshot | None]) -> JobReport:
+    """The job's GPUs on the nodes of ``snapshots`` (each holding only the job's GPUs) and its
+    stragglers among them."""
+    gpus = job_gpus(snapshots)
+    return JobReport(job, tuple(gpus), tuple(stragglers(gpus)))
+
+
+def report_document(r: JobReport) -> dict:
+    """The job as ``--once --json`` prints it: its GPUs grouped by node, each flagged with the
+    straggler finding that names it (null: none), and the findings."""
+    nodes: dict[str, list[dict]] = {}
+    for g in r.gpus:
+        d, flag = g.device, r.flag(g)
+        nodes.setdefault(g.node, []).append({
+            "index": d.index, "name": d.name, "utilization_gpu_pct": d.utilization_gpu_pct,
+            "clock_sm_mhz": d.clock_sm_mhz, "clock_sm_max_mhz": d.clock_sm_max_mhz,
+            "power_draw_w": d.power_draw_w, "temperature_c": d.temperature_c,
+            "memory_used_mib": d.memory_used_mib, "memory_total_mib": d.memory_total_mib,
+            "straggler": None if flag is None else flag.reason})
+    return {"id": r.job, "nodes": [{"host": h, "gpus": gpus} for h, gpus in nodes.items()],
+            "stragglers": [{"node": s.node, "index": s.index, "reason": s.reason}
+                           for s in r.stragglers]}
+
+
+def render_report(r: JobReport) -> str:
+    """The job as the ``--once`` text shows it: one line per GPU, grouped by node, a ``<`` on
+    each straggler's line, then each finding. Host names and job ids are shown through
+    ``gputop.core.visible``, never obeyed by the terminal."""
+    width = max([4, *(len(visible(h)) for h in r.nodes)])
+    out = [f"job {visible(r.job)}: {len(r.gpus)} GPUs on {len(r.nodes)} nodes",
+           f"{'NODE':<{width}}  {'GPU':>3} {'UTIL':>5} {'SM CLOCK (MHz)':>15} {'POWER (W)':>9} "
+           f"{'TEMP':>5} {'MEMORY (MiB)':>17}"]
+    for g in r.gpus:
+        d = g.device
+        clock = f"{num(d.clock_sm_mhz)} / {num(d.clock_sm_max_mhz)}"
+        mem = f"{num(d.memory_used_mib)} / {num(d.memory_total_mib)}"
+        out.append(f"{visible(g.node):<{width}}  {d.index:>3} "
+                   f"{num(d.utilization_gpu_pct, '.0f', '%'):>5} {clock:>15} "
+                   f"{num(d.power_draw_w):>9} {num(d.temperature_c, '.0f', 'C'):>5} {mem:>17}"
+                   + ("  <" if r.flag(g) is not None else ""))
+    out += [f"straggler: {visible(s.reason)}" for s in r.stragglers] or ["no straggler"]
+    return "\n".join(out) + "\n"

@@ -237,6 +237,19 @@ class JobView:
     def statuses(self):
         return [self._only(s) for s in self._cluster.statuses()]
 
+    def reports(self):
+        """Each job across its nodes (``job_view.JobReport``), from the nodes' latest
+        snapshots, in the order of the nodes."""
+        from gputop.cluster.job_view import report
+
+        statuses = self._cluster.statuses()
+        out = []
+        for job in sorted(self._jobs):
+            out.append(report(job, {
+                s.host: only_jobs(s.snapshot, {job}, self._gres.get(s.host))
+                for s in statuses if s.snapshot is not None}))
+        return out
+
     def status(self, host: str):
         return self._only(self._cluster.status(host))
 
@@ -298,7 +311,9 @@ def cluster_alerts(config: ClusterConfig):
 
 def run_once(config: ClusterConfig, specs, slurm_jobs: SlurmJobs) -> int:
     timeout = config.timeout if config.timeout is not None else config.connect_timeout + 20.0
-    return _print_once(config, make_cluster(config, specs, slurm_jobs, once=True), timeout)
+    cluster = make_cluster(config, specs, slurm_jobs, once=True)
+    reports = cluster.reports if isinstance(cluster, JobView) else None
+    return _print_once(config, cluster, timeout, reports)
 
 
 def make_prometheus_cluster(config: ClusterConfig, *, once: bool):
@@ -338,7 +353,9 @@ def run_prometheus(config: ClusterConfig) -> int:
     return _print_once(config, cluster, cluster.refresh_timeout + 2 * PARSE_GRACE_S)
 
 
-def _print_once(config: ClusterConfig, cluster, timeout: float) -> int:
+def _print_once(config: ClusterConfig, cluster, timeout: float, reports=None) -> int:
+    """Print the cluster once it has settled; ``reports``: where it watches Slurm jobs, what
+    gives each job across its nodes (``JobView.reports``), printed after the nodes."""
     import sys
     import time
 
@@ -366,12 +383,17 @@ def _print_once(config: ClusterConfig, cluster, timeout: float) -> int:
         return 128 + signalled[0]
     now = time.monotonic()
     statuses = cluster.statuses()
+    jobs = reports() if reports is not None else None
     if cluster.problem:
         print(f"gputop cluster: {visible(cluster.problem)}", file=sys.stderr)
     if config.json:
-        write_stdout(jsonout.dumps(once_document(statuses, now), separators=(",", ":")) + "\n")
+        write_stdout(jsonout.dumps(once_document(statuses, now, jobs), separators=(",", ":"))
+                     + "\n")
     else:
-        write_stdout(render_table(statuses, now))
+        from gputop.cluster.job_view import render_report
+
+        write_stdout(render_table(statuses, now)
+                     + "".join("\n" + render_report(r) for r in jobs or ()))
     ok = bool(statuses) and not cluster.problem
     return 0 if ok and all(s.state == states.OK for s in statuses) else 1
 
@@ -380,7 +402,10 @@ class _Stopped(BaseException):
     """A stop signal (SIGTERM, SIGHUP, Ctrl-C) while --once waits."""
 
 
-def once_document(statuses, now: float) -> dict:
+def once_document(statuses, now: float, jobs=None) -> dict:
+    """The ``--once --json`` document: the nodes, and with ``jobs`` (``job_view.JobReport``s)
+    each job across its nodes with its stragglers."""
+    from gputop.cluster.job_view import report_document
     from gputop.core.model import snapshot_to_json
 
     nodes = []
@@ -391,7 +416,10 @@ def once_document(statuses, now: float) -> dict:
             "age_s": None if age is None else round(age, 3),
             "snapshot": snapshot_to_json(s.snapshot) if s.snapshot is not None else None,
         })
-    return {"nodes": nodes}
+    doc: dict = {"nodes": nodes}
+    if jobs is not None:
+        doc["jobs"] = [report_document(r) for r in jobs]
+    return doc
 
 
 def render_table(statuses, now: float) -> str:

@@ -1,6 +1,8 @@
-"""A real single-node Slurm (Debian's munge, slurmctld, slurmd) on 127.0.0.1 in a temp folder,
-started by the tests and stopped by PID. Slurm 22.05 authenticates with munge only, so a munged
-of our own runs on a socket in the same folder."""
+"""A real Slurm (Debian's munge, slurmctld, slurmd) on 127.0.0.1 in a temp folder, started by the
+tests and stopped by PID: one node named as this machine, or several named nodes, each its own
+slurmd (``slurmd -N NAME`` on its own port, spool, log and PID file; Debian's Slurm is built with
+multiple-slurmd support). Slurm 22.05 authenticates with munge only, so a munged of our own runs
+on a socket in the same folder."""
 
 from __future__ import annotations
 
@@ -21,13 +23,15 @@ def _free_port() -> int:
 
 
 class Slurm:
-    def __init__(self, root: Path, gpus: int = 0) -> None:
-        """``gpus``: GPUs for Slurm's GRES, as character devices of NVIDIA's major number (195)
-        made in ``root``: Slurm allocates them by index (``scontrol show job -d``'s IDX) as it
-        would /dev/nvidia0…N-1; nothing opens them."""
+    def __init__(self, root: Path, gpus: int = 0, nodes: tuple[str, ...] = ()) -> None:
+        """``gpus``: GPUs for Slurm's GRES on each node, as character devices of NVIDIA's major
+        number (195) made in ``root``: Slurm allocates them by index (``scontrol show job -d``'s
+        IDX) as it would /dev/nvidia0…N-1; nothing opens them. ``nodes``: the nodes' names, each
+        a slurmd of its own on this machine (none: one node named as this machine)."""
         self.root = root
         self.gpus = gpus
         self.host = socket.gethostname().split(".")[0]
+        self.nodes = nodes or (self.host,)
         self.pids: list[Path] = []
         self.jobs: list[str] = []
         self.env = {**os.environ, "SLURM_CONF": str(root / "slurm.conf")}
@@ -53,6 +57,14 @@ class Slurm:
                         f"--pid-file={r / 'munge/munged.pid'}", f"--log-file={r / 'munged.log'}",
                         f"--seed-file={r / 'munge/seed'}", "--force"], check=True, timeout=20)
         self.pids.append(r / "munge/munged.pid")
+        named = self.nodes != (self.host,)
+        suffix = "-%n" if named else ""  # slurmd -N NAME: %n is NAME
+        if named:
+            node_lines = "\n".join(
+                f"NodeName={n} NodeHostname={self.host} NodeAddr=127.0.0.1 Port={_free_port()} "
+                f"CPUs=1{node_gres} State=UNKNOWN" for n in self.nodes)
+        else:
+            node_lines = f"NodeName={self.host} NodeAddr=127.0.0.1 CPUs=1{node_gres} State=UNKNOWN"
         (r / "slurm.conf").write_text(f"""\
 ClusterName=gputoptest
 SlurmctldHost={self.host}(127.0.0.1)
@@ -64,11 +76,11 @@ CredType=cred/munge
 SlurmUser=root
 SlurmdUser=root
 StateSaveLocation={r / 'state'}
-SlurmdSpoolDir={r / 'spool'}
+SlurmdSpoolDir={r / 'spool'}{suffix}
 SlurmctldPidFile={r / 'slurmctld.pid'}
-SlurmdPidFile={r / 'slurmd.pid'}
+SlurmdPidFile={r / 'slurmd'}{suffix}.pid
 SlurmctldLogFile={r / 'slurmctld.log'}
-SlurmdLogFile={r / 'slurmd.log'}
+SlurmdLogFile={r / 'slurmd'}{suffix}.log
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
@@ -78,14 +90,19 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 MpiDefault=none
 ReturnToService=2
-{gres}NodeName={self.host} NodeAddr=127.0.0.1 CPUs=1{node_gres} State=UNKNOWN
-PartitionName=debug Nodes={self.host} Default=YES MaxTime=INFINITE State=UP
+{gres}{node_lines}
+PartitionName=debug Nodes={",".join(self.nodes)} Default=YES MaxTime=INFINITE State=UP
 """)
         subprocess.run(["slurmctld", "-i"], env=self.env, check=True, timeout=20)
         self.pids.append(r / "slurmctld.pid")
-        subprocess.run(["slurmd"], env=self.env, check=True, timeout=20)
-        self.pids.append(r / "slurmd.pid")
-        self.wait_for(lambda: "idle" in self.run("sinfo", "-h", "-o", "%T"), "an idle node")
+        for node in self.nodes:
+            if named:
+                (r / f"spool-{node}").mkdir(mode=0o700)
+            subprocess.run(["slurmd", *(["-N", node] if named else [])], env=self.env,
+                           check=True, timeout=20)
+            self.pids.append(r / (f"slurmd-{node}.pid" if named else "slurmd.pid"))
+        self.wait_for(lambda: self.run("sinfo", "-h", "-N", "-o", "%T").split()
+                      == ["idle"] * len(self.nodes), "idle nodes")
 
     def run(self, *argv: str) -> str:
         return subprocess.run(argv, env=self.env, capture_output=True, text=True,
@@ -115,17 +132,26 @@ PartitionName=debug Nodes={self.host} Default=YES MaxTime=INFINITE State=UP
                               "empty queue", 15)
             except RuntimeError:
                 pass
-        for pid_file in reversed(self.pids):  # slurmd (its steps with it), slurmctld, munged
-            try:
-                pid = int(pid_file.read_text().split()[0])
-                os.kill(pid, signal.SIGTERM)
-            except (OSError, ValueError, IndexError):
-                continue
-            for _ in range(100):
+        # The slurmds first (their steps with them), then slurmctld and munged: each daemon
+        # takes about 2 s to go, so each group is signalled at once and then waited for.
+        daemons = [p for p in self.pids if p.name.startswith("slurmd")]
+        for group in (daemons, [p for p in self.pids if p not in daemons]):
+            pids = []
+            for pid_file in group:
                 try:
-                    os.kill(pid, 0)
-                except OSError:
-                    break
-                time.sleep(0.05)
-            else:
-                os.kill(pid, signal.SIGKILL)
+                    pid = int(pid_file.read_text().split()[0])
+                    os.kill(pid, signal.SIGTERM)
+                except (OSError, ValueError, IndexError):
+                    continue
+                pids.append(pid)
+            deadline = time.monotonic() + 5
+            for pid in pids:
+                while True:
+                    try:
+                        os.kill(pid, 0)
+                    except OSError:
+                        break
+                    if time.monotonic() > deadline:
+                        os.kill(pid, signal.SIGKILL)
+                        break
+                    time.sleep(0.05)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gputop.cluster.job_view import job_gpus, stragglers
+from gputop.cluster.job_view import job_gpus, render_report, report, report_document, stragglers
 from gputop.core.model import Device, Snapshot
 
 
@@ -64,3 +64,43 @@ def test_unknown_readings_are_no_deviation():
 def test_one_gpu_is_no_job_to_compare():
     assert stragglers(job_gpus(nodes(n1=[gpu(0, clock=500)]))) == []
     assert stragglers(job_gpus({"n1": nodes(n1=[gpu(0)])["n1"], "n2": None})) == []
+
+
+def test_the_report_groups_gpus_by_node_and_flags_the_straggler():
+    r = report("4242", nodes(n1=[gpu(1), gpu(0)], n2=[gpu(0), gpu(1, clock=1200)]))
+    doc = report_document(r)
+    assert [(n["host"], [g["index"] for g in n["gpus"]]) for n in doc["nodes"]] == [
+        ("n1", [0, 1]), ("n2", [0, 1])]
+    assert [g["straggler"] is not None for n in doc["nodes"] for g in n["gpus"]] == [
+        False, False, False, True]
+    assert [(s["node"], s["index"]) for s in doc["stragglers"]] == [("n2", 1)]
+    lines = render_report(r).splitlines()
+    assert lines[0] == "job 4242: 4 GPUs on 2 nodes"
+    assert [line.endswith("  <") for line in lines[2:6]] == [False, False, False, True]
+    assert lines[-1].startswith("straggler: GPU 1 on n2 is the slow one")
+
+
+def test_a_whole_slow_node_flags_each_of_its_gpus_lines():
+    r = report("7", nodes(n1=[gpu(0), gpu(1)], n2=[gpu(0, clock=1400), gpu(1, clock=1400)],
+                          n3=[gpu(0), gpu(1)]))
+    assert [r.flag(g) is not None for g in r.gpus] == [False, False, True, True, False, False]
+    assert render_report(report("7", nodes(n1=[gpu(0)], n2=[gpu(0)]))).endswith("no straggler\n")
+
+
+def test_the_multinode_straggler_scenario_is_the_slow_node_of_a_job_on_training():
+    """The simulator's node of a two-node job whose GPU 1 throttles, beside two GPUs of the
+    healthy `training` node: that GPU is the job's straggler, for its clock."""
+    from dataclasses import replace
+
+    from gputop.backends.base import BackendOptions
+    from gputop.backends.sim.backend import SimBackend
+
+    def sample(scenario: str) -> Snapshot:
+        backend = SimBackend(BackendOptions(scenario=scenario, sim_speed=1000))
+        backend.open()
+        snap = backend.sample()
+        return replace(snap, devices=tuple(d for d in snap.devices if d.index < 2))
+
+    found = stragglers(job_gpus({"n1": sample("training"), "n2": sample("multinode-straggler")}))
+    assert [(s.node, s.index) for s in found] == [("n2", 1)]
+    assert "SM clock 72% of max" in found[0].reason and "sw_thermal_slowdown" in found[0].reason

@@ -8,7 +8,8 @@ from gputop.backends.sim.scenario import available
 from gputop.sampler import Sampler
 
 EXPECTED_SCENARIOS = {"training", "dataloader-bound", "straggler", "power-capped", "memory-bound",
-                      "idle", "mixed", "dense-16", "gpu-lost", "mig", "mig-dense"}
+                      "idle", "mixed", "dense-16", "gpu-lost", "mig", "mig-dense",
+                      "multinode-straggler"}
 
 
 def sim(scenario="training", **kw) -> SimBackend:
