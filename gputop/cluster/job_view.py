@@ -12,13 +12,36 @@ reading of each GPU, as the cluster view holds them (no history over nodes).
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from gputop.analysis.hints import BUSY_UTIL_PCT, slow_clock_why, straggler_detail
+from gputop.cluster.slurm import GpuGrant, devices_by_gres
 from gputop.core.formatting import num
 from gputop.core.model import Device, Snapshot
 from gputop.core.visible import visible
+
+
+def job_devices(snapshot: Snapshot, job_id: str, grant: GpuGrant | None = None) -> frozenset[int]:
+    """The indices of the GPUs of ``job_id`` on the node of ``snapshot``: those Slurm gave it
+    (``grant``, a ``slurm.GpuGrant``), also those it runs nothing on yet or any more; else, or
+    where Slurm's numbering and the node's GPUs disagree (a process of the job on a GPU the
+    grant does not name), those running a process of the job (its processes' attribution)."""
+    running = frozenset(d.index for d in snapshot.devices
+                        if any(p.job is not None and p.job.id == job_id for p in d.processes))
+    given = devices_by_gres(snapshot.devices, grant) if grant is not None else None
+    return given if given is not None and running <= given else running
+
+
+def only_jobs(snapshot: Snapshot, job_ids: Collection[str],
+              grants: Mapping[str, GpuGrant] | None = None) -> Snapshot:
+    """The snapshot with only the devices of ``job_ids`` (see ``job_devices``; ``grants``: job
+    id -> what Slurm gave it on this node)."""
+    grants = grants or {}
+    keep: set[int] = set()
+    for job in job_ids:
+        keep |= job_devices(snapshot, job, grants.get(job))
+    return replace(snapshot, devices=tuple(d for d in snapshot.devices if d.index in keep))
 
 
 @dataclass(frozen=True)

@@ -166,31 +166,6 @@ def load_specs(config: ClusterConfig, slurm_jobs: SlurmJobs):
     return dedupe(specs)
 
 
-def job_devices(snapshot, job_id: str, grant=None) -> frozenset[int]:
-    """The indices of the GPUs of ``job_id`` on the node of ``snapshot``: those Slurm gave it
-    (``grant``, a ``slurm.GpuGrant``), also those it runs nothing on yet or any more; else, or
-    where Slurm's numbering and the node's GPUs disagree (a process of the job on a GPU the
-    grant does not name), those running a process of the job (its processes' attribution)."""
-    from gputop.cluster.slurm import devices_by_gres
-
-    running = frozenset(d.index for d in snapshot.devices
-                        if any(p.job is not None and p.job.id == job_id for p in d.processes))
-    given = devices_by_gres(snapshot.devices, grant) if grant is not None else None
-    return given if given is not None and running <= given else running
-
-
-def only_jobs(snapshot, job_ids, grants: dict | None = None):
-    """The snapshot with only the devices of ``job_ids`` (see ``job_devices``; ``grants``: job
-    id -> what Slurm gave it on this node)."""
-    from dataclasses import replace
-
-    grants = grants or {}
-    keep: set[int] = set()
-    for job in job_ids:
-        keep |= job_devices(snapshot, job, grants.get(job))
-    return replace(snapshot, devices=tuple(d for d in snapshot.devices if d.index in keep))
-
-
 class JobView:
     """A cluster whose node statuses show only the GPUs of some Slurm jobs (the live screen and
     ``--once`` alike); everything else is the cluster's own."""
@@ -225,6 +200,8 @@ class JobView:
     def _only(self, status):
         from dataclasses import replace
 
+        from gputop.cluster.job_view import only_jobs
+
         if status.data is None:
             return status
         cached = self._cache.get(status.host)
@@ -240,7 +217,7 @@ class JobView:
     def reports(self):
         """Each job across its nodes (``job_view.JobReport``), from the nodes' latest
         snapshots, in the order of the nodes."""
-        from gputop.cluster.job_view import report
+        from gputop.cluster.job_view import only_jobs, report
 
         statuses = self._cluster.statuses()
         out = []

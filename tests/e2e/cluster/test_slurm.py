@@ -12,7 +12,7 @@ import psutil
 import pytest
 
 from gputop.cluster import slurm
-from gputop.commands.cluster import only_jobs
+from gputop.cluster.job_view import only_jobs
 from gputop.core.model import Device, Job, Process, Snapshot
 from gputop.host.attribution import Attribution
 from tests.support.paths import ROOT

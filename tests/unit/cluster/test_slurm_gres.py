@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gputop.cluster import slurm
+from gputop.cluster.job_view import job_devices, only_jobs
 from gputop.cluster.slurm import (
     GpuGrant,
     devices_by_gres,
@@ -13,7 +14,7 @@ from gputop.cluster.slurm import (
     parse_job_gres,
     parse_node_gpus,
 )
-from gputop.commands.cluster import JobView, job_devices, only_jobs
+from gputop.commands.cluster import JobView
 from gputop.core.model import Device, Job, Process, Snapshot
 from tests.support.paths import FIXTURES as ALL_FIXTURES
 
