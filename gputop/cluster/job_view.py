@@ -12,10 +12,11 @@ reading of each GPU, as the cluster view holds them (no history over nodes).
 from __future__ import annotations
 
 import statistics
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from gputop.analysis.hints import BUSY_UTIL_PCT, slow_clock_why, straggler_detail
+from gputop.cluster.node import NodeStatus
 from gputop.cluster.slurm import GpuGrant, devices_by_gres
 from gputop.core.formatting import num
 from gputop.core.model import Device, Snapshot
@@ -204,3 +205,21 @@ def render_report(r: JobReport) -> str:
                    + ("  <" if r.flag(g) is not None else ""))
     out += [f"straggler: {visible(s.reason)}" for s in r.stragglers] or ["no straggler"]
     return "\n".join(out) + "\n"
+
+
+def report_from(job: str, statuses: Iterable[NodeStatus],
+                grants: Mapping[str, Mapping[str, GpuGrant]] | None = None) -> JobReport:
+    """The job across the nodes of ``statuses`` (their whole snapshots): on each, the GPUs
+    Slurm gave it (``grants``: node -> job id -> grant) or else those running its processes."""
+    grants = grants or {}
+    return report(job, {s.host: only_jobs(s.snapshot, {job}, grants.get(s.host))
+                        for s in statuses if s.snapshot is not None})
+
+
+def job_on(device: Device) -> str | None:
+    """The job a GPU runs: the first of its processes attributed to one (Slurm job, pod,
+    container), the job a user picks on a node's screen."""
+    for p in device.processes:
+        if p.job is not None:
+            return p.job.id
+    return None

@@ -197,6 +197,9 @@ class JobView:
     def settled(self, statuses) -> bool:
         return self._cluster.settled(statuses)
 
+    def detail(self, hosts=(), every: bool = False) -> None:
+        self._cluster.detail(hosts, every=every)
+
     def _only(self, status):
         from dataclasses import replace
 
@@ -214,21 +217,24 @@ class JobView:
     def statuses(self):
         return [self._only(s) for s in self._cluster.statuses()]
 
-    def reports(self):
-        """Each job across its nodes (``job_view.JobReport``), from the nodes' latest
-        snapshots, in the order of the nodes."""
-        from gputop.cluster.job_view import only_jobs, report
-
-        statuses = self._cluster.statuses()
-        out = []
-        for job in sorted(self._jobs):
-            out.append(report(job, {
-                s.host: only_jobs(s.snapshot, {job}, self._gres.get(s.host))
-                for s in statuses if s.snapshot is not None}))
-        return out
-
     def status(self, host: str):
         return self._only(self._cluster.status(host))
+
+    @property
+    def jobs(self) -> list[str]:
+        """The jobs watched (``--slurm``, ``--slurm-me``), in order."""
+        return sorted(self._jobs)
+
+    def report(self, job: str):
+        """The job across its nodes (``job_view.JobReport``), from the nodes' latest whole
+        snapshots and the GPUs Slurm gave it there."""
+        from gputop.cluster.job_view import report_from
+
+        return report_from(job, self._cluster.statuses(), self._gres)
+
+    def reports(self):
+        """Each watched job across its nodes, in the order of ``jobs``."""
+        return [self.report(job) for job in self.jobs]
 
 
 def make_cluster(config: ClusterConfig, specs, slurm_jobs: SlurmJobs, *, once: bool):
@@ -271,7 +277,11 @@ def run(config: ClusterConfig) -> int:
     from gputop.tui.cluster import run_cluster
 
     alerts = cluster_alerts(config)
-    return run_cluster(config.view, make_cluster(config, specs, slurm_jobs, once=False), alerts)
+    cluster = make_cluster(config, specs, slurm_jobs, once=False)
+    if isinstance(cluster, JobView):
+        return run_cluster(config.view, cluster, alerts, jobs=cluster.jobs,
+                           job_report=cluster.report)
+    return run_cluster(config.view, cluster, alerts)
 
 
 def cluster_alerts(config: ClusterConfig):

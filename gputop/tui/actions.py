@@ -191,6 +191,9 @@ CLUSTER_VIEW: tuple[Action, ...] = (
              (Key(c.sort_key, f"sort('{SORT_LETTERS[c.sort_key]}')", f"sort by {c.title}"),),
              on_table=True)
       for c in NODE_COLUMNS if c.sort_key),
+    Action("j", "open the job watched (--slurm) across its nodes: its GPUs side by side, its "
+           "straggler flagged; in a node: the selected GPU's job", CLUSTER,
+           (Key("j", "open_job", "job"),), on_table=True),
     Action("p", "pause / resume the screen (connections keep running)", CLUSTER,
            (Key("p", "pause", "pause", 4),)),
     Action("t", "next theme", CLUSTER, (Key("t", "cycle_theme", "theme", 5),)),

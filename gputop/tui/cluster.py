@@ -14,7 +14,7 @@ firing on it after its name.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
@@ -36,6 +36,7 @@ from gputop.cluster.aggregate import (
     users_view,
 )
 from gputop.cluster.alerts import ClusterAlerts
+from gputop.cluster.job_view import JobReport, job_on, report_from
 from gputop.cluster.node import NodeStatus
 from gputop.cluster.source import ClusterSource
 from gputop.config.cluster import ClusterViewConfig
@@ -59,6 +60,12 @@ USER_COLUMNS = (
     Column("user", "USER", 16), Column("gpus", "GPUS", 5, right=True),
     Column("memory", "GPU MEMORY", 10, right=True), Column("procs", "PROCS", 5, right=True),
     Column("where", "WHERE (node[GPUs])", 0),
+)
+JOB_COLUMNS = (
+    Column("node", "NODE", 16), Column("gpu", "GPU", 3, right=True),
+    Column("util", "UTIL", 5, right=True), Column("clock", "SM CLOCK", 11, right=True),
+    Column("power", "POWER", 6, right=True), Column("temp", "TEMP", 5, right=True),
+    Column("memory", "MEMORY", 13, right=True), Column("straggler", "STRAGGLER", 0),
 )
 DESCENDING_FIRST = {"gpus", "util", "memory", "power", "hints", "age"}
 # The nodes table's actions, out of place over an opened node.
@@ -128,6 +135,66 @@ def summary_text(rows: list[NodeRow]) -> str:
             f"{num(t['power_w'])} W")
 
 
+def job_rows(r: JobReport) -> list[Row]:
+    """The job screen's rows: each GPU of the job node by node, a straggler's (or its whole
+    node's) marked with the finding."""
+    rows = []
+    for g in r.gpus:
+        d, flag = g.device, r.flag(g)
+        cells = (g.node, str(d.index), num(d.utilization_gpu_pct, ".0f", "%"),
+                 f"{num(d.clock_sm_mhz)}/{num(d.clock_sm_max_mhz)}", num(d.power_draw_w, ".0f", "W"),
+                 num(d.temperature_c, ".0f", "C"),
+                 f"{short_mib(d.memory_used_mib)}/{short_mib(d.memory_total_mib)}",
+                 "" if flag is None else ("whole node" if flag.index is None else "this GPU"))
+        styles = ("warn" if flag is not None else None,) + (None,) * 6 + ("bad",)
+        rows.append(Row(f"{g.node}\0{d.index}", cells, styles))
+    return rows
+
+
+def job_text(r: JobReport) -> Text:
+    """The job screen's head: the job, its size, and each straggler's reason (or none)."""
+    line = Text()
+    line.append(f" job {visible(r.job)}", "bold")
+    line.append(f"  {len(r.gpus)} GPUs on {len(r.nodes)} nodes")
+    for s in r.stragglers:
+        line.append(f"\n straggler: {visible(s.reason)}")
+    if not r.stragglers:
+        line.append("  no straggler" if len(r.gpus) >= 2 else "  nothing to compare")
+    return line
+
+
+class JobScreen(Screen):
+    """One job's GPUs on all its nodes side by side, its straggler flagged with the reason."""
+
+    BINDINGS = [Binding("escape,backspace,q", "back", "back")]
+    DEFAULT_CSS = """
+    JobScreen #job-status { height: auto; background: $panel; color: $foreground; }
+    JobScreen KeyedTable { height: 1fr; }
+    """
+
+    def __init__(self, job: str) -> None:
+        super().__init__()
+        self.job = job
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="job-status")
+        yield KeyedTable(JOB_COLUMNS, id="job-gpus", empty_text="no GPU of this job has data yet")
+        yield KeyFooter()
+
+    def on_mount(self) -> None:
+        self.refresh_from(cast(ClusterApp, self.app).job_report(self.job))
+
+    def refresh_from(self, r: JobReport) -> None:
+        try:
+            self.query_one("#job-status", Static).update(job_text(r))
+            self.query_one("#job-gpus", KeyedTable).set_rows(job_rows(r))
+        except NoMatches:
+            return  # its widgets are gone: the app is quitting with the job open
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+
 class NodeScreen(Screen):
     """One node in the dashboard's widgets, fed from that node's snapshot stream."""
 
@@ -141,6 +208,7 @@ class NodeScreen(Screen):
         Binding("greater_than_sign", "select_gpu(1)", "next GPU", show=False),
         Binding("h", "toggle_plot", "history plot", show=False),
         Binding("o", "only_gpu", "only this GPU", show=False),
+        Binding("j", "open_job", "the selected GPU's job", show=False),
     ]
     DEFAULT_CSS = """
     NodeScreen #node-status { height: 1; background: $panel; color: $foreground; }
@@ -215,6 +283,19 @@ class NodeScreen(Screen):
     def action_sort_processes(self, column: str) -> None:
         self.dashboard.table.sort_by(column)
 
+    def action_open_job(self) -> None:
+        """Open the job the selected GPU runs, across the cluster."""
+        app = cast(ClusterApp, self.app)
+        snap = app.cluster.status(self.host).snapshot
+        dev = snap.device(self.dashboard.selected_gpu) if snap is not None and \
+            self.dashboard.selected_gpu is not None else None
+        job = job_on(dev) if dev is not None else None
+        if job is None:
+            self.notify("no job on this GPU: none of its processes belongs to a Slurm job, "
+                        "pod or container", timeout=3)
+            return
+        app.open_job(job)
+
 
 class ClusterApp(ShellApp):
     TITLE = "gputop cluster"
@@ -235,9 +316,16 @@ class ClusterApp(ShellApp):
 
     def __init__(self, cluster: ClusterSource, *, interval: float = 1.0,
                  theme: str | None = None, themes=None, theme_warnings: Iterable[str] = (),
-                 refresh_s: float | None = None, alerts: ClusterAlerts | None = None) -> None:
+                 refresh_s: float | None = None, alerts: ClusterAlerts | None = None,
+                 jobs: Sequence[str] = (),
+                 job_report: Callable[[str], JobReport] | None = None) -> None:
+        """``jobs``: the jobs watched (``--slurm``), the first opened by ``j``; ``job_report``:
+        what gives a job across the nodes (by default from the nodes' snapshots by the
+        attribution of their processes)."""
         super().__init__(theme=theme, themes=themes, theme_warnings=theme_warnings)
         self.cluster = cluster
+        self.jobs = tuple(jobs)
+        self._job_report = job_report
         self.alerts = alerts
         self.interval = interval
         self.refresh_s = refresh_s or min(1.0, max(0.25, interval / 2))
@@ -322,6 +410,14 @@ class ClusterApp(ShellApp):
         # A node screen just pushed is not built yet; its own mount draws it.
         if isinstance(screen, NodeScreen) and screen.is_mounted:
             screen.refresh_from(self.cluster.status(screen.host), now)
+        elif isinstance(screen, JobScreen) and screen.is_mounted:
+            screen.refresh_from(self.job_report(screen.job))
+
+    def job_report(self, job: str) -> JobReport:
+        """The job across the nodes, computed only while its screen shows (each refresh)."""
+        if self._job_report is not None:
+            return self._job_report(job)
+        return report_from(job, self.cluster.statuses())
 
     def alert_on(self, statuses: list[NodeStatus]) -> dict[str, int]:
         """Hand the nodes' new snapshots to the alert rules; show a notice per alert fired
@@ -339,7 +435,7 @@ class ClusterApp(ShellApp):
     # ------------------------------------------------------------------ actions
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         # The nodes table's actions do nothing useful over an opened node: hidden there.
-        if isinstance(self.screen, NodeScreen) and action in NODES_ONLY_ACTIONS:
+        if isinstance(self.screen, (NodeScreen, JobScreen)) and action in NODES_ONLY_ACTIONS:
             return False
         return super().check_action(action, parameters)
 
@@ -351,15 +447,29 @@ class ClusterApp(ShellApp):
         self.ask_detail(host)
         self.push_screen(NodeScreen(host))
 
-    def ask_detail(self, opening: str | None = None) -> None:
+    def open_job(self, job: str) -> None:
+        """Show one job's GPUs on all its nodes side by side (its nodes read whole)."""
+        self.push_screen(JobScreen(job))
+        self.ask_detail(every=True)
+
+    def action_open_job(self) -> None:
+        """Open the job watched (``--slurm``; the first of ``--slurm-me``'s)."""
+        if not self.jobs:
+            self.notify("no job watched: open a node (enter), select a GPU and press j for "
+                        "its job", timeout=3)
+            return
+        self.open_job(self.jobs[0])
+
+    def ask_detail(self, opening: str | None = None, every: bool = False) -> None:
         """Tell a transport that sends summaries (Prometheus) which nodes a view shows whole:
         the opened node, or every node while the users view is shown. Over SSH every node
         comes whole, and its ``detail`` does nothing."""
         screen = self.screen
         opened = opening or (screen.host if isinstance(screen, NodeScreen) else None)
         # Alerts are evaluated on whole snapshots: every node's, while rules are in force.
-        every = self.view_switcher.current == "users" or (
-            self.alerts is not None and self.alerts.wants_every_node)
+        # A job's screen reads every node whole: its GPUs may be on any of them.
+        every = every or isinstance(screen, JobScreen) or self.view_switcher.current == "users" \
+            or (self.alerts is not None and self.alerts.wants_every_node)
         want = (frozenset({opened} if opened else ()), every)
         if want != self._detail_asked:
             self._detail_asked = want
@@ -403,13 +513,14 @@ class ClusterApp(ShellApp):
 
 
 def run_cluster(config: ClusterViewConfig, cluster: ClusterSource,
-                alerts: ClusterAlerts | None = None) -> int:
+                alerts: ClusterAlerts | None = None, jobs: Sequence[str] = (),
+                job_report: Callable[[str], JobReport] | None = None) -> int:
     from gputop.tui.themes import all_themes
 
     themes, warnings = all_themes()
     # an unknown theme: the shell's UsageError, which says why a user's file of that name failed
     app = ClusterApp(cluster, interval=config.interval, theme=config.theme, themes=themes,
-                     theme_warnings=warnings, alerts=alerts)
+                     theme_warnings=warnings, alerts=alerts, jobs=jobs, job_report=job_report)
     with Lifeline(quit_code, Terminal()) as lifeline:
         try:
             return app.run_until_stopped(lifeline)

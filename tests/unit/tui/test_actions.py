@@ -39,4 +39,5 @@ def test_the_gates_are_read_from_the_registry():
                                   "replay_seek_prompt"}
     assert app.DASHBOARD_ACTIONS == {"filter", "clear_filter", "only_gpu", "select_gpu",
                                      "toggle_plot", "details", "group", "sort", "sideways"}
-    assert cluster.NODES_ONLY_ACTIONS == {"sort", "filter", "clear_filter", "toggle_users"}
+    assert cluster.NODES_ONLY_ACTIONS == {"sort", "filter", "clear_filter", "toggle_users",
+                                          "open_job"}
