@@ -39,7 +39,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Executor, Future
 from concurrent.futures import wait as wait_all
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from gputop.cluster import states
@@ -192,6 +192,10 @@ SUMMARY_QUERIES: tuple[tuple[str, str], ...] = (
     ("snapshot_time", "max by (instance) (gputop_snapshot_timestamp_seconds{s})"),
     ("backend", "max by (instance, backend) (gputop_info{s})"),
 )
+# A Slurm job's GPUs (``--slurm JOBID``): the series of the GPUs it holds carry ``hpc_job``, as
+# dcgm-exporter labels them from Slurm's job-mapping files and gputop's exporter from its
+# processes' attribution; memory used is the DCGM field both serve on every NVIDIA GPU.
+JOB_GPUS = "max by (instance, gpu) (DCGM_FI_DEV_FB_USED{s})"
 PARALLEL_QUERIES = 4
 # Whole snapshots for at most this many opened nodes per refresh (one is opened at a time).
 MAX_DETAIL_NODES = 4
@@ -756,9 +760,12 @@ class PrometheusCluster:
                  refresh_timeout: float = DEFAULT_REFRESH_TIMEOUT_S,
                  once: bool = False, query: Query = http_query,
                  clock: Callable[[], float] = time.monotonic,
-                 wall: Callable[[], float] = time.time) -> None:
+                 wall: Callable[[], float] = time.time, job: str | None = None) -> None:
+        """``job``: a Slurm job id; the nodes are then those holding its GPUs (their series'
+        ``hpc_job`` label), read whole, each with only the job's GPUs."""
         self.url = url
         self.selector = selector
+        self.job = job
         self.interval = interval
         self.stale_after = stale_after
         self.timeout = timeout  # one request
@@ -845,7 +852,9 @@ class PrometheusCluster:
             opened = [key for key, s in self._statuses.items()
                       if s.host in self._detail_hosts][:MAX_DETAIL_NODES]
         try:
-            if whole:
+            if self.job is not None:
+                targets = self._job_targets(self.job, deadline)
+            elif whole:
                 targets = build_nodes(self._ask(QUERIES, self.selector, deadline), self.wall(),
                                       self.stale_after)
             else:
@@ -864,6 +873,34 @@ class PrometheusCluster:
             return False
         self._publish(targets, started)
         return True
+
+    def _job_targets(self, job: str, deadline: float) -> list[Target]:
+        """The nodes holding ``job``'s GPUs, whole, each with only those GPUs: one query for
+        which GPUs carry its ``hpc_job``, then the whole snapshots of those nodes alone (a job's
+        few nodes, however many the server has)."""
+        held = self._ask((("job_gpus", JOB_GPUS),),
+                         _matchers(self.selector, f"hpc_job={jsonout.dumps(job)}"),
+                         deadline)["job_gpus"]
+        gpus: dict[str, set[int]] = {}
+        for series in held:
+            inst, gpu = series["labels"].get("instance"), _gpu(series["labels"])
+            if inst and gpu is not None:
+                gpus.setdefault(inst, set()).add(gpu)
+        if not gpus:
+            return []
+        # PromQL regexes are RE2, fully anchored; re.escape's escapes are RE2's too
+        nodes = jsonout.dumps("|".join(re.escape(inst) for inst in sorted(gpus)))
+        whole = build_nodes(self._ask(QUERIES, _matchers(self.selector, f"instance=~{nodes}"),
+                                      deadline), self.wall(), self.stale_after)
+        out = []
+        for t in whole:
+            if t.key not in gpus:
+                continue
+            if isinstance(t.data, Snapshot):
+                t = t._replace(data=replace(t.data, devices=tuple(
+                    d for d in t.data.devices if d.index in gpus[t.key])))
+            out.append(t)
+        return out
 
     def _with_whole(self, targets: list[Target], key: str, deadline: float) -> list[Target]:
         """``targets`` with the node ``key``'s summary replaced by its whole snapshot."""
@@ -912,7 +949,9 @@ class PrometheusCluster:
             # An empty answer is no failure, but a view of nothing has to say why.
             matching = f" matching {self.selector}" if self.selector else ""
             self.problem = None if targets else \
-                f"Prometheus at {self.url} has no scrape target{matching}"
+                f"Prometheus at {self.url} has no scrape target{matching}" if self.job is None \
+                else f"Prometheus at {self.url} has no GPU series with hpc_job=" \
+                     f"{jsonout.dumps(self.job)}{matching} (job ended, or not labelled)"
             self.version += 1
             statuses: dict[str, NodeStatus] = {}
             hosts = Counter(t.host for t in targets)

@@ -70,6 +70,11 @@ def hostnames(nodelist: str) -> list[str]:
         raise SlurmError(str(exc)) from None
 
 
+def valid_job_id(text: str) -> bool:
+    """Whether ``text`` is a job id as Slurm prints one (``4242``, ``4242_7``, ``4242+1``)."""
+    return bool(_JOB_ID.match(text))
+
+
 def _job_id(text: str, tool: str) -> str:
     if not _JOB_ID.match(text):
         raise SlurmError(f"{tool} printed {text[:40]!r} where a job id belongs")

@@ -264,11 +264,15 @@ def run(config: ClusterConfig) -> int:
         raise UsageError("--config and --no-config are the live view's (its alert rules), "
                          "not --once's")
     if config.prometheus is not None or config.selector is not None:
-        if config.slurm is not None or config.slurm_me:
-            # a job's GPUs come from its nodes' own snapshots (GRES minor numbers, processes'
-            # jobs), which the Prometheus view does not have
-            raise UsageError("--slurm and --slurm-me watch a job's nodes over SSH; "
-                             "they do not go with --prometheus")
+        if config.slurm_me:
+            # whose jobs those are is squeue's to say, and the series carry jobs, not users
+            raise UsageError("--slurm-me asks squeue for your jobs and watches them over SSH; "
+                             "with --prometheus name the job: --slurm JOBID")
+        if config.slurm is not None:
+            from gputop.cluster.slurm import SlurmError, valid_job_id
+
+            if not valid_job_id(config.slurm):
+                raise SlurmError(f"not a Slurm job id: {config.slurm!r}")
         return run_prometheus(config)
     slurm_jobs = SlurmJobs(config.slurm, config.slurm_me)
     specs = load_specs(config, slurm_jobs)
@@ -320,10 +324,10 @@ def make_prometheus_cluster(config: ClusterConfig, *, once: bool):
         raise UsageError("--prometheus reads the nodes from Prometheus: name no hosts")
     url, selector = check_url(config.prometheus), check_selector(config.selector)
     if not once:
-        return PrometheusCluster(url, selector, interval=config.interval)
+        return PrometheusCluster(url, selector, interval=config.interval, job=config.slurm)
     timeout = config.timeout if config.timeout is not None else DEFAULT_REFRESH_TIMEOUT_S
     return PrometheusCluster(url, selector, interval=config.interval, once=True,
-                             timeout=timeout, refresh_timeout=timeout)
+                             timeout=timeout, refresh_timeout=timeout, job=config.slurm)
 
 
 def run_prometheus(config: ClusterConfig) -> int:
@@ -333,11 +337,28 @@ def run_prometheus(config: ClusterConfig) -> int:
         from gputop.tui.cluster import run_cluster
 
         alerts = cluster_alerts(config)
-        return run_cluster(config.view, make_prometheus_cluster(config, once=False), alerts)
+        cluster = make_prometheus_cluster(config, once=False)
+        if config.slurm is None:
+            return run_cluster(config.view, cluster, alerts)
+        return run_cluster(config.view, cluster, alerts, jobs=[config.slurm],
+                           job_report=_labelled_job(cluster))
     cluster = make_prometheus_cluster(config, once=True)
+    reports = None
+    if config.slurm is not None:
+        job, labelled = config.slurm, _labelled_job(cluster)
+        reports = lambda: [labelled(job)]  # noqa: E731
     # The transport ends itself by its deadline, with the reason as its problem; the wait's own
     # time-out is only a backstop, past the grace a refresh gives an answer still parsing.
-    return _print_once(config, cluster, cluster.refresh_timeout + 2 * PARSE_GRACE_S)
+    return _print_once(config, cluster, cluster.refresh_timeout + 2 * PARSE_GRACE_S, reports)
+
+
+def _labelled_job(cluster):
+    """What gives a job across the nodes of a Prometheus cluster watching it (``job=``): each
+    node's snapshot holds only the GPUs whose series carry its ``hpc_job``, so the job's GPUs
+    are all of them."""
+    from gputop.cluster.job_view import report
+
+    return lambda job: report(job, {s.host: s.snapshot for s in cluster.statuses()})
 
 
 def _print_once(config: ClusterConfig, cluster, timeout: float, reports=None) -> int:
