@@ -132,26 +132,24 @@ PartitionName=debug Nodes={",".join(self.nodes)} Default=YES MaxTime=INFINITE St
                               "empty queue", 15)
             except RuntimeError:
                 pass
-        # The slurmds first (their steps with them), then slurmctld and munged: each daemon
-        # takes about 2 s to go, so each group is signalled at once and then waited for.
-        daemons = [p for p in self.pids if p.name.startswith("slurmd")]
-        for group in (daemons, [p for p in self.pids if p not in daemons]):
-            pids = []
-            for pid_file in group:
+        # The jobs are gone: every daemon (slurmds, slurmctld, munged) is signalled at once,
+        # each taking about 2 s to go, then each waited for.
+        pids = []
+        for pid_file in self.pids:
+            try:
+                pid = int(pid_file.read_text().split()[0])
+                os.kill(pid, signal.SIGTERM)
+            except (OSError, ValueError, IndexError):
+                continue
+            pids.append(pid)
+        deadline = time.monotonic() + 5
+        for pid in pids:
+            while True:
                 try:
-                    pid = int(pid_file.read_text().split()[0])
-                    os.kill(pid, signal.SIGTERM)
-                except (OSError, ValueError, IndexError):
-                    continue
-                pids.append(pid)
-            deadline = time.monotonic() + 5
-            for pid in pids:
-                while True:
-                    try:
-                        os.kill(pid, 0)
-                    except OSError:
-                        break
-                    if time.monotonic() > deadline:
-                        os.kill(pid, signal.SIGKILL)
-                        break
-                    time.sleep(0.05)
+                    os.kill(pid, 0)
+                except OSError:
+                    break
+                if time.monotonic() > deadline:
+                    os.kill(pid, signal.SIGKILL)
+                    break
+                time.sleep(0.05)
