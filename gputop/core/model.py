@@ -115,6 +115,10 @@ class Process:
     # MIG: the GPU instance and compute instance the process runs in (None on a whole GPU).
     gpu_instance_id: int | None = None
     compute_instance_id: int | None = None
+    # How long it has held its GPU (or MIG instance) idle, and the GPU's energy meanwhile (its
+    # share by memory): gputop.analysis.waste; None where no ledger ran (an older stream).
+    idle_s: float | None = None
+    idle_energy_j: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

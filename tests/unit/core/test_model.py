@@ -147,3 +147,23 @@ def test_xid_events_round_trip_and_an_older_stream_without_them_still_reads():
     doc["devices"][0]["xid_events"] = [{"device": 0, "code": "79", "time": 1.0}]
     with pytest.raises(SchemaError):
         snapshot_from_json(clean_document(doc))
+
+
+def test_idle_figures_travel_and_older_streams_without_them_decode():
+    """The ledger's per-process figures (#30) go through the gputop/1 codec and the untrusted
+    input check; a document from an agent that predates them still decodes, as not known."""
+    import copy
+
+    from gputop.core import untrusted
+    from gputop.core.model import Device, Process, Snapshot, snapshot_from_json, snapshot_to_json
+
+    snap = Snapshot(host="n", time=1.0, backend="sim", devices=(Device(
+        index=0, processes=(Process(pid=7, idle_s=42.5, idle_energy_j=1200.0),)),))
+    doc = snapshot_to_json(snap)
+    back = snapshot_from_json(untrusted.clean_document(copy.deepcopy(doc)))
+    assert back.devices[0].processes[0].idle_s == 42.5
+    assert back.devices[0].processes[0].idle_energy_j == 1200.0
+    for key in ("idle_s", "idle_energy_j"):
+        del doc["devices"][0]["processes"][0][key]
+    old = snapshot_from_json(untrusted.clean_document(doc)).devices[0].processes[0]
+    assert old.idle_s is None and old.idle_energy_j is None

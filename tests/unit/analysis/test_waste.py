@@ -1,0 +1,142 @@
+"""The idle-allocated ledger (gputop.analysis.waste) over snapshots at virtual times."""
+
+from __future__ import annotations
+
+import pytest
+
+from gputop.analysis.hints import IDLE_MIN_MEMORY_MIB, IDLE_UTIL_PCT
+from gputop.analysis.waste import IDLE_MAX_GAP_S, WasteLedger
+from gputop.core.model import Device, Job, MigInstance, Process, Saturation, Snapshot
+
+GIB = 1024.0
+
+
+def proc(pid: int, mem: float = 4 * GIB, user: str = "alice", started: float = 100.0,
+         job: str | None = "4242", command: str = "python train.py", sm: float | None = None):
+    return Process(pid=pid, user=user, gpu_memory_mib=mem, started=started, command=command,
+                   job=Job("slurm", job) if job else None, sm_pct=sm)
+
+
+def dev(util: float | None = 0.0, procs=(), energy: float | None = None,
+        power: float | None = None, sm_active: float | None = None, index: int = 0, mig=()):
+    return Device(index=index, utilization_gpu_pct=util, processes=tuple(procs), energy_j=energy,
+                  power_draw_w=power, saturation=Saturation(sm_active_pct=sm_active),
+                  mig_instances=tuple(mig))
+
+
+def snap(t: float, *devices: Device) -> Snapshot:
+    return Snapshot(host="n", time=t, backend="test", devices=devices)
+
+
+def fold(*snaps: Snapshot) -> WasteLedger:
+    ledger = WasteLedger()
+    for s in snaps:
+        ledger.add(s)
+    return ledger
+
+
+def test_idle_below_the_threshold_counts_and_above_does_not():
+    p = proc(1)
+    idle = fold(snap(0, dev(IDLE_UTIL_PCT, [p])), snap(2, dev(IDLE_UTIL_PCT, [p])))
+    assert idle.of(p).idle_s == 2.0
+    busy = fold(snap(0, dev(IDLE_UTIL_PCT + 1, [p])), snap(2, dev(IDLE_UTIL_PCT + 1, [p])))
+    assert busy.of(p) is None
+
+
+def test_gpm_sm_activity_wins_over_utilization():
+    p = proc(1)
+    # Utilization says busy, GPM's SM active says idle: GPM is the finer measure.
+    ledger = fold(snap(0, dev(50.0, [p], sm_active=0.2)), snap(1, dev(50.0, [p], sm_active=0.2)))
+    assert ledger.of(p).idle_s == 1.0
+
+
+def test_less_memory_than_the_floor_is_not_held():
+    p = proc(1, mem=IDLE_MIN_MEMORY_MIB - 1)
+    assert fold(snap(0, dev(0.0, [p])), snap(1, dev(0.0, [p]))).of(p) is None
+
+
+def test_no_activity_reading_is_unknown_not_idle():
+    p = proc(1)
+    ledger = fold(snap(0, dev(None, [p])), snap(3, dev(None, [p])))
+    assert ledger.of(p) is None
+    assert ledger.unknown_s == {0: 3.0}
+
+
+def test_a_gap_counts_at_most_the_cap_and_its_energy_scales_down():
+    p = proc(1)
+    ledger = fold(snap(0, dev(0.0, [p], energy=0.0)),
+                  snap(3600, dev(0.0, [p], energy=360_000.0)))  # 100 W for an hour
+    t = ledger.of(p)
+    assert t.idle_s == IDLE_MAX_GAP_S
+    assert t.idle_energy_j == pytest.approx(100.0 * IDLE_MAX_GAP_S)
+
+
+def test_energy_is_split_by_memory_share():
+    a, b = proc(1, mem=6 * GIB), proc(2, mem=2 * GIB, user="bob", job="7")
+    ledger = fold(snap(0, dev(0.0, [a, b], energy=1000.0)),
+                  snap(10, dev(0.0, [a, b], energy=1800.0)))
+    assert ledger.of(a).idle_energy_j == pytest.approx(600.0)
+    assert ledger.of(b).idle_energy_j == pytest.approx(200.0)
+    assert ledger.of(a).idle_s == ledger.of(b).idle_s == 10.0  # each held it the whole time
+    users = {r["user"]: r for r in ledger.summary()["users"]}
+    assert users["alice"]["idle_energy_j"] == pytest.approx(600.0)
+    assert users["bob"]["idle_energy_j"] == pytest.approx(200.0)
+
+
+def test_power_times_interval_without_a_counter_and_none_without_either():
+    p = proc(1)
+    powered = fold(snap(0, dev(0.0, [p], power=80.0)), snap(5, dev(0.0, [p], power=80.0)))
+    assert powered.of(p).idle_energy_j == pytest.approx(400.0)
+    dark = fold(snap(0, dev(0.0, [p])), snap(5, dev(0.0, [p])))
+    assert dark.of(p).idle_s == 5.0 and dark.of(p).idle_energy_j is None
+
+
+def test_a_reused_pid_is_a_new_process():
+    old, new = proc(1, started=100.0), proc(1, started=900.0)
+    ledger = fold(snap(1000, dev(0.0, [old])), snap(1010, dev(0.0, [old])),
+                  snap(1020, dev(0.0, [new])))
+    assert ledger.of(old).idle_s == 10.0
+    assert ledger.of(new).idle_s == 10.0
+
+
+def test_jobs_by_scheduler_and_inferred_launches_are_marked():
+    slurm = proc(1)
+    loose = proc(2, job=None, user="bob", command="python serve.py --rank 0")
+    ledger = fold(snap(0, dev(0.0, [slurm]), dev(0.0, [loose], index=1)),
+                  snap(4, dev(0.0, [slurm]), dev(0.0, [loose], index=1)))
+    jobs = {r["job"]: r for r in ledger.summary()["jobs"]}
+    assert jobs["job 4242"] == {"job": "job 4242", "inferred": False, "user": "alice",
+                                "idle_s": 4.0, "idle_energy_j": None}
+    assert jobs["python serve.py"]["inferred"] is True
+    assert jobs["python serve.py"]["user"] == "bob"
+
+
+def test_mig_instances_are_judged_alone():
+    idle_p, busy_p = proc(1), proc(2, user="bob", job="7")
+    instances = (MigInstance(1, 0, saturation=Saturation(sm_active_pct=0.0), processes=(idle_p,)),
+                 MigInstance(2, 0, saturation=Saturation(sm_active_pct=80.0), processes=(busy_p,)),
+                 MigInstance(3, 0, processes=(proc(3, user="carol", job="8"),)))
+    d = dev(None, energy=0.0, mig=instances)
+    d2 = dev(None, energy=300.0, mig=instances)
+    ledger = fold(snap(0, d), snap(3, d2))
+    assert ledger.of(idle_p).idle_s == 3.0
+    assert ledger.of(idle_p).idle_energy_j == pytest.approx(100.0)  # a third of the memory
+    assert ledger.of(busy_p) is None
+    assert ledger.unknown_s == {0: 3.0}  # instance 3 has no GPM reading
+
+
+def test_repeated_and_older_samples_are_not_counted():
+    p = proc(1)
+    ledger = fold(snap(0, dev(0.0, [p])), snap(5, dev(0.0, [p])), snap(5, dev(0.0, [p])),
+                  snap(2, dev(0.0, [p])), snap(3, dev(0.0, [p])))
+    assert ledger.of(p).idle_s == 6.0
+
+
+def test_annotate_puts_the_figures_on_each_process():
+    p, q = proc(1), proc(2, mem=10.0)
+    ledger = WasteLedger()
+    ledger.annotate(snap(0, dev(0.0, [p, q], power=50.0)))
+    out = ledger.annotate(snap(2, dev(0.0, [p, q], power=50.0)))
+    got = {x.pid: (x.idle_s, x.idle_energy_j) for x in out.devices[0].processes}
+    assert got[1][0] == 2.0 and got[1][1] == pytest.approx(100.0 * 4 * GIB / (4 * GIB + 10))
+    assert got[2][0] == 2.0
