@@ -16,6 +16,9 @@ from gputop.core.model import Hint, Snapshot
 from gputop.history import History
 
 Analyzer = Callable[[Sequence[Snapshot]], Sequence[Hint]]
+# Folds each sample into a running account and returns it with the account's figures on it
+# (gputop.analysis.waste.WasteLedger.annotate), before the history and the analyses see it.
+Annotator = Callable[[Snapshot], Snapshot]
 Listener = Callable[[Snapshot], None]
 ErrorListener = Callable[[BaseException], None]
 
@@ -38,6 +41,7 @@ class Sampler:
         devices: Sequence[int] | None = None,
         history: History | None = None,
         analyze: Analyzer | None = None,
+        annotate: Annotator | None = None,
     ) -> None:
         if interval <= 0:
             raise ValueError("interval must be positive")
@@ -46,6 +50,7 @@ class Sampler:
         self.devices = list(devices) if devices is not None else None
         self.history = history if history is not None else History(interval=interval)
         self.analyze = analyze
+        self.annotate = annotate
         self.latest: Snapshot | None = None
         self.last_error: BaseException | None = None
         self.skipped_ticks = 0
@@ -108,6 +113,8 @@ class Sampler:
                 on_error(exc)
             return None
         self.last_error = None
+        if self.annotate is not None:
+            snap = self.annotate(snap)
         self.history.append(snap)
         if self.analyze is not None:
             # A backend's own hints (npu-smi's health) come first, the analyses' after them.
@@ -140,6 +147,8 @@ class Sampler:
         if self._thread is not None:
             return
         if first is not None:
+            if self.annotate is not None:
+                first = self.annotate(first)
             self.history.append(first)
             self.latest = first
         self._thread = threading.Thread(target=self._run, args=(first is not None,),

@@ -36,6 +36,11 @@ from gputop.core.model import Device, MigInstance, Process, Snapshot
 # a gap in a recording) only this much is counted. Ten times the slowest interval an agent is
 # usually run at (1-5 s), and well under the hint's five minutes.
 IDLE_MAX_GAP_S = 60.0
+# How long a (job, user) pair's running total is kept after it was last counted, for the
+# exporter's counters: long enough for any scrape interval and a day's rate(), short enough that
+# a node running thousands of jobs keeps a bounded number of series. A pair seen again after
+# that starts from 0, which Prometheus's increase() takes as a counter reset.
+OWNER_RETENTION_S = 86400.0
 
 ProcessKey = tuple[int, float | None]
 
@@ -71,7 +76,9 @@ class Group:
     label: str
     inferred: bool = False
     user: str | None = None
+    hpc_job: str | None = None  # the scheduler's job id, as the exporter's hpc_job label has it
     tally: Tally = field(default_factory=Tally)
+    last: float = 0.0  # when it was last counted idle
 
 
 def activity_pct(dev: Device) -> float | None:
@@ -104,6 +111,9 @@ class WasteLedger:
         self.processes: dict[ProcessKey, Tally] = {}
         self.jobs: dict[str, Group] = {}
         self.users: dict[str, Group] = {}
+        # Per (job key, user): one running total each, so that summing by user or by job over
+        # them counts every idle second once (the exporter's counters).
+        self.owners: dict[tuple[str, str], Group] = {}
         self.unknown_s: dict[int, float] = {}  # per GPU: intervals not judged
         self._time: float | None = None
         self._energy: dict[int, float | None] = {}
@@ -125,6 +135,8 @@ class WasteLedger:
         dt = min(elapsed, IDLE_MAX_GAP_S)
         for dev in snap.devices:
             self._device(dev, dt, elapsed, energy_before.get(dev.index))
+        for key in [k for k, g in self.owners.items() if snap.time - g.last > OWNER_RETENTION_S]:
+            del self.owners[key]
 
     def _device(self, dev: Device, dt: float, elapsed: float, energy_before: float | None) -> None:
         energy = _interval_energy(dev, dt, elapsed, energy_before)
@@ -146,6 +158,8 @@ class WasteLedger:
                 for p in processes:
                     share = (p.gpu_memory_mib or 0.0) / total
                     self._count(p, dt, None if energy is None else energy * share)
+        # (an idle GPU whose processes the driver does not list, e.g. from inside a container,
+        # has nobody to charge: its held memory is below the floor here and it is not counted)
 
     def _count(self, proc: Process, dt: float, energy_j: float | None) -> None:
         self.processes.setdefault(process_key(proc), Tally()).add(dt, energy_j)
@@ -158,6 +172,11 @@ class WasteLedger:
         job.tally.add(dt, energy_j)
         user = proc.user or "?"
         self.users.setdefault(user, Group(user)).tally.add(dt, energy_j)
+        owner = self.owners.setdefault((key, user), Group(
+            job.label, job.inferred, proc.user,
+            hpc_job=proc.job.id if proc.job else None))
+        owner.tally.add(dt, energy_j)
+        owner.last = self._time or 0.0
 
     def of(self, proc: Process) -> Tally | None:
         """The process's tally; None where it was never held idle."""

@@ -188,6 +188,7 @@ def _stream(config: AgentConfig, writer: _Writer, done: threading.Event,
             opening: threading.Event, started: threading.Event,
             rules: AlertConfig | None = None) -> None:
     from gputop.analysis.pipeline import default_analyzer
+    from gputop.analysis.waste import WasteLedger
     from gputop.analysis.xid import XidLog
     from gputop.backends import open_backend
     from gputop.core.model import snapshot_to_json
@@ -202,8 +203,9 @@ def _stream(config: AgentConfig, writer: _Writer, done: threading.Event,
         if not opening.is_set():
             return  # a signal came as the backend finished opening
         opening.clear()
+        # each process's idle-allocated time and energy so far, in the stream (docs/waste.md)
         sampler = Sampler(backend, interval=source.interval, devices=devices,
-                          analyze=default_analyzer())
+                          analyze=default_analyzer(), annotate=WasteLedger().annotate)
         xids = XidLog(size=1)  # only to tie each Xid to the processes of the sample before
         alerting = None
         if rules is not None:

@@ -117,6 +117,7 @@ def run(config: ExporterConfig) -> int:
         return write_alert_rules(config, rules_in_force(config.config_path, config.no_config))
     from gputop import __version__
     from gputop.analysis.pipeline import default_analyzer
+    from gputop.analysis.waste import WasteLedger
     from gputop.backends import open_backend
     from gputop.config.options import parse_listen
     from gputop.core import stop_signals
@@ -132,9 +133,10 @@ def run(config: ExporterConfig) -> int:
     backend = open_backend(source.backend, source.options)
     try:
         devices = select_devices(source.ids, backend.info().devices)
-        latest = server.Latest(opts, __version__)
+        waste = WasteLedger()  # its own, fed by its sampler: the idle counters (docs/waste.md)
+        latest = server.Latest(opts, __version__, waste=waste)
         sampler = Sampler(backend, interval=source.interval, devices=devices,
-                          analyze=default_analyzer())
+                          analyze=default_analyzer(), annotate=waste.annotate)
         sampler.subscribe(latest.publish, latest.failed)
         try:
             httpd = server.serve(host, port, latest, web,

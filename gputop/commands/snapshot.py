@@ -13,6 +13,7 @@ from gputop.core import bounds, jsonout
 from gputop.core.model import Snapshot, snapshot_to_json
 
 if TYPE_CHECKING:
+    from gputop.analysis.waste import WasteLedger
     from gputop.analysis.xid import XidLog
 
 
@@ -56,15 +57,19 @@ def check_window(window: float, interval: float) -> None:
 
 
 def run(config: SnapshotConfig) -> int:
+    from gputop.analysis.waste import WasteLedger
     from gputop.analysis.xid import XidLog
     from gputop.core.output import write_stdout
 
     check_window(config.window, config.source.interval)
     xids = XidLog()
-    snap, jobs = take_snapshot(config.source, window=config.window, xids=xids)
+    waste = WasteLedger()
+    snap, jobs = take_snapshot(config.source, window=config.window, xids=xids, waste=waste)
     if config.json:
         doc = snapshot_to_json(snap)
         doc["jobs"] = jobs
+        # idle-allocated time and energy per job and per user over the window (docs/waste.md)
+        doc["idle"] = waste.summary()
         # every Xid seen over the window, explained and tied to its GPU's processes, newest first
         doc["xid_events"] = [e.to_json() for e in xids.events()]
         write_stdout(jsonout.dumps(doc, separators=(",", ":")) + "\n")
@@ -91,12 +96,13 @@ def print_once(source: SourceConfig) -> int:
     return 0
 
 
-def take_snapshot(source: SourceConfig, window: float = 0.0,
-                  xids: XidLog | None = None) -> tuple[Snapshot, list[dict]]:
+def take_snapshot(source: SourceConfig, window: float = 0.0, xids: XidLog | None = None,
+                  waste: WasteLedger | None = None) -> tuple[Snapshot, list[dict]]:
     """Open the chosen backend, sample (over ``window`` seconds of its clock) and close it.
 
-    Also returns each job's energy over the window (``analysis.jobs.job_energy``), and feeds
-    every sample to ``xids``, which explains the Xids seen."""
+    Also returns each job's energy over the window (``analysis.jobs.job_energy``), feeds
+    every sample to ``xids``, which explains the Xids seen, and to ``waste``, which accounts
+    idle-allocated time (on the processes, and in its summary)."""
     from gputop.analysis.jobs import job_energy
     from gputop.analysis.pipeline import default_analyzer
     from gputop.backends import open_backend
@@ -106,7 +112,9 @@ def take_snapshot(source: SourceConfig, window: float = 0.0,
     backend = open_backend(source.backend, source.options)
     try:
         devices = select_devices(source.ids, backend.info().devices)
-        sampler = Sampler(backend, interval=source.interval, devices=devices, analyze=default_analyzer())
+        sampler = Sampler(backend, interval=source.interval, devices=devices,
+                          analyze=default_analyzer(),
+                          annotate=waste.annotate if waste is not None else None)
         if xids is not None:
             sampler.subscribe(xids.listen)
         snap = sampler.run_for(window) if window > 0 else sampler.tick()

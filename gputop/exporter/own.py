@@ -3,12 +3,13 @@ Pure: snapshot in, metric families out."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from prometheus_client.core import Metric
 
 from gputop.analysis.mig import instance_of
+from gputop.analysis.waste import Group
 from gputop.core import clock_events
 from gputop.core.model import DEVICE_STATUSES, Device, Snapshot
 from gputop.core.units import HZ_PER_MHZ, MIB
@@ -26,6 +27,8 @@ CLOCK = "gputop_clock_hertz"
 HINT = "gputop_hint"
 PROCESS_MEMORY = "gputop_process_gpu_memory_bytes"
 PROCESS_SM = "gputop_process_sm_ratio"
+IDLE_SECONDS = "gputop_idle_seconds_total"
+IDLE_ENERGY = "gputop_idle_energy_joules_total"
 
 
 @dataclass(frozen=True)
@@ -48,9 +51,10 @@ def top_processes(dev: Device, n: int):
 
 
 def families(snap: Snapshot, opts: Options, version: str,
-             gpu_labels: Mapping[int, dict[str, str]]) -> list[Metric]:
+             gpu_labels: Mapping[int, dict[str, str]], idle: Iterable[Group] = ()) -> list[Metric]:
     """gputop's own families; ``gpu_labels`` holds each device's labels by index, built once
-    per snapshot for these and the DCGM families alike."""
+    per snapshot for these and the DCGM families alike; ``idle``: the exporter's idle ledger's
+    running totals per (job, user) (``WasteLedger.owners``)."""
     host = node_labels(snap, opts.hostname_labels)
     info = Metric("gputop_info", "gputop exporter: version and the backend it reads.", "gauge")
     info.add_sample("gputop_info", {**host, "version": version, "backend": snap.backend}, 1.0)
@@ -121,7 +125,25 @@ def families(snap: Snapshot, opts: Options, version: str,
         hint.add_sample(hint.name, {**host, "gpu": "" if h.device is None else str(h.device),
                                     "code": h.code, "severity": h.severity}, 1.0)
     return [info, stamp, status, age, total, limit, busy, used, draw, energy, temps, clocks,
-            events, source, hint, proc_mem, proc_sm]
+            events, source, hint, proc_mem, proc_sm, *idle_families(host, idle)]
+
+
+def idle_families(host: dict[str, str], idle: Iterable[Group]) -> list[Metric]:
+    """The idle-allocated counters, one series per (job, user) pair: each idle second is in one
+    series only, so ``sum by (user)`` and ``sum by (hpc_job)`` count it once (docs/waste.md)."""
+    seconds = Metric(IDLE_SECONDS,
+                     "Seconds a job's processes held a GPU (or MIG instance) idle: memory held, "
+                     "SM activity at or below the idle threshold.", "counter")
+    joules = Metric(IDLE_ENERGY,
+                    "The GPU energy spent while held idle, the job's share by memory.", "counter")
+    for g in idle:
+        labels = {**host, "user": g.user or "", "hpc_job": g.hpc_job or "",
+                  "workload": g.label, "inferred": "true" if g.inferred else "false"}
+        seconds.add_sample(seconds.name, labels, g.tally.idle_s)
+        energy_j = g.tally.idle_energy_j
+        if energy_j is not None:
+            joules.add_sample(joules.name, labels, energy_j)
+    return [seconds, joules]
 
 
 # The sensors and clock domains served, by label value, in that order: (label, Device field).

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from gputop.analysis.waste import WasteLedger
 from gputop.core.model import Snapshot
 from gputop.core.userfile import one_line
 from gputop.exporter import collect, exposition
@@ -37,8 +38,11 @@ def device_trouble(snap: Snapshot) -> str | None:
 class Latest:
     """The newest snapshot, rendered once when it arrives; every scrape sends those bytes."""
 
-    def __init__(self, opts: Options, version: str, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, opts: Options, version: str, clock: Callable[[], float] = time.monotonic,
+                 waste: WasteLedger | None = None):
         self.opts = opts
+        # The exporter's own idle ledger, fed by its sampler (annotate) before each publish.
+        self.waste = waste
         self.version = version
         self.clock = clock
         self._lock = threading.Lock()
@@ -48,7 +52,8 @@ class Latest:
         self.trouble: str | None = None  # which served devices are not ok
 
     def publish(self, snap: Snapshot) -> None:
-        body = exposition.render(collect.families(snap, self.opts, self.version))
+        idle = list(self.waste.owners.values()) if self.waste is not None else []
+        body = exposition.render(collect.families(snap, self.opts, self.version, idle))
         trouble = device_trouble(snap)
         with self._lock:
             self.body, self.received, self.problem, self.trouble = body, self.clock(), None, trouble

@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.theme import Theme
 from textual.widgets import Input
 
+from gputop.analysis.waste import WasteLedger
 from gputop.analysis.xid import XidLog
 from gputop.backends.base import Backend
 from gputop.config.dashboard import DashboardConfig
@@ -150,7 +151,7 @@ class GputopApp(ShellApp):
 
             analyze = default_analyzer()
         self.sampler = sampler or Sampler(backend, interval=interval, devices=devices,
-                                          analyze=analyze,
+                                          analyze=analyze, annotate=WasteLedger().annotate,
                                           history=History(span_s=history_s, interval=interval))
         self.sampler.want("dashboard", DASHBOARD_WANTS)
         self.snapshot: Snapshot | None = None

@@ -179,3 +179,19 @@ def test_a_backend_that_takes_no_budget_fails_loudly_instead_of_being_detected()
     assert sampler.tick() is not None  # nobody wants anything in particular: no budget passed
     sampler.want("dashboard", {"power_draw_w": 5.0})
     assert sampler.tick() is None and isinstance(sampler.last_error, TypeError)
+
+
+def test_annotate_runs_before_the_history_and_the_analyses_see_the_sample():
+    seen: list[str] = []
+
+    def annotate(snap: Snapshot) -> Snapshot:
+        return Snapshot(host="annotated", time=snap.time, backend=snap.backend)
+
+    def analyze(window):
+        seen.append(window[-1].host)
+        return []
+
+    sampler = Sampler(SlowBackend(0.0), interval=1.0, analyze=analyze, annotate=annotate)
+    snap = sampler.tick()
+    assert snap is not None and snap.host == "annotated"
+    assert seen == ["annotated"] and sampler.history.window()[-1].host == "annotated"
