@@ -110,6 +110,12 @@ class Group:
         known = [m.process.started for m in self.members if m.process.started is not None]
         return min(known) if known else None
 
+    @property
+    def idle_s(self) -> float | None:
+        """Process-seconds its processes held a GPU idle (gputop.analysis.waste): two ranks
+        idle for a minute make two minutes."""
+        return _known_sum(p.idle_s for p in self._per_pid())
+
 
 def key_and_label(mode: str, proc: Process) -> tuple[str, str]:
     """The group ``proc`` falls in under ``mode`` ("job" or "user"), and what to call it."""

@@ -431,8 +431,8 @@ def idle_allocated(s: Series, runs: IdleRuns) -> Hint | None:
     if found is None:
         return None
     return _hint(s.index, "idle-allocated", "warning",
-                 f"GPU {s.index}: {held / MIB_PER_GIB:.1f} GiB held{found[0]} with 0% utilization for "
-                 f"{found[1]}")
+                 f"{_held_idle(f'GPU {s.index}', dev.processes)}: {held / MIB_PER_GIB:.1f} GiB "
+                 f"held{found[0]} with 0% utilization for {found[1]}")
 
 
 def _instance_idle(inst: MigInstance | None) -> bool:
@@ -470,10 +470,24 @@ def instances_idle_allocated(s: Series, runs: IdleRuns) -> list[Hint]:
         found = _idle_long_enough(runs, (s.index, *ids), s.times[-1], inst.processes)
         if found is not None:
             out.append(_hint(s.index, "idle-allocated", "warning",
-                             f"{named}: {held / MIB_PER_GIB:.1f} GiB held"
+                             f"{_held_idle(named, inst.processes)}: "
+                             f"{held / MIB_PER_GIB:.1f} GiB held"
                              f"{found[0]} with 0% SM activity for {found[1]}",
                              inst.gpu_instance_id))
     return out
+
+
+def _held_idle(named: str, processes) -> str:
+    """``GPU 3 held idle 42 min by job 4242 (alice)``: who holds it most and how long it has
+    held it idle in all, from the idle ledger's figures on the processes (gputop.analysis.waste);
+    just ``named`` where no ledger ran."""
+    holders = [p for p in processes if p.idle_s]
+    if not holders:
+        return named
+    p = max(holders, key=lambda p: (p.gpu_memory_mib or 0.0, p.idle_s))
+    job = job_name(p)
+    who = f" by {job}" + (f" ({p.user})" if p.user else "") if job else ""
+    return f"{named} held idle {_ago(p.idle_s)}{who}"
 
 
 def _idle_long_enough(runs: IdleRuns, key: tuple[int, ...], now: float,

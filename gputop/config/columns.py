@@ -28,6 +28,8 @@ PROCESS_TABLE: tuple[ProcessColumn, ...] = (
     ProcessColumn("cpu", "CPU%", 6, True, "C"),
     ProcessColumn("host_mem", "HOST MEM", 8, True, "H"),
     ProcessColumn("time", "TIME", 7, True, "T"),  # "13h53m", "123d04h": never cut
+    # How long it has held its GPU idle (gputop.analysis.waste); shown while some process has.
+    ProcessColumn("idle", "IDLE", 6, True, "I"),
     ProcessColumn("command", "COMMAND", 0, False, "O"),
 )
 PROCESS_COLUMNS = tuple(c.key for c in PROCESS_TABLE)

@@ -82,6 +82,14 @@ def duration(seconds: float | None) -> str:
     return f"{minutes}:{s:02d}"
 
 
+def idle_text(seconds: float | None) -> str:
+    """The IDLE cell (gputop.analysis.waste): `-` for never held idle, else how long, as
+    ``duration`` shows a running time; N/A where no ledger ran (a recording without it)."""
+    if seconds is None:
+        return NA
+    return duration(seconds) if seconds > 0 else "-"
+
+
 def gib_pair(used: int, total: int) -> str:
     """Show used and total bytes of host RAM or swap in GiB, the unit once: `61.2/503.5G`."""
     return f"{used / GIB:.1f}/{total / GIB:.1f}G"

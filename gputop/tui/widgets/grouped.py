@@ -11,7 +11,7 @@ from typing import ClassVar
 
 from gputop.analysis.groups import Group, group
 from gputop.analysis.jobs import gpu_list
-from gputop.core.formatting import NA, duration, host_mem, mib, num
+from gputop.core.formatting import NA, duration, host_mem, idle_text, mib, num
 from gputop.core.model import Snapshot
 from gputop.tui.widgets.keyed_table import Column
 
@@ -27,6 +27,7 @@ GROUP_COLUMNS: tuple[Column, ...] = (
     Column("host_mem", "HOST MEM", 8, right=True, sort_key="H"),
     Column("energy", "Wh", 7, right=True),
     Column("time", "TIME", 7, right=True, sort_key="T"),
+    Column("idle", "IDLE", 6, right=True, sort_key="I"),  # shown while some process has some
 )
 MODE_NOTE = {"job": "grouped by job (b)", "user": "grouped by user (b)"}
 # What the help adds under job grouping: which groups gputop guessed (gputop.analysis.groups.GUESS)
@@ -44,6 +45,7 @@ GROUP_KEY_HELP = {
     "C": "sort by summed CPU% (again: reverse)",
     "H": "sort by summed HOST MEM (again: reverse)",
     "T": "sort by TIME since the oldest process started (again: reverse)",
+    "I": "sort by IDLE, the time its processes held a GPU idle, summed (again: reverse)",
     "O": "sort by the groups' commands (again: reverse)",
     "/": "filter by group name, user, command or PID (esc clears)",
     "enter / d": "details are per process: b back to one row per process",
@@ -98,6 +100,7 @@ def make_group_row(g: Group, now: float) -> GroupRow:
         host_mem(g.host_memory_mib),
         energy_text(g),
         duration(now - started if started is not None else None),
+        idle_text(g.idle_s),
     )
     return GroupRow(g.key, g.gpus[0], g, cells)
 
@@ -128,7 +131,7 @@ def _sort_value(row: GroupRow, column: str, now: float):
     if column == "time":
         return now - g.started if g.started is not None else missing
     value = {"gpu_mem": g.gpu_memory_mib, "sm": g.sm_pct, "cpu": g.cpu_pct,
-             "host_mem": g.host_memory_mib}.get(column)
+             "host_mem": g.host_memory_mib, "idle": g.idle_s}.get(column)
     return missing if value is None else value
 
 

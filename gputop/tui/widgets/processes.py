@@ -16,7 +16,7 @@ from textual.message import Message
 
 from gputop.analysis.jobs import job_label
 from gputop.config.columns import PROCESS_TABLE
-from gputop.core.formatting import GONE, NA, duration, host_mem, mib, num
+from gputop.core.formatting import GONE, NA, duration, host_mem, idle_text, mib, num
 from gputop.core.model import Process, Snapshot
 from gputop.core.units import MIB_PER_GIB
 from gputop.tui.text.command import program_first
@@ -35,11 +35,12 @@ MIG_COLUMN = Column("mig", "GI/CI", 5, right=True)
 MIG_COLUMNS = COLUMNS[:1] + (MIG_COLUMN,) + COLUMNS[1:]
 SORT_KEYS = {c.sort_key: c.key for c in COLUMNS}
 COLUMN_BY_KEY = {c.key: c for c in COLUMNS}
-# Below this width the table leaves out CPU% and HOST MEM (the process view shows both), and
-# under MIG SM% too (GI/CI takes its room; a MIG process has no SM% of its own), so that at 80
-# columns the command keeps 30 characters or more.
+# Below this width the table leaves out CPU% and HOST MEM (the process view shows both), IDLE
+# (the idle-allocated hint names the idle holder and how long), and under MIG SM% too (GI/CI
+# takes its room; a MIG process has no SM% of its own), so that at 80 columns the command keeps
+# 30 characters or more.
 NARROW_WIDTH = 100
-NARROW_HIDDEN = frozenset({"cpu", "host_mem"})
+NARROW_HIDDEN = frozenset({"cpu", "host_mem", "idle"})
 NARROW_MIG_HIDDEN = NARROW_HIDDEN | {"sm"}
 # Columns that hold nothing on some nodes (no job attributed, no per-process SM% under MIG or
 # on a backend without it, no host facts for processes in other PID namespaces): left out
@@ -49,6 +50,7 @@ OPTIONAL: dict[str, Callable[[Process], object]] = {
     "sm": lambda p: p.sm_pct,
     "cpu": lambda p: p.cpu_pct,
     "host_mem": lambda p: p.host_memory_mib,
+    "idle": lambda p: p.idle_s,  # no process held its GPU idle: nothing to say
 }
 
 
@@ -57,7 +59,7 @@ def empty_columns(snapshot: Snapshot) -> frozenset[str]:
     procs = [p for d in snapshot.devices for p in d.processes]
     return frozenset(k for k, get in OPTIONAL.items() if not any(get(p) for p in procs))
 # Numbers sort largest first by default, text A→Z.
-DESCENDING_FIRST = {"gpu_mem", "sm", "cpu", "host_mem", "time"}
+DESCENDING_FIRST = {"gpu_mem", "sm", "cpu", "host_mem", "time", "idle"}
 # A group row is named by its GROUP column: a settings file's `columns` never hides it.
 GROUP_NAME = "job"
 
@@ -107,6 +109,7 @@ def make_row(gpu: int, proc: Process, now: float, mig: bool = False) -> ProcRow:
         num(proc.cpu_pct, ".1f"),
         host_mem(proc.host_memory_mib),
         duration(running),
+        idle_text(proc.idle_s),
         command_cell(proc),
     )
     if mig:
@@ -130,7 +133,7 @@ def _sort_value(row: ProcRow, column: str, now: float):
     if column == "time":
         return now - p.started if p.started is not None else missing
     value = {"gpu_mem": p.gpu_memory_mib, "sm": p.sm_pct, "cpu": p.cpu_pct,
-             "host_mem": p.host_memory_mib}[column]
+             "host_mem": p.host_memory_mib, "idle": p.idle_s}[column]
     return missing if value is None else value
 
 
@@ -160,7 +163,7 @@ def outside_row(gpu: int, procs: list[Process], mig: bool = False) -> ProcRow:
                       outside_pid_namespace=True,
                       command=f"{n} {where} outside this container: " + (
                           f"{memory / MIB_PER_GIB:.1f} GiB" if memory is not None else NA))
-    cells: tuple[str, ...] = (str(gpu), "-", NA, "-", mib(memory), NA, NA, NA, NA,
+    cells: tuple[str, ...] = (str(gpu), "-", NA, "-", mib(memory), NA, NA, NA, NA, NA,
                               summary.command or "")
     if mig:
         cells = with_mig(cells, summary)
@@ -244,11 +247,14 @@ class ProcessTable(KeyedTable):
     def update(self, snapshot: Snapshot, now: float | None = None) -> None:
         self._snapshot = snapshot
         self._now = snapshot.time if now is None else now
+        empty = empty_columns(snapshot)
         if self.grouping != "process":
+            if empty != self._empty:
+                self._empty = empty
+                self._hide_for_mode()
             self.set_rows(self._group_rows(snapshot))
             return
         columns = MIG_COLUMNS if has_mig(snapshot) else COLUMNS
-        empty = empty_columns(snapshot)
         # the width as it is now, not only as the last Resize said: under load a loaded CI saw
         # the table drawn at 80 columns with the wide set (HOST MEM in the command's room)
         narrow = self.size.width < NARROW_WIDTH if self.size.width else self._narrow
@@ -306,7 +312,8 @@ class ProcessTable(KeyedTable):
         """Hide what the settings hide, what holds no information here (empty_columns), and
         CPU% and HOST MEM on a narrow screen. Group rows never hide their name."""
         if self.grouping != "process":
-            self.hide_columns(self.hidden_by_settings - {GROUP_NAME})
+            # IDLE, like on process rows, only while some process has been held idle
+            self.hide_columns((self.hidden_by_settings - {GROUP_NAME}) | (self._empty & {"idle"}))
             return
         hidden = set(self.hidden_by_settings) | self._empty
         if self._narrow:

@@ -140,3 +140,15 @@ def test_annotate_puts_the_figures_on_each_process():
     got = {x.pid: (x.idle_s, x.idle_energy_j) for x in out.devices[0].processes}
     assert got[1][0] == 2.0 and got[1][1] == pytest.approx(100.0 * 4 * GIB / (4 * GIB + 10))
     assert got[2][0] == 2.0
+
+
+def test_the_idle_allocated_hint_names_the_job_its_user_and_the_idle_time():
+    from gputop.analysis.hints import IDLE_MINUTES_S, IdleRuns, analyze
+
+    ledger, runs, history = WasteLedger(), IdleRuns(), []
+    for t in range(0, int(IDLE_MINUTES_S) + 60, 5):
+        s = ledger.annotate(snap(1000.0 + t, dev(0.0, [proc(1, started=1000.0)], index=3)))
+        runs.add(s)
+        history.append(s)
+    (hint,) = [h for h in analyze(history[-13:], runs) if h.code == "idle-allocated"]
+    assert hint.message.startswith("GPU 3 held idle 6 min by job 4242 (alice): 4.0 GiB held")
