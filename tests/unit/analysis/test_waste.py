@@ -152,3 +152,36 @@ def test_the_idle_allocated_hint_names_the_job_its_user_and_the_idle_time():
         history.append(s)
     (hint,) = [h for h in analyze(history[-13:], runs) if h.code == "idle-allocated"]
     assert hint.message.startswith("GPU 3 held idle 6 min by job 4242 (alice): 4.0 GiB held")
+
+
+def test_the_idle_rank_scenario_matches_the_simulators_ground_truth():
+    """Rank 3 of job 4242 holds memory idle: the ledger counts every second of the run against
+    it (and none against its busy peers), and its idle energy is what the simulated GPU's
+    energy counter moved by, the process being alone on it."""
+    from gputop.analysis.pipeline import default_analyzer
+    from gputop.backends.base import BackendOptions
+    from gputop.backends.sim.backend import SimBackend
+    from gputop.sampler import Sampler
+
+    backend = SimBackend(BackendOptions(scenario="idle-rank", seed=0, sim_speed=1e6))
+    backend.open()
+    try:
+        ledger = WasteLedger()
+        sampler = Sampler(backend, interval=1.0, analyze=default_analyzer(),
+                          annotate=ledger.annotate)
+        history: list[Snapshot] = []
+        sampler.subscribe(history.append)
+        snap = sampler.run_for(120.0)
+    finally:
+        backend.close()
+    assert snap is not None
+    first, last = history[0].device(3), snap.device(3)
+    assert first is not None and last is not None and last.energy_j and first.energy_j
+    (rank3,) = last.processes
+    assert rank3.idle_s == pytest.approx(snap.time - history[0].time)
+    assert rank3.idle_energy_j == pytest.approx(last.energy_j - first.energy_j)
+    assert all(p.idle_s == 0.0 for d in snap.devices[:3] for p in d.processes)
+    (job,) = ledger.summary()["jobs"]
+    assert (job["job"], job["user"], job["inferred"]) == ("job 4242", "alice", False)
+    hint = next(h for h in snap.hints if h.code == "idle-allocated")
+    assert hint.device == 3 and hint.message.startswith("GPU 3 held idle 2 min by job 4242 (alice)")

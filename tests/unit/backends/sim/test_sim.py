@@ -9,7 +9,7 @@ from gputop.sampler import Sampler
 
 EXPECTED_SCENARIOS = {"training", "dataloader-bound", "straggler", "power-capped", "memory-bound",
                       "idle", "mixed", "dense-16", "gpu-lost", "mig", "mig-dense",
-                      "multinode-straggler"}
+                      "multinode-straggler", "idle-rank"}
 
 
 def sim(scenario="training", **kw) -> SimBackend:
