@@ -3,7 +3,7 @@ Slurm job 4242's (started by a process named as Slurm's step daemon, so gputop a
 sits on a GPU that does nothing, another on a busy GPU, a third on a GPU that the fake's sine
 wave takes from busy to idle and back every 2 s (utilization clamped at 0 half the time). The
 time each was held idle shows live in the dashboard's IDLE column, in `snapshot --json --window`
-with its user and job, and in the exporter's counters.
+with its user and job, in the agent's stream and in the exporter's counters.
 
 The fake reads its config once and has no GPM: a process cannot be told to stop computing at a
 given moment, so the schedule is the fake's own wave, and activity is utilization.gpu."""
@@ -85,6 +85,18 @@ def test_snapshot_window_counts_idle_time_per_process_job_and_user(node):
     assert jobs[f"job {JOB}"]["idle_s"] == pytest.approx(idle[pids[0]], abs=1e-3)
     assert jobs[f"job {JOB}"]["idle_energy_j"] > 0  # the fake's energy counter moves
     assert {u["user"] for u in doc["idle"]["users"]} == {me}
+
+
+def test_the_agent_stream_carries_each_processs_idle_time(node):
+    env, pids = node
+    out = subprocess.run(gputop_cmd("--backend", "nvml", "agent", "--ignore-stdin", "--count", "6",
+                                    "--interval", "0.1"),
+                         env=env, cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+    lines = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    last = [d for d in lines if "devices" in d][-1]
+    idle = {p["pid"]: p for d in last["devices"] for p in d["processes"]}
+    assert 0.4 <= idle[pids[0]]["idle_s"] <= 0.6  # five intervals of 0.1 s
+    assert idle[pids[0]]["idle_energy_j"] > 0 and idle[pids[1]]["idle_s"] == 0.0
 
 
 def test_the_exporter_counts_the_jobs_idle_seconds(node):
