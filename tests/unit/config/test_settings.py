@@ -65,7 +65,7 @@ def test_columns_are_drawn_in_the_tables_order_whatever_the_files_order(config_h
     ('colour = "light"\n', "unknown key 'colour' (known: theme, interval, readonly, sort"),
     ('[theme]\nname = "x"\n', "theme: must be a theme's name (got a table)"),
     ('sort = "memory"\n', 'sort: must be one of gpu, pid, user, job, gpu_mem, sm, cpu, '
-                          'host_mem, time, command (got "memory")'),
+                          'host_mem, time, idle, command (got "memory")'),
     ('sort_order = "down"\n', 'sort_order: must be one of ascending, descending (got "down")'),
     ('columns = ["pid", "ram"]\n', "columns: unknown column 'ram' (known: gpu, pid"),
     ('columns = "pid"\n', 'columns: must be a list of names in quotes (got "pid")'),
