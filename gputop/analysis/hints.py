@@ -28,7 +28,8 @@ Hints and their thresholds (shares are of the samples in the window):
   >= ``STRAGGLER_CLOCK_GAP`` below the median of its peers, or whose mean utilization is
   >= ``STRAGGLER_BUSY_GAP_PCT`` points above its peers' median while they wait (their median
   <= ``STRAGGLER_PEER_MAX_BUSY_PCT``), is the one the others wait for.
-- ``idle-allocated`` (warning): utilization <= ``IDLE_UTIL_PCT`` in every sample of at least
+- ``idle-allocated`` (warning): SM activity (GPM's SM active where measured, else utilization;
+  `activity_pct`) <= ``IDLE_UTIL_PCT`` in every sample of at least
   ``IDLE_MIN_OBSERVED_S`` seconds, >= ``IDLE_MIN_MEMORY_MIB`` MiB held, and either the idle run
   spans ``IDLE_MINUTES_S`` seconds or the holding processes started more than that long ago.
 - ``memory-nearly-full`` (warning): memory used >= ``MEMORY_FULL_PCT`` % of the total (latest).
@@ -46,14 +47,14 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import cast
 
 from gputop.analysis.jobs import gpu_list, job_name
 from gputop.analysis.mig import instance_name, instance_of, sm_active
 from gputop.analysis.xid import ExplainedXid, XidLog, catalog
-from gputop.core.model import Device, Hint, MigInstance, Snapshot
+from gputop.core.model import Device, Hint, MigInstance, Process, Snapshot
 from gputop.core.units import MIB_PER_GIB
 
 # ---------------------------------------------------------------- thresholds (documented above)
@@ -413,11 +414,26 @@ def _held_mib(dev: Device) -> float:
     return held
 
 
-def _idle(dev: Device) -> bool:
-    util = dev.utilization_gpu_pct
-    if util is None or util > IDLE_UTIL_PCT:
+def activity_pct(dev: Device) -> float | None:
+    """Return the whole GPU's SM activity: GPM's SM active where measured, else utilization
+    (the time a kernel ran, which a kernel on one SM fills): what idle is judged by."""
+    sm = dev.saturation.sm_active_pct
+    return sm if sm is not None else dev.utilization_gpu_pct
+
+
+def idle_state(activity: float | None, processes: Iterable[Process]) -> bool | None:
+    """Return whether a GPU (or MIG instance) with ``activity`` and ``processes`` is idle:
+    True, False, or None where there is no activity reading (not idle, and not busy). The hint
+    and the idle ledger (gputop.analysis.waste) judge by this one rule."""
+    if activity is None:
+        return None
+    if activity > IDLE_UTIL_PCT:
         return False
-    return all(not p.sm_pct for p in dev.processes)
+    return all(p.sm_pct is None or p.sm_pct <= IDLE_UTIL_PCT for p in processes)
+
+
+def _idle(dev: Device) -> bool:
+    return idle_state(activity_pct(dev), dev.processes) is True
 
 
 def idle_allocated(s: Series, runs: IdleRuns) -> Hint | None:
@@ -430,17 +446,17 @@ def idle_allocated(s: Series, runs: IdleRuns) -> Hint | None:
     found = _idle_long_enough(runs, (s.index,), s.times[-1], dev.processes)
     if found is None:
         return None
+    measured = "SM activity" if dev.saturation.sm_active_pct is not None else "utilization"
     return _hint(s.index, "idle-allocated", "warning",
                  f"{_held_idle(f'GPU {s.index}', dev.processes)}: {held / MIB_PER_GIB:.1f} GiB "
-                 f"held{found[0]} with 0% utilization for {found[1]}")
+                 f"held{found[0]} with 0% {measured} for {found[1]}")
 
 
 def _instance_idle(inst: MigInstance | None) -> bool:
     """Idle by its GPU instance's SM activity (GPM); not measured is not idle."""
     if inst is None:
         return False
-    sm = sm_active(inst)
-    return sm is not None and sm <= IDLE_UTIL_PCT and all(not p.sm_pct for p in inst.processes)
+    return idle_state(sm_active(inst), inst.processes) is True
 
 
 def instances_idle_allocated(s: Series, runs: IdleRuns) -> list[Hint]:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from gputop.analysis.groups import GUESS, key_and_label
-from gputop.analysis.hints import IDLE_MIN_MEMORY_MIB, IDLE_UTIL_PCT
+from gputop.analysis.hints import IDLE_MIN_MEMORY_MIB, IDLE_UTIL_PCT, activity_pct, idle_state
 from gputop.core.model import Device, MigInstance, Process, Snapshot
 
 # The longest interval between two samples that counts: beyond it (a pause, a stalled backend,
@@ -90,21 +90,6 @@ class Group:
     last: float = 0.0  # when it was last counted idle
 
 
-def activity_pct(dev: Device) -> float | None:
-    """The whole GPU's SM activity: GPM's SM active where measured, else utilization.gpu."""
-    sm = dev.saturation.sm_active_pct
-    return sm if sm is not None else dev.utilization_gpu_pct
-
-
-def _idle(activity: float | None, processes: Iterable[Process]) -> bool | None:
-    """Held idle (True), busy (False) or not judged (None: no activity reading)."""
-    if activity is None:
-        return None
-    if activity > IDLE_UTIL_PCT:
-        return False
-    return all(p.sm_pct is None or p.sm_pct <= IDLE_UTIL_PCT for p in processes)
-
-
 def _held(processes: Iterable[Process]) -> float:
     return sum(p.gpu_memory_mib or 0.0 for p in processes)
 
@@ -160,7 +145,7 @@ class WasteLedger:
         for activity, processes in judged:
             if _held(processes) < IDLE_MIN_MEMORY_MIB:
                 continue
-            idle = _idle(activity, processes)
+            idle = idle_state(activity, processes)
             if idle is None:
                 self.unknown_s[dev.index] = self.unknown_s.get(dev.index, 0.0) + dt
             elif idle:

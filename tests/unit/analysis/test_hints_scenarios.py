@@ -84,4 +84,4 @@ def test_an_idle_run_longer_than_the_hints_window_is_known_in_full():
     # the window holds one minute of snapshots; the idle run is folded in sample by sample
     snap, _ = run("mixed", seconds=400)
     (idle,) = [h for h in snap.hints if h.code == "idle-allocated"]
-    assert idle.message.endswith("with 0% utilization for at least 7 min")
+    assert idle.message.endswith("with 0% SM activity for at least 7 min")  # the sim has GPM

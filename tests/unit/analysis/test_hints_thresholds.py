@@ -151,8 +151,8 @@ def idle_history(seconds: float, started_ago: float, util_blip: bool = False, me
     n = int(seconds) + 1
 
     def make(i):
-        util = 2.0 if util_blip and i == n // 2 else 0.0
-        return [device(7, utilization_gpu_pct=util, saturation=gpm(0, 0, 0, 0), processes=(
+        util = 2.0 if util_blip and i == n // 2 else 0.0  # a kernel ran: SM active with it
+        return [device(7, utilization_gpu_pct=util, saturation=gpm(util, 0, 0, 0), processes=(
             proc(77, user="erin", command="python -m ipykernel_launcher", cpu=0.0, sm=0.0,
                  mem=mem, started=NOW - started_ago),))]
     return history(n, make)
@@ -178,6 +178,16 @@ def test_idle_allocated_for_a_young_process_idle_for_minutes():
 
 def test_idle_allocated_broken_by_any_activity():
     assert "idle-allocated" not in codes(H.analyze(idle_history(60, 9000, util_blip=True)))
+
+
+def test_idle_allocated_is_judged_by_gpm_where_the_gpu_has_it():
+    """Utilization counts the time any kernel ran, on one SM or all: where GPM measures SM
+    activity, that is what idle means, as the idle ledger judges it (gputop.analysis.waste)."""
+    def make(i):
+        return [device(7, utilization_gpu_pct=3.0, saturation=gpm(0.4, 0, 0, 0), processes=(
+            proc(77, user="erin", cpu=0.0, sm=0.0, mem=30720, started=NOW - 9000),))]
+    (found,) = [x for x in H.analyze(history(61, make)) if x.code == "idle-allocated"]
+    assert "with 0% SM activity" in found.message
 
 
 def test_idle_allocated_needs_memory_held():
