@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import NoReturn
 
 from gputop.core.stop_signals import catch, release
 
@@ -240,6 +241,20 @@ class Terminal:
 
 
 # ------------------------------------------------------------------ the lifeline
+
+def leave(code: int) -> NoReturn:
+    """End the process now with ``code``: for a terminal app whose run is over and whose
+    terminal is given back. What Python holds for stdout and stderr is flushed; the
+    interpreter's finalization is skipped, since it puts the default signal dispositions back
+    first, and a Ctrl-C or SIGQUIT in that last moment would end the process by the signal
+    instead of with ``code`` (seen in tests/e2e/tui/test_terminal_given_back.py's trials)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass  # a terminal already gone: nothing to flush to
+    os._exit(code)
+
 
 class Lifeline:
     """Stop requests from signals, a lost terminal or a dead parent, delivered once, bounded.

@@ -60,7 +60,8 @@ async def test_signals_are_off_in_the_web_view_unless_allowed():
     readonly = start_web(*SIM)
     allowed = start_web(*SIM, "--allow-signals")
     try:
-        async with Chromium(1280, 1000) as browser:
+        # tall enough for the whole help: the k row comes after every other key's
+        async with Chromium(1280, 1300) as browser:
             for server, listed in ((readonly, False), (allowed, True)):
                 page = await browser.page(server.with_token())
                 await page.wait_for_text("GPU▲")
