@@ -1,3 +1,3 @@
-from gputop.commands.main import main
+from gputop.commands.main import run_main
 
-raise SystemExit(main())
+run_main()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 from gputop.commands.common import source_config
 from gputop.config.dashboard import DashboardConfig
@@ -20,7 +20,7 @@ from gputop.config.options import SourceConfig
 from gputop.config.settings import Settings
 from gputop.core import bounds
 from gputop.core.errors import UsageError
-from gputop.core.lifeline import Lifeline, Stopped, Terminal, leave, quit_code
+from gputop.core.lifeline import Lifeline, Stopped, Terminal, quit_code
 from gputop.core.selection import select_devices
 
 if TYPE_CHECKING:
@@ -196,13 +196,7 @@ def checked(config: DashboardConfig) -> DashboardConfig:
     return config
 
 
-def run_dashboard(config: DashboardConfig) -> NoReturn:
-    """Run the dashboard (`dashboard_run`), then end the process with its exit code at once
-    (`gputop.core.lifeline.leave`: no signal in its last moment can change the code)."""
-    leave(dashboard_run(config))
-
-
-def dashboard_run(config: DashboardConfig) -> int:
+def run_dashboard(config: DashboardConfig) -> int:
     """Open the backend, draw the pre-frame and run the dashboard, all under one lifeline:
     from before the first byte reaches the terminal, every way out gives it back."""
 

@@ -226,4 +226,11 @@ def main(argv: Sequence[str] | None = None, program: str | None = None) -> int:
         return 0
 
 
-__all__ = ["main", "build_parser", "run_command"]
+def run_main() -> NoReturn:
+    """Run gputop as a program: the console script and ``python -m gputop``."""
+    from gputop.core.lifeline import exit_process
+
+    exit_process(main())
+
+
+__all__ = ["main", "build_parser", "run_command", "run_main"]

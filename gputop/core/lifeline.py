@@ -242,12 +242,20 @@ class Terminal:
 
 # ------------------------------------------------------------------ the lifeline
 
-def leave(code: int) -> NoReturn:
-    """End the process now with ``code``: for a terminal app whose run is over and whose
-    terminal is given back. What Python holds for stdout and stderr is flushed; the
-    interpreter's finalization is skipped, since it puts the default signal dispositions back
-    first, and a Ctrl-C or SIGQUIT in that last moment would end the process by the signal
-    instead of with ``code`` (seen in tests/e2e/tui/test_terminal_given_back.py's trials)."""
+_terminal_run_over = False  # a lifeline of this process has ended: see `exit_process`
+
+
+def exit_process(code: int) -> NoReturn:
+    """End the process with ``code`` (the entry points call this, and nothing else does).
+
+    After a terminal app's run (a lifeline ended: its terminal is given back), the process
+    ends at once: what Python holds for stdout and stderr is flushed and the interpreter's
+    finalization is skipped, since that puts the default signal dispositions back first, and
+    a Ctrl-C or SIGQUIT in that last moment would end the process by the signal instead of
+    with ``code`` (seen in tests/e2e/tui/test_terminal_given_back.py's trials). Every other
+    command ends as Python ends a program."""
+    if not _terminal_run_over:
+        sys.exit(code)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -287,6 +295,8 @@ class Lifeline:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        global _terminal_run_over
+        _terminal_run_over = True
         self._done.set()
         self._entered = False
         with self._ending:

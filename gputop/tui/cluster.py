@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, NoReturn, cast
+from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual.app import App, ComposeResult, SystemCommand
@@ -41,7 +41,7 @@ from gputop.cluster.node import NodeStatus
 from gputop.cluster.source import ClusterSource
 from gputop.config.cluster import ClusterViewConfig
 from gputop.core.formatting import num, short_mib
-from gputop.core.lifeline import Lifeline, Stopped, Terminal, leave, quit_code
+from gputop.core.lifeline import Lifeline, Stopped, Terminal, quit_code
 from gputop.core.visible import visible
 from gputop.history import History
 from gputop.tui import actions
@@ -514,14 +514,7 @@ class ClusterApp(ShellApp):
 
 def run_cluster(config: ClusterViewConfig, cluster: ClusterSource,
                 alerts: ClusterAlerts | None = None, jobs: Sequence[str] = (),
-                job_report: Callable[[str], JobReport] | None = None) -> NoReturn:
-    """Run the cluster view, then end the process with its exit code at once
-    (`gputop.core.lifeline.leave`: no signal in its last moment can change the code)."""
-    leave(_run(config, cluster, alerts, jobs, job_report))
-
-
-def _run(config: ClusterViewConfig, cluster: ClusterSource, alerts: ClusterAlerts | None,
-         jobs: Sequence[str], job_report: Callable[[str], JobReport] | None) -> int:
+                job_report: Callable[[str], JobReport] | None = None) -> int:
     from gputop.tui.themes import all_themes
 
     themes, warnings = all_themes()
