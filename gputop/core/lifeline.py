@@ -248,20 +248,17 @@ _terminal_run_over = False  # a lifeline of this process has ended: see `exit_pr
 def exit_process(code: int) -> NoReturn:
     """End the process with ``code`` (the entry points call this, and nothing else does).
 
-    After a terminal app's run (a lifeline ended: its terminal is given back), the process
-    ends at once: what Python holds for stdout and stderr is flushed and the interpreter's
-    finalization is skipped, since that puts the default signal dispositions back first, and
-    a Ctrl-C or SIGQUIT in that last moment would end the process by the signal instead of
-    with ``code`` (seen in tests/e2e/tui/test_terminal_given_back.py's trials). Every other
-    command ends as Python ends a program."""
-    if not _terminal_run_over:
-        sys.exit(code)
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass  # a terminal already gone: nothing to flush to
-    os._exit(code)
+    After a terminal app's run (a lifeline ended: its terminal is given back), the stop signals
+    are ignored from here to the end: the interpreter's finalization puts Python's own signal
+    handlers back to the defaults before the process ends, and a Ctrl-C or SIGQUIT in that last
+    moment would end the process by the signal instead of with ``code`` (seen in
+    tests/e2e/tui/test_terminal_given_back.py's trials). An ignored disposition is one Python
+    leaves in place, and the rest of the exit runs as usual (atexit, the C libraries' own
+    destructors: the fake NVML writes its call trace there)."""
+    if _terminal_run_over and threading.current_thread() is threading.main_thread():
+        for sig in SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+    sys.exit(code)
 
 
 class Lifeline:
