@@ -88,29 +88,34 @@ def namespaced_child(lab: Lab) -> tuple[int, int]:
 
 
 # Names itself as Slurm's step daemon (the kernel's comm, what /proc/PID/stat shows) and starts
-# the step's process, as slurmstepd does; prints that child's PID.
-_STEP_DAEMON = ("import subprocess, sys\n"
-                "with open('/proc/self/comm', 'w') as f: f.write('slurmstepd')\n"
-                "child = subprocess.Popen(['sleep', '120'])\n"
-                "print(child.pid, flush=True)\n"
-                "child.wait()\n")
+# the step's process with the step's environment, as slurmstepd does; prints that child's PID.
+STEP_DAEMON = ("import subprocess\n"
+               "with open('/proc/self/comm', 'w') as f: f.write('slurmstepd')\n"
+               "child = subprocess.Popen(['sleep', '600'])\n"
+               "print(child.pid, flush=True)\n"
+               "child.wait()\n")
 
 
-def step_child(lab: Lab, env: dict[str, str]) -> int:
-    """A ``sleep`` started, with ``env``, by a process named ``slurmstepd``: its PID."""
-    import sys
-
-    daemon = lab.spawn([sys.executable, "-c", _STEP_DAEMON], env=env, stdout=subprocess.PIPE,
-                       text=True)
-    pid = int(daemon.stdout.readline())
-    # Popen returns before the child has exec'd sleep: until then it is a copy of the daemon
-    # (its comm says slurmstepd, and during the exec its environ reads empty).
+def step_daemon_child(daemon: subprocess.Popen) -> int:
+    """Return the PID the step daemon printed, once that child has exec'd ``sleep``: Popen
+    returns before, and until then the child is a copy of the daemon (its comm says
+    slurmstepd, and during the exec its environ reads empty)."""
+    pid = int(daemon.stdout.readline())  # type: ignore[union-attr]
     deadline = time.monotonic() + 10
     while Path(f"/proc/{pid}/comm").read_text().strip() != "sleep":
         if time.monotonic() > deadline:
             raise AssertionError(f"the step daemon's child {pid} never became sleep")
         time.sleep(0.005)
     return pid
+
+
+def step_child(lab: Lab, env: dict[str, str]) -> int:
+    """A ``sleep`` started, with ``env``, by a process named ``slurmstepd``: its PID."""
+    import sys
+
+    daemon = lab.spawn([sys.executable, "-c", STEP_DAEMON], env=env, stdout=subprocess.PIPE,
+                       text=True)
+    return step_daemon_child(daemon)
 
 
 # Real ids of the shapes Docker, CRI and Kubernetes give (hex container ids, a pod UID).

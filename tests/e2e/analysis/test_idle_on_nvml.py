@@ -20,18 +20,12 @@ import sys
 import pytest
 
 from tests.support import cfake
+from tests.support.kernel_lab import STEP_DAEMON, step_daemon_child
 from tests.support.paths import ROOT, gputop_cmd
 from tests.support.prom_harness import get, start_exporter, stop, wait_for
 from tests.support.tmux import Pane
 
 JOB = "4242"
-# Names itself as Slurm's step daemon and starts the job's process with the job's environment,
-# as slurmstepd does; prints the child's PID.
-_STEP_DAEMON = ("import subprocess\n"
-                "with open('/proc/self/comm', 'w') as f: f.write('slurmstepd')\n"
-                "child = subprocess.Popen(['sleep', '600'])\n"
-                "print(child.pid, flush=True)\n"
-                "child.wait()\n")
 
 
 @pytest.fixture(scope="module")
@@ -42,12 +36,12 @@ def node(tmp_path_factory):
     if why is not None:
         pytest.skip(why)
     folder = cfake.build(tmp_path_factory.mktemp("fakenvml"))
-    daemon = subprocess.Popen([sys.executable, "-c", _STEP_DAEMON], stdout=subprocess.PIPE,
+    daemon = subprocess.Popen([sys.executable, "-c", STEP_DAEMON], stdout=subprocess.PIPE,
                               text=True, env=dict(os.environ, SLURM_JOB_ID=JOB))
     busy, wave = subprocess.Popen(["sleep", "600"]), subprocess.Popen(["sleep", "600"])
     job_pid = None
     try:
-        job_pid = int(daemon.stdout.readline())
+        job_pid = step_daemon_child(daemon)
         config = folder / "node.conf"
         config.write_text("gpu_count = 3\nperiod_s = 2\n"
                           "gpu.0.util_gpu = 0\ngpu.0.util_gpu_amp = 0\n"

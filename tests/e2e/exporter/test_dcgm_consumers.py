@@ -21,6 +21,7 @@ import yaml
 
 from gputop.formats import dcgm, dcgm_counters
 from tests.support import cfake
+from tests.support.kernel_lab import STEP_DAEMON, step_daemon_child
 from tests.support.paths import FIXTURES
 from tests.support.prom_harness import ROOT, Prometheus, find, start_exporter, stop, wait_for
 
@@ -81,13 +82,6 @@ def sims():
             stop(exporter.proc)
 
 
-# Names itself as Slurm's step daemon (the kernel's comm) and starts the job's process with the
-# job's environment, as slurmstepd does; prints the child's PID.
-_STEP_DAEMON = ("import subprocess\n"
-                "with open('/proc/self/comm', 'w') as f: f.write('slurmstepd')\n"
-                "child = subprocess.Popen(['sleep', '600'])\n"
-                "print(child.pid, flush=True)\n"
-                "child.wait()\n")
 
 
 @pytest.fixture(scope="module")
@@ -99,12 +93,12 @@ def slurm_node(tmp_path_factory):
     if why is not None:
         pytest.skip(why)
     folder = cfake.build(tmp_path_factory.mktemp("fakenvml"))
-    daemon = subprocess.Popen([sys.executable, "-c", _STEP_DAEMON], stdout=subprocess.PIPE,
+    daemon = subprocess.Popen([sys.executable, "-c", STEP_DAEMON], stdout=subprocess.PIPE,
                               text=True, env=dict(os.environ, SLURM_JOB_ID=JOB))
     other = subprocess.Popen(["sleep", "600"])
     job_pid = None
     try:
-        job_pid = int(daemon.stdout.readline())
+        job_pid = step_daemon_child(daemon)
         config = folder / "node.conf"
         config.write_text("gpu_count = 4\nvary = 0\ngpu.*.ecc_errors = 3\n"
                           "gpu.0.util_gpu = 70\ngpu.1.util_gpu = 50\ngpu.2.util_gpu = 20\n"
