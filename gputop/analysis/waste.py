@@ -25,23 +25,17 @@ gputop infers from user and command, marked inferred.
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import fields, replace
 from typing import Any
 
-from gputop.analysis.groups import GUESS, key_and_label
-from gputop.analysis.hints import IDLE_MIN_MEMORY_MIB, IDLE_UTIL_PCT, activity_pct, idle_state
+from gputop.analysis.accounting import JobLedger, Tally, held_mib, units
+from gputop.analysis.hints import IDLE_UTIL_PCT
 from gputop.core.model import Device, MigInstance, Process, Snapshot
 
 # The longest interval between two samples that counts: beyond it (a pause, a stalled backend,
 # a gap in a recording) only this much is counted. Ten times the slowest interval an agent is
 # usually run at (1-5 s), and well under the hint's five minutes.
 IDLE_MAX_GAP_S = 60.0
-# How long a (job, user) pair's running total is kept after it was last counted, for the
-# exporter's counters: long enough for any scrape interval and a day's rate(), short enough that
-# a node running thousands of jobs keeps a bounded number of series. A pair seen again after
-# that starts from 0, which Prometheus's increase() takes as a counter reset.
-OWNER_RETENTION_S = 86400.0
 
 ProcessKey = tuple[int, float | None]
 
@@ -54,60 +48,17 @@ _DEVICE_FIELDS = tuple(f.name for f in fields(Device))
 _DEVICE_ALL = operator.attrgetter(*_DEVICE_FIELDS)
 
 
-@dataclass
-class Tally:
-    """Idle seconds and the energy spent in them. ``energy_j`` sums the intervals whose energy
-    was read; ``energy_unread_s`` is the idle time whose energy the device did not report."""
-
-    idle_s: float = 0.0
-    energy_j: float = 0.0
-    energy_unread_s: float = 0.0
-
-    def add(self, dt: float, energy_j: float | None) -> None:
-        self.idle_s += dt
-        if energy_j is None:
-            self.energy_unread_s += dt
-        else:
-            self.energy_j += energy_j
-
-    @property
-    def idle_energy_j(self) -> float | None:
-        """The idle energy; None where idle time was counted and none of its energy was read."""
-        if self.idle_s > 0 and self.energy_unread_s >= self.idle_s:
-            return None
-        return self.energy_j
-
-
-@dataclass
-class Group:
-    """A job's or a user's tally, with what to call it."""
-
-    label: str
-    inferred: bool = False
-    user: str | None = None
-    hpc_job: str | None = None  # the scheduler's job id, as the exporter's hpc_job label has it
-    tally: Tally = field(default_factory=Tally)
-    last: float = 0.0  # when it was last counted idle
-
-
-def _held(processes: Iterable[Process]) -> float:
-    return sum(p.gpu_memory_mib or 0.0 for p in processes)
-
-
 def process_key(proc: Process) -> ProcessKey:
     return proc.pid, proc.started
 
 
 class WasteLedger:
-    """The running tallies; ``add`` one snapshot at a time, oldest first."""
+    """The running tallies; ``add`` one snapshot at a time, oldest first. Per process here;
+    per job and user in ``accounts`` (gputop.analysis.accounting), charged in the same pass."""
 
     def __init__(self) -> None:
         self.processes: dict[ProcessKey, Tally] = {}
-        self.jobs: dict[str, Group] = {}
-        self.users: dict[str, Group] = {}
-        # Per (job key, user): one running total each, so that summing by user or by job over
-        # them counts every idle second once (the exporter's counters).
-        self.owners: dict[tuple[str, str], Group] = {}
+        self.accounts = JobLedger()
         self.unknown_s: dict[int, float] = {}  # per GPU: intervals not judged
         self._time: float | None = None
         self._energy: dict[int, float | None] = {}
@@ -123,57 +74,35 @@ class WasteLedger:
         self._time = snap.time
         energy_before = self._energy
         self._energy = {d.index: d.energy_j for d in snap.devices}
+        self.accounts.see(snap.time, snap.devices)
         if prev is None:
             return
         elapsed = snap.time - prev
         dt = min(elapsed, IDLE_MAX_GAP_S)
         for dev in snap.devices:
             self._device(dev, dt, elapsed, energy_before.get(dev.index))
-        for key in [k for k, g in self.owners.items() if snap.time - g.last > OWNER_RETENTION_S]:
-            del self.owners[key]
 
     def _device(self, dev: Device, dt: float, elapsed: float, energy_before: float | None) -> None:
+        mine = units(dev)
+        if not mine:
+            return
         energy = _interval_energy(dev, dt, elapsed, energy_before)
-        if dev.mig_instances:
-            everyone = [p for inst in dev.mig_instances for p in inst.processes]
-            judged = [(inst.saturation.sm_active_pct, inst.processes)
-                      for inst in dev.mig_instances]
-        else:
-            everyone = list(dev.processes)
-            judged = [(activity_pct(dev), dev.processes)]
-        total = _held(everyone)
-        for activity, processes in judged:
-            if _held(processes) < IDLE_MIN_MEMORY_MIB:
-                continue
-            idle = idle_state(activity, processes)
-            if idle is None:
+        # under MIG the whole GPU's energy is split over all its instances' processes
+        total = held_mib(p for u in mine for p in u.processes)
+        for unit in mine:
+            self.accounts.interval(unit, dt, energy, total)
+            if unit.idle is None:
                 self.unknown_s[dev.index] = self.unknown_s.get(dev.index, 0.0) + dt
-            elif idle:
-                for p in processes:
+            elif unit.idle:
+                for p in unit.processes:
                     share = (p.gpu_memory_mib or 0.0) / total
-                    self._count(p, dt, None if energy is None else energy * share)
+                    self.processes.setdefault(process_key(p), Tally()).add(
+                        dt, None if energy is None else energy * share)
         # (an idle GPU whose processes the driver does not list, e.g. from inside a container,
         # has nobody to charge: its held memory is below the floor here and it is not counted)
 
-    def _count(self, proc: Process, dt: float, energy_j: float | None) -> None:
-        self.processes.setdefault(process_key(proc), Tally()).add(dt, energy_j)
-        key, label = key_and_label("job", proc)
-        job = self.jobs.setdefault(key, Group(label.removeprefix(GUESS),
-                                              inferred=not key.startswith("job:"),
-                                              user=proc.user))
-        if job.user != proc.user:
-            job.user = None  # a job of several users names none
-        job.tally.add(dt, energy_j)
-        user = proc.user or "?"
-        self.users.setdefault(user, Group(user)).tally.add(dt, energy_j)
-        owner = self.owners.setdefault((key, user), Group(
-            job.label, job.inferred, proc.user,
-            hpc_job=proc.job.id if proc.job else None))
-        owner.tally.add(dt, energy_j)
-        owner.last = self._time or 0.0
-
     def of(self, proc: Process) -> Tally | None:
-        """The process's tally; None where it was never held idle."""
+        """The process's idle tally; None where it was never held idle."""
         return self.processes.get(process_key(proc))
 
     def annotate(self, snap: Snapshot) -> Snapshot:
@@ -198,27 +127,34 @@ class WasteLedger:
         for p in processes:
             t = self.processes.get(process_key(p))
             out.append(Process(**dict(zip(_PROCESS_NAMES, _PROCESS_REST(p), strict=True)),
-                               idle_s=t.idle_s if t else 0.0,
-                               idle_energy_j=t.idle_energy_j if t else 0.0))
+                               idle_s=t.seconds if t else 0.0,
+                               idle_energy_j=t.energy if t else 0.0))
         return tuple(out)
 
     def summary(self) -> dict[str, Any]:
-        """Per job and per user, the idle seconds and energy, most idle first; and per GPU the
-        seconds not judged (no activity reading)."""
-        def rows(groups: dict[str, Group], job: bool) -> list[dict[str, Any]]:
-            out = []
-            for g in groups.values():
-                row: dict[str, Any] = {"job" if job else "user": g.label}
-                if job:
-                    row["inferred"] = g.inferred
-                    row["user"] = g.user
-                row["idle_s"] = round(g.tally.idle_s, 3)
-                e = g.tally.idle_energy_j
-                row["idle_energy_j"] = None if e is None else round(e, 3)
-                out.append(row)
-            return sorted(out, key=lambda r: -r["idle_s"])
+        """Per job and per user, the idle GPU seconds and energy, most idle first; and per GPU
+        the seconds not judged (no activity reading)."""
+        jobs: dict[str, dict[str, Any]] = {}
+        users: dict[str, Tally] = {}
+        for a in self.accounts.accounts.values():
+            row = jobs.setdefault(a.key, {"job": a.label, "inferred": a.inferred, "user": a.user,
+                                          "tally": Tally()})
+            if row["user"] != a.user:
+                row["user"] = None  # a job of several users names none
+            row["tally"].merge(a.idle)
+            users.setdefault(a.user or "?", Tally()).merge(a.idle)
+
+        def figures(t: Tally) -> dict[str, Any]:
+            e = t.energy
+            return {"idle_s": round(t.seconds, 3),
+                    "idle_energy_j": None if e is None else round(e, 3)}
+
+        job_rows = [{**{k: v for k, v in r.items() if k != "tally"}, **figures(r["tally"])}
+                    for r in jobs.values()]
+        user_rows = [{"user": u, **figures(t)} for u, t in users.items()]
         return {"max_gap_s": IDLE_MAX_GAP_S, "idle_util_pct": IDLE_UTIL_PCT,
-                "jobs": rows(self.jobs, True), "users": rows(self.users, False),
+                "jobs": sorted(job_rows, key=lambda r: -r["idle_s"]),
+                "users": sorted(user_rows, key=lambda r: -r["idle_s"]),
                 "unknown_s": {str(k): round(v, 3) for k, v in sorted(self.unknown_s.items())}}
 
 

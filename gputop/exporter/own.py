@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from prometheus_client.core import Metric
 
+from gputop.analysis.accounting import Account
 from gputop.analysis.mig import instance_of
-from gputop.analysis.waste import Group
 from gputop.core import clock_events
 from gputop.core.model import DEVICE_STATUSES, Device, Snapshot
 from gputop.core.units import HZ_PER_MHZ, MIB
@@ -51,10 +51,10 @@ def top_processes(dev: Device, n: int):
 
 
 def families(snap: Snapshot, opts: Options, version: str,
-             gpu_labels: Mapping[int, dict[str, str]], idle: Iterable[Group] = ()) -> list[Metric]:
+             gpu_labels: Mapping[int, dict[str, str]], idle: Iterable[Account] = ()) -> list[Metric]:
     """gputop's own families; ``gpu_labels`` holds each device's labels by index, built once
     per snapshot for these and the DCGM families alike; ``idle``: the exporter's idle ledger's
-    running totals per (job, user) (``WasteLedger.owners``)."""
+    running totals per (job, user) (``JobLedger.accounts``)."""
     host = node_labels(snap, opts.hostname_labels)
     info = Metric("gputop_info", "gputop exporter: version and the backend it reads.", "gauge")
     info.add_sample("gputop_info", {**host, "version": version, "backend": snap.backend}, 1.0)
@@ -128,7 +128,7 @@ def families(snap: Snapshot, opts: Options, version: str,
             events, source, hint, proc_mem, proc_sm, *idle_families(host, idle)]
 
 
-def idle_families(host: dict[str, str], idle: Iterable[Group]) -> list[Metric]:
+def idle_families(host: dict[str, str], idle: Iterable[Account]) -> list[Metric]:
     """The idle-allocated counters, one series per (job, user) pair: each idle second is in one
     series only, so ``sum by (user)`` and ``sum by (hpc_job)`` count it once (docs/waste.md)."""
     seconds = Metric(IDLE_SECONDS,
@@ -139,8 +139,8 @@ def idle_families(host: dict[str, str], idle: Iterable[Group]) -> list[Metric]:
     for g in idle:
         labels = {**host, "user": g.user or "", "hpc_job": g.hpc_job or "",
                   "workload": g.label, "inferred": "true" if g.inferred else "false"}
-        seconds.add_sample(seconds.name, labels, g.tally.idle_s)
-        energy_j = g.tally.idle_energy_j
+        seconds.add_sample(seconds.name, labels, g.idle.seconds)
+        energy_j = g.idle.energy
         if energy_j is not None:
             joules.add_sample(joules.name, labels, energy_j)
     return [seconds, joules]

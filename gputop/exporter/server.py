@@ -52,7 +52,7 @@ class Latest:
         self.trouble: str | None = None  # which served devices are not ok
 
     def publish(self, snap: Snapshot) -> None:
-        idle = list(self.waste.owners.values()) if self.waste is not None else []
+        idle = list(self.waste.accounts.accounts.values()) if self.waste is not None else []
         body = exposition.render(collect.families(snap, self.opts, self.version, idle))
         trouble = device_trouble(snap)
         with self._lock:

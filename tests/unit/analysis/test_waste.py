@@ -38,7 +38,7 @@ def fold(*snaps: Snapshot) -> WasteLedger:
 def test_idle_below_the_threshold_counts_and_above_does_not():
     p = proc(1)
     idle = fold(snap(0, dev(IDLE_UTIL_PCT, [p])), snap(2, dev(IDLE_UTIL_PCT, [p])))
-    assert idle.of(p).idle_s == 2.0
+    assert idle.of(p).seconds == 2.0
     busy = fold(snap(0, dev(IDLE_UTIL_PCT + 1, [p])), snap(2, dev(IDLE_UTIL_PCT + 1, [p])))
     assert busy.of(p) is None
 
@@ -47,7 +47,7 @@ def test_gpm_sm_activity_wins_over_utilization():
     p = proc(1)
     # Utilization says busy, GPM's SM active says idle: GPM is the finer measure.
     ledger = fold(snap(0, dev(50.0, [p], sm_active=0.2)), snap(1, dev(50.0, [p], sm_active=0.2)))
-    assert ledger.of(p).idle_s == 1.0
+    assert ledger.of(p).seconds == 1.0
 
 
 def test_less_memory_than_the_floor_is_not_held():
@@ -67,17 +67,17 @@ def test_a_gap_counts_at_most_the_cap_and_its_energy_scales_down():
     ledger = fold(snap(0, dev(0.0, [p], energy=0.0)),
                   snap(3600, dev(0.0, [p], energy=360_000.0)))  # 100 W for an hour
     t = ledger.of(p)
-    assert t.idle_s == IDLE_MAX_GAP_S
-    assert t.idle_energy_j == pytest.approx(100.0 * IDLE_MAX_GAP_S)
+    assert t.seconds == IDLE_MAX_GAP_S
+    assert t.energy == pytest.approx(100.0 * IDLE_MAX_GAP_S)
 
 
 def test_energy_is_split_by_memory_share():
     a, b = proc(1, mem=6 * GIB), proc(2, mem=2 * GIB, user="bob", job="7")
     ledger = fold(snap(0, dev(0.0, [a, b], energy=1000.0)),
                   snap(10, dev(0.0, [a, b], energy=1800.0)))
-    assert ledger.of(a).idle_energy_j == pytest.approx(600.0)
-    assert ledger.of(b).idle_energy_j == pytest.approx(200.0)
-    assert ledger.of(a).idle_s == ledger.of(b).idle_s == 10.0  # each held it the whole time
+    assert ledger.of(a).energy == pytest.approx(600.0)
+    assert ledger.of(b).energy == pytest.approx(200.0)
+    assert ledger.of(a).seconds == ledger.of(b).seconds == 10.0  # each held it the whole time
     users = {r["user"]: r for r in ledger.summary()["users"]}
     assert users["alice"]["idle_energy_j"] == pytest.approx(600.0)
     assert users["bob"]["idle_energy_j"] == pytest.approx(200.0)
@@ -86,17 +86,17 @@ def test_energy_is_split_by_memory_share():
 def test_power_times_interval_without_a_counter_and_none_without_either():
     p = proc(1)
     powered = fold(snap(0, dev(0.0, [p], power=80.0)), snap(5, dev(0.0, [p], power=80.0)))
-    assert powered.of(p).idle_energy_j == pytest.approx(400.0)
+    assert powered.of(p).energy == pytest.approx(400.0)
     dark = fold(snap(0, dev(0.0, [p])), snap(5, dev(0.0, [p])))
-    assert dark.of(p).idle_s == 5.0 and dark.of(p).idle_energy_j is None
+    assert dark.of(p).seconds == 5.0 and dark.of(p).energy is None
 
 
 def test_a_reused_pid_is_a_new_process():
     old, new = proc(1, started=100.0), proc(1, started=900.0)
     ledger = fold(snap(1000, dev(0.0, [old])), snap(1010, dev(0.0, [old])),
                   snap(1020, dev(0.0, [new])))
-    assert ledger.of(old).idle_s == 10.0
-    assert ledger.of(new).idle_s == 10.0
+    assert ledger.of(old).seconds == 10.0
+    assert ledger.of(new).seconds == 10.0
 
 
 def test_jobs_by_scheduler_and_inferred_launches_are_marked():
@@ -119,8 +119,8 @@ def test_mig_instances_are_judged_alone():
     d = dev(None, energy=0.0, mig=instances)
     d2 = dev(None, energy=300.0, mig=instances)
     ledger = fold(snap(0, d), snap(3, d2))
-    assert ledger.of(idle_p).idle_s == 3.0
-    assert ledger.of(idle_p).idle_energy_j == pytest.approx(100.0)  # a third of the memory
+    assert ledger.of(idle_p).seconds == 3.0
+    assert ledger.of(idle_p).energy == pytest.approx(100.0)  # a third of the memory
     assert ledger.of(busy_p) is None
     assert ledger.unknown_s == {0: 3.0}  # instance 3 has no GPM reading
 
@@ -129,7 +129,7 @@ def test_repeated_and_older_samples_are_not_counted():
     p = proc(1)
     ledger = fold(snap(0, dev(0.0, [p])), snap(5, dev(0.0, [p])), snap(5, dev(0.0, [p])),
                   snap(2, dev(0.0, [p])), snap(3, dev(0.0, [p])))
-    assert ledger.of(p).idle_s == 6.0
+    assert ledger.of(p).seconds == 6.0
 
 
 def test_annotate_puts_the_figures_on_each_process():

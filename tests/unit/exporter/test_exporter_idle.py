@@ -3,7 +3,8 @@ Prometheus can sum them by user or by hpc_job over any range without counting a 
 
 from __future__ import annotations
 
-from gputop.analysis.waste import OWNER_RETENTION_S, WasteLedger
+from gputop.analysis.accounting import OWNER_RETENTION_S
+from gputop.analysis.waste import WasteLedger
 from gputop.core.model import Device, Job, Process, Snapshot
 from gputop.exporter.own import IDLE_ENERGY, IDLE_SECONDS, Options
 from gputop.exporter.server import Latest
