@@ -23,13 +23,16 @@ account does (:meth:`JobLedger.drain_ended`).
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from gputop.analysis.groups import GUESS, key_and_label
 from gputop.analysis.hints import IDLE_MIN_MEMORY_MIB, activity_pct, idle_state
+from gputop.core.formatting import duration
 from gputop.core.model import Device, Process
+from gputop.core.units import MIB_PER_GIB
 
 # How long an ended account's running totals are kept, for the exporter's counters: long
 # enough for any scrape interval and a day's increase(), short enough that a node running
@@ -160,7 +163,8 @@ class JobLedger:
     def __init__(self) -> None:
         self.accounts: dict[tuple[str, str], Account] = {}
         self._present: set[tuple[str, str]] = set()
-        self._ended: list[dict[str, Any]] = []
+        # the sampler's thread adds, a screen's drains: a deque's ends are safe across threads
+        self._ended: deque[dict[str, Any]] = deque()
 
     def interval(self, unit: Unit, dt: float, energy_j: float | None, total_mib: float) -> None:
         """Charge one unit's interval to the accounts on it. ``energy_j``: the GPU's energy
@@ -238,7 +242,9 @@ class JobLedger:
     def drain_ended(self) -> list[dict[str, Any]]:
         """Return the jobs that ended since the last call (their last process left), each as
         :func:`record` writes it, and forget them."""
-        out, self._ended = self._ended, []
+        out = []
+        while self._ended:
+            out.append(self._ended.popleft())
         return out
 
     def active(self) -> Iterator[Account]:
@@ -285,3 +291,18 @@ def record(accounts: list[Account]) -> dict[str, Any]:
         # each account's peak, added up: the job's own peak where it has one user
         "peak_memory_mib": round(sum(a.peak_memory_mib for a in accounts), 1),
     }
+
+
+def end_line(rec: dict[str, Any]) -> str:
+    """Return the end-of-job line a person reads: ``job 4242 (alice) ended after 2h18m: 8 GPUs,
+    18.40 GPU-h, 3.10 idle (17%), 41.20 kWh, SM 63%, peak 612.0 GiB``. A figure not measured
+    is N/A."""
+    who = f" ({rec['user']})" if rec["user"] else ""
+    gpu_h, idle_h = rec["gpu_s"] / 3600.0, rec["idle_gpu_s"] / 3600.0
+    share = f" ({100.0 * idle_h / gpu_h:.0f}%)" if gpu_h > 0 else ""
+    kwh = "N/A kWh" if rec["energy_j"] is None else f"{rec['energy_j'] / 3.6e6:.2f} kWh"
+    sm = "N/A" if rec["sm_active_pct"] is None else f"{rec['sm_active_pct']:.0f}%"
+    gpus = len(rec["gpus"])
+    return (f"{rec['job']}{who} ended after {duration(rec['last_seen'] - rec['first_seen'])}: "
+            f"{gpus} GPU{'s' if gpus != 1 else ''}, {gpu_h:.2f} GPU-h, {idle_h:.2f} idle{share}, "
+            f"{kwh}, SM {sm}, peak {rec['peak_memory_mib'] / MIB_PER_GIB:.1f} GiB")

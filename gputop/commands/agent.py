@@ -4,7 +4,8 @@ The first line is a hello (gputop version, schema, the backend asked for, host),
 the backend opens: a first `npu-smi` read can take seconds, and the viewer must know at once that
 the agent runs. Until the first snapshot, an empty line every second keeps the stream alive (the
 viewer skips empty lines). Then one ``gputop/1`` snapshot per interval, each flushed on its own
-line. With ``--alerts FILE`` (a settings file; the agent reads none otherwise) it evaluates that
+line, with ``jobs_ended``: the accounting of each job whose last process left at that sample
+(gputop.analysis.accounting; ``[]`` mostly). With ``--alerts FILE`` (a settings file; the agent reads none otherwise) it evaluates that
 file's alert rules on each snapshot and adds the alerts it fired or resolved to the line, as an
 ``alerts`` list beside the snapshot (each as `Alert.to_json` writes it): a viewer that does not
 know the key ignores it. The agent keeps the file's journal, so a new session re-fires nothing,
@@ -203,9 +204,11 @@ def _stream(config: AgentConfig, writer: _Writer, done: threading.Event,
         if not opening.is_set():
             return  # a signal came as the backend finished opening
         opening.clear()
-        # each process's idle-allocated time and energy so far, in the stream (docs/waste.md)
+        # each process's idle-allocated time and energy so far, in the stream, and each job's
+        # accounting when its last process leaves (docs/waste.md)
+        ledger = WasteLedger()
         sampler = Sampler(backend, interval=source.interval, devices=devices,
-                          analyze=default_analyzer(), annotate=WasteLedger().annotate)
+                          analyze=default_analyzer(), annotate=ledger.annotate)
         xids = XidLog(size=1)  # only to tie each Xid to the processes of the sample before
         alerting = None
         if rules is not None:
@@ -218,6 +221,7 @@ def _stream(config: AgentConfig, writer: _Writer, done: threading.Event,
             doc = snapshot_to_json(snap)
             # the Xids this sample brought, explained (the devices carry them raw)
             doc["xid_events"] = [e.to_json() for e in xids.add(snap)]
+            doc["jobs_ended"] = ledger.accounts.drain_ended()
             if alerting is not None:  # the alerts this sample fired or resolved
                 doc["alerts"] = [a.to_json() for a in alerting.observe(snap)]
             try:

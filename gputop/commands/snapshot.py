@@ -70,6 +70,8 @@ def run(config: SnapshotConfig) -> int:
         doc["jobs"] = jobs
         # idle-allocated time and energy per job and per user over the window (docs/waste.md)
         doc["idle"] = waste.summary()
+        # what each job used of the GPUs over the window (docs/waste.md)
+        doc["job_accounting"] = waste.accounts.records()
         # every Xid seen over the window, explained and tied to its GPU's processes, newest first
         doc["xid_events"] = [e.to_json() for e in xids.events()]
         write_stdout(jsonout.dumps(doc, separators=(",", ":")) + "\n")

@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.theme import Theme
 from textual.widgets import Input
 
+from gputop.analysis.accounting import end_line
 from gputop.analysis.waste import WasteLedger
 from gputop.analysis.xid import XidLog
 from gputop.backends.base import Backend
@@ -66,6 +67,7 @@ INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
 # grace (gputop.core.lifeline.GRACE_S); a channel that hangs (a webhook that never answers)
 # loses its alerts, counted, and keeps nobody waiting.
 ALERTS_CLOSE_S = 0.5
+JOB_END_TOAST_S = 60.0  # a job's end line stays a minute: long enough to be read, then out of the way
 ALERTS_STOP_GRACE_S = 0.3  # past the deadline: a hung channel stopped (dispatch._STOP_GRACE_S)
 REPLAY_ACTIONS = actions.names(actions.DASHBOARD, group=actions.REPLAY)
 # What --readonly takes away: everything that changes something, a process (signals) or a
@@ -150,8 +152,11 @@ class GputopApp(ShellApp):
             from gputop.analysis.pipeline import default_analyzer
 
             analyze = default_analyzer()
+        # the idle ledger and job accounting of the sampler the app makes (docs/waste.md)
+        self.waste: WasteLedger | None = WasteLedger() if sampler is None else None
         self.sampler = sampler or Sampler(backend, interval=interval, devices=devices,
-                                          analyze=analyze, annotate=WasteLedger().annotate,
+                                          analyze=analyze,
+                                          annotate=self.waste.annotate if self.waste else None,
                                           history=History(span_s=history_s, interval=interval))
         self.sampler.want("dashboard", DASHBOARD_WANTS)
         self.snapshot: Snapshot | None = None
@@ -306,6 +311,9 @@ class GputopApp(ShellApp):
         self.xids.add(snap)  # each Xid explained as it comes, for the events screen (`x`)
         if self.alerting is not None:
             self._observe_alerts(snap)
+        if self.waste is not None:
+            for ended in self.waste.accounts.drain_ended():  # a job's last process left
+                self.notify(end_line(ended), title="job ended", timeout=JOB_END_TOAST_S)
         self.last_sample_mono = time.monotonic()
         self.dashboard.update(snap, now=snap.time)
         cast("HintBar", self.query_one("#hints")).show(snap.hints)

@@ -79,6 +79,12 @@ def test_snapshot_window_counts_idle_time_per_process_job_and_user(node):
     assert jobs[f"job {JOB}"]["idle_s"] == pytest.approx(idle[pids[0]], abs=1e-3)
     assert jobs[f"job {JOB}"]["idle_energy_j"] > 0  # the fake's energy counter moves
     assert {u["user"] for u in doc["idle"]["users"]} == {me}
+    # the job's accounting: the one GPU held the whole window, all of it idle
+    acct = {j["job"]: j for j in doc["job_accounting"]}[f"job {JOB}"]
+    assert acct["gpus"] == [doc["devices"][0]["uuid"]] and acct["hpc_job"] == JOB
+    assert acct["idle_gpu_s"] == pytest.approx(idle[pids[0]], abs=1e-3)
+    assert acct["gpu_s"] == acct["idle_gpu_s"] and acct["sm_active_pct"] == 0.0
+    assert acct["energy_j"] == pytest.approx(acct["idle_energy_j"]) and acct["energy_j"] > 0
 
 
 def test_the_agent_stream_carries_each_processs_idle_time(node):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gputop.analysis.accounting import end_line
 from gputop.analysis.waste import WasteLedger
 from gputop.core.model import Device, Job, MigInstance, Process, Saturation, Snapshot
 
@@ -88,3 +89,15 @@ def test_accounts_are_per_job_and_user_and_inferred_launches_are_marked():
     assert recs["job 4242"]["inferred"] is False and recs["job 4242"]["hpc_job"] == "4242"
     assert recs["python train.py"]["inferred"] is True
     assert recs["python train.py"]["user"] == "bob" and recs["python train.py"]["gpu_s"] == 3.0
+
+
+def test_the_end_line_says_what_the_job_used_and_na_for_what_was_not_read():
+    a, b = proc(1), proc(2)
+    ledger = fold((0, (dev(0, [a], 80.0, 0.0), dev(1, [b], 0.0, 0.0))),
+                  (1800, (dev(0, [a], 80.0, 1.8e6), dev(1, [b], 0.0, 0.9e6))),
+                  (1810, (dev(0), dev(1))))
+    (rec,) = ledger.accounts.drain_ended()  # 1800 s apart: the interval counts 60 s
+    assert end_line(rec) == ("job 4242 (alice) ended after 30:00: 2 GPUs, 0.03 GPU-h, 0.02 idle"
+                             " (50%), 0.03 kWh, SM 40%, peak 8.0 GiB")
+    dark = fold((0, (dev(0, [a], None),)), (5, (dev(0, [a], None),))).accounts.records()[0]
+    assert "N/A kWh, SM N/A" in end_line(dark)
