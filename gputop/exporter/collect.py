@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from prometheus_client.core import Metric
 
-from gputop.analysis.accounting import Account
+from gputop.analysis.accounting import JobLedger
 from gputop.core.model import Snapshot
 from gputop.exporter import own
 from gputop.exporter.labels import device_labels, instance_labels, owner_labels
@@ -53,7 +53,7 @@ def _add(family: Metric, metric: dcgm.Metric, value: dcgm.Value, labels: dict[st
 
 
 def families(snap: Snapshot, opts: own.Options, version: str,
-             idle: Iterable[Account] = ()) -> list[Metric]:
+             jobs: JobLedger | None = None) -> list[Metric]:
     gpu_labels = {dev.index: device_labels(snap, dev, opts.hostname_labels, opts.label_fields)
                   for dev in snap.devices}
-    return dcgm_families(snap, opts, gpu_labels) + own.families(snap, opts, version, gpu_labels, idle)
+    return dcgm_families(snap, opts, gpu_labels) + own.families(snap, opts, version, gpu_labels, jobs)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from prometheus_client.core import Metric
 
-from gputop.analysis.accounting import Account
+from gputop.analysis.accounting import Account, JobLedger
 from gputop.analysis.mig import instance_of
 from gputop.core import clock_events
 from gputop.core.model import DEVICE_STATUSES, Device, Snapshot
@@ -29,6 +29,17 @@ PROCESS_MEMORY = "gputop_process_gpu_memory_bytes"
 PROCESS_SM = "gputop_process_sm_ratio"
 IDLE_SECONDS = "gputop_idle_seconds_total"
 IDLE_ENERGY = "gputop_idle_energy_joules_total"
+# The job accounting families (docs/prometheus.md), which gputop.report.prometheus reads back.
+JOB_GPU_SECONDS = "gputop_job_gpu_seconds_total"
+JOB_ENERGY = "gputop_job_energy_joules_total"
+JOB_SM_ACTIVE = "gputop_job_sm_active_seconds_total"
+JOB_SM_MEASURED = "gputop_job_sm_measured_seconds_total"
+JOB_FIRST_SEEN = "gputop_job_first_seen_timestamp_seconds"
+JOB_LAST_SEEN = "gputop_job_last_seen_timestamp_seconds"
+JOB_GPUS = "gputop_job_gpus"
+JOB_MEMORY = "gputop_job_memory_used_bytes"
+# The labels of every per-account series, besides the node's (account_labels).
+ACCOUNT_LABELS = ("user", "hpc_job", "workload", "inferred")
 
 
 @dataclass(frozen=True)
@@ -51,10 +62,10 @@ def top_processes(dev: Device, n: int):
 
 
 def families(snap: Snapshot, opts: Options, version: str,
-             gpu_labels: Mapping[int, dict[str, str]], idle: Iterable[Account] = ()) -> list[Metric]:
+             gpu_labels: Mapping[int, dict[str, str]], jobs: JobLedger | None = None) -> list[Metric]:
     """gputop's own families; ``gpu_labels`` holds each device's labels by index, built once
-    per snapshot for these and the DCGM families alike; ``idle``: the exporter's idle ledger's
-    running totals per (job, user) (``JobLedger.accounts``)."""
+    per snapshot for these and the DCGM families alike; ``jobs``: the exporter's idle ledger's
+    running totals per (job, user) (``WasteLedger.accounts``), None where it keeps none."""
     host = node_labels(snap, opts.hostname_labels)
     info = Metric("gputop_info", "gputop exporter: version and the backend it reads.", "gauge")
     info.add_sample("gputop_info", {**host, "version": version, "backend": snap.backend}, 1.0)
@@ -125,7 +136,15 @@ def families(snap: Snapshot, opts: Options, version: str,
         hint.add_sample(hint.name, {**host, "gpu": "" if h.device is None else str(h.device),
                                     "code": h.code, "severity": h.severity}, 1.0)
     return [info, stamp, status, age, total, limit, busy, used, draw, energy, temps, clocks,
-            events, source, hint, proc_mem, proc_sm, *idle_families(host, idle)]
+            events, source, hint, proc_mem, proc_sm,
+            *idle_families(host, jobs.accounts.values() if jobs is not None else ()),
+            *job_families(host, jobs)]
+
+
+def account_labels(host: dict[str, str], acct: Account) -> dict[str, str]:
+    """The labels of an account's series: the node's, then ``ACCOUNT_LABELS``."""
+    values = (acct.user or "", acct.hpc_job or "", acct.label, "true" if acct.inferred else "false")
+    return {**host, **dict(zip(ACCOUNT_LABELS, values, strict=True))}
 
 
 def idle_families(host: dict[str, str], idle: Iterable[Account]) -> list[Metric]:
@@ -137,13 +156,51 @@ def idle_families(host: dict[str, str], idle: Iterable[Account]) -> list[Metric]
     joules = Metric(IDLE_ENERGY,
                     "The GPU energy spent while held idle, the job's share by memory.", "counter")
     for g in idle:
-        labels = {**host, "user": g.user or "", "hpc_job": g.hpc_job or "",
-                  "workload": g.label, "inferred": "true" if g.inferred else "false"}
+        labels = account_labels(host, g)
         seconds.add_sample(seconds.name, labels, g.idle.seconds)
         energy_j = g.idle.energy
         if energy_j is not None:
             joules.add_sample(joules.name, labels, energy_j)
     return [seconds, joules]
+
+
+def job_families(host: dict[str, str], jobs: JobLedger | None) -> list[Metric]:
+    """The job accounting families, one series per (job, user) as the idle counters: what each
+    held of this node's GPUs, so that ``increase()`` over any range gives a job's GPU time,
+    energy and mean SM activity there (docs/prometheus.md). The counters and the seen times
+    cover every account the ledger keeps (ended ones for a day); what is held now, the present
+    accounts only."""
+    gpu_s = Metric(JOB_GPU_SECONDS, "GPU seconds a job's processes held (a MIG instance counts "
+                   "its share of the GPU's memory), busy or idle.", "counter")
+    energy = Metric(JOB_ENERGY, "The GPU energy spent while a job held it, the job's share by "
+                    "memory.", "counter")
+    sm_active = Metric(JOB_SM_ACTIVE, "A job's GPU seconds times the SM activity measured over "
+                       "them, / 100: over a range, its increase divided by "
+                       f"{JOB_SM_MEASURED}'s is the mean SM activity.", "counter")
+    sm_measured = Metric(JOB_SM_MEASURED, "A job's GPU seconds whose SM activity was measured "
+                         "(GPM's SM active, else utilization).", "counter")
+    first = Metric(JOB_FIRST_SEEN, "When the exporter first saw the job's processes (Unix time).",
+                   "gauge")
+    last = Metric(JOB_LAST_SEEN, "When the exporter last saw the job's processes (Unix time).",
+                  "gauge")
+    gpus = Metric(JOB_GPUS, "GPUs (and MIG instances) the job's processes hold now.", "gauge")
+    memory = Metric(JOB_MEMORY, "GPU memory the job's processes hold now.", "gauge")
+    if jobs is not None:
+        for acct in jobs.accounts.values():
+            labels = account_labels(host, acct)
+            gpu_s.add_sample(gpu_s.name, labels, acct.used.seconds)
+            used_j = acct.used.energy
+            if used_j is not None:
+                energy.add_sample(energy.name, labels, used_j)
+            sm_active.add_sample(sm_active.name, labels, acct.sm_busy_s)
+            sm_measured.add_sample(sm_measured.name, labels, acct.sm_measured_s)
+            first.add_sample(first.name, labels, acct.first_seen)
+            last.add_sample(last.name, labels, acct.last_seen)
+        for acct in jobs.active():
+            labels = account_labels(host, acct)
+            gpus.add_sample(gpus.name, labels, float(acct.gpus_now))
+            memory.add_sample(memory.name, labels, acct.memory_mib * MIB)
+    return [gpu_s, energy, sm_active, sm_measured, first, last, gpus, memory]
 
 
 # The sensors and clock domains served, by label value, in that order: (label, Device field).

@@ -52,8 +52,8 @@ class Latest:
         self.trouble: str | None = None  # which served devices are not ok
 
     def publish(self, snap: Snapshot) -> None:
-        idle = list(self.waste.accounts.accounts.values()) if self.waste is not None else []
-        body = exposition.render(collect.families(snap, self.opts, self.version, idle))
+        jobs = self.waste.accounts if self.waste is not None else None
+        body = exposition.render(collect.families(snap, self.opts, self.version, jobs))
         trouble = device_trouble(snap)
         with self._lock:
             self.body, self.received, self.problem, self.trouble = body, self.clock(), None, trouble
