@@ -348,13 +348,15 @@ def _read_body(answer: http.client.HTTPResponse) -> bytes:
     return body
 
 
-def http_query(base: str, promql: str, timeout: float) -> list[dict]:
+def http_query(base: str, promql: str, timeout: float, at: float | None = None) -> list[dict]:
     """One instant query over a kept-alive connection, answered within ``timeout`` seconds in
     all (however slowly the server sends) and in at most MAX_ANSWER bytes; the result vector,
-    checked. Raises PrometheusError with one line naming the server and the problem."""
+    checked. ``at``: the Unix time it is evaluated at (default: the server's now). Raises
+    PrometheusError with one line naming the server and the problem."""
     deadline = time.monotonic() + timeout
     server = f"Prometheus at {base}"
-    query = "/api/v1/query?" + urllib.parse.urlencode({"query": promql})
+    params = {"query": promql} if at is None else {"query": promql, "time": f"{at:.3f}"}
+    query = "/api/v1/query?" + urllib.parse.urlencode(params)
     for attempt in (1, 2):
         conn, prefix = _connection(base)
         reused = conn.sock is not None
@@ -495,7 +497,8 @@ def _time(snapshot_time: float | None, scraped: float | None) -> float:
     return snapshot_time if snapshot_time is not None else (scraped or 0.0)
 
 
-def _hostname(labels: dict[str, str]) -> str | None:
+def hostname_of(labels: dict[str, str]) -> str | None:
+    """The node a series is from, by its host label (either of dcgm-exporter's two names)."""
     return labels.get("Hostname") or labels.get("hostname") or None
 
 
@@ -528,7 +531,7 @@ def build_summaries(answers: dict[str, list[dict]], now: float,
         summary = None
         mode = MODE_UNKNOWN
         if gpus is not None:
-            host = _hostname(gpus["labels"]) or key
+            host = hostname_of(gpus["labels"]) or key
             mode = MODE_GPUTOP if key in by["backend"] else MODE_DCGM
             used, total = value("mem_used", key), value("mem_total", key)
             if total is not None:
@@ -575,7 +578,7 @@ def _absorb(nodes: dict[str, _NodeData], name: str, s: dict) -> None:
     node = nodes.get(labels.get("instance", ""))
     if node is None:
         return
-    node.hostname = node.hostname or _hostname(labels)
+    node.hostname = node.hostname or hostname_of(labels)
     if name == "gputop_info":
         node.backend = labels.get("backend") or None
         return

@@ -1,0 +1,136 @@
+"""The report's Prometheus source without a server: which instant queries it asks (at the
+range's end, under the selector), how their answers become job records, and its errors, each
+one line of the cluster source's kinds. The PromQL itself runs in promtool and a real
+Prometheus (tests/e2e/report)."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import pytest
+
+from gputop.cluster.prometheus import PrometheusError, PrometheusTimeout
+from gputop.core.units import MIB
+from gputop.exporter import own
+from gputop.report.prometheus import build_records, fetch_records, queries
+
+URL = "http://prom:9090"
+START, END = 1000.0, 4600.0
+ALICE = {"hostname": "n1", "user": "alice", "hpc_job": "4242", "workload": "job 4242",
+         "inferred": "false"}
+BOB = {"Hostname": "n2", "user": "bob", "workload": "python nb.py", "inferred": "true"}
+OLD = {"hostname": "n1", "user": "carol", "workload": "python old.py", "inferred": "true"}
+
+
+def vector(*series: tuple[dict[str, str], float]) -> list[dict]:
+    return [{"labels": labels, "value": value} for labels, value in series]
+
+
+ANSWERS = {
+    "gpu_s": vector((ALICE, 7200.0), (BOB, 3600.0), (OLD, 0.0)),
+    "idle_gpu_s": vector((ALICE, 1800.0), (BOB, 3600.0), (OLD, 0.0)),
+    "energy_j": vector((ALICE, 3.6e6)),  # Bob's GPU reports no energy
+    "idle_energy_j": vector((ALICE, 1.8e5)),
+    "sm_active_pct": vector((ALICE, 61.234)),  # Bob's 0 / 0: NaN, left out of the answer
+    "first_seen": vector((ALICE, 900.0), (BOB, 2000.0), (OLD, 100.0)),
+    "last_seen": vector((ALICE, 4600.0), (BOB, 4500.0), (OLD, 990.0)),
+    "peak_memory_mib": vector((ALICE, 2 * 8192.04), (BOB, 1024.0)),
+    "gpu_count": vector((ALICE, 2.0), (BOB, 1.0)),
+}
+
+
+def test_each_account_and_node_is_a_record_in_the_ledgers_format():
+    bob, alice = build_records(ANSWERS, START)  # the most idle first
+    assert alice == {
+        "job": "job 4242", "inferred": False, "hpc_job": "4242", "user": "alice",
+        "users": ["alice"], "gpus": [], "gpu_count": 2, "first_seen": 900.0,
+        "last_seen": 4600.0, "started": None, "gpu_s": 7200.0, "idle_gpu_s": 1800.0,
+        "energy_j": 3.6e6, "idle_energy_j": 1.8e5, "sm_active_pct": 61.23,
+        "peak_memory_mib": 16384.1, "nodes": ["n1"]}
+    # no energy read and no activity measured are None, never 0; either host label names it
+    assert (bob["job"], bob["inferred"], bob["hpc_job"], bob["nodes"]) == \
+        ("python nb.py", True, None, ["n2"])
+    assert bob["energy_j"] is None and bob["idle_energy_j"] is None
+    assert bob["sm_active_pct"] is None
+
+
+def test_a_job_that_ended_before_the_range_is_no_record():
+    assert "python old.py" not in {r["job"] for r in build_records(ANSWERS, START)}
+    assert "python old.py" in {r["job"] for r in build_records(ANSWERS, 900.0)}
+
+
+def test_every_family_is_asked_under_the_selector_over_the_range():
+    selector = '{job="gpus", cluster=~"a|b"}'
+    texts = queries(START, END, selector)
+    assert set(texts) == set(ANSWERS)
+    families = [own.JOB_GPU_SECONDS, own.IDLE_SECONDS, own.JOB_ENERGY, own.IDLE_ENERGY,
+                own.JOB_SM_ACTIVE, own.JOB_SM_MEASURED, own.JOB_FIRST_SEEN, own.JOB_LAST_SEEN,
+                own.JOB_MEMORY, own.JOB_GPUS]
+    asked = "\n".join(texts.values())
+    for family in families:
+        assert family + selector in asked, family
+        # no family without it, and every range the whole range (3600 s)
+        assert not re.search(re.escape(family) + r"(?!\{)", asked), family
+    assert set(re.findall(r"\[(\w+)\]", asked)) == {"3600000ms"}
+    assert set(re.findall(r"offset (\w+)", asked)) == {"3600000ms"}
+    assert "by (Hostname, hostname, user, hpc_job, workload, inferred)" in texts["gpu_s"]
+
+
+def test_it_asks_instant_queries_at_the_ranges_end_and_builds_the_records():
+    asked = []
+    texts = queries(START, END)
+
+    def ask(base: str, promql: str, timeout: float, at: float) -> list[dict]:
+        asked.append((base, at))
+        [name] = [k for k, v in texts.items() if v == promql]
+        return ANSWERS[name]
+
+    got = fetch_records(URL + "/", START, END, ask=ask)
+    assert got == build_records(ANSWERS, START)
+    assert asked == [(URL, END)] * len(texts)
+
+
+def test_a_peak_memory_figure_is_in_mib():
+    assert f"/ {MIB}" in queries(START, END)["peak_memory_mib"]
+
+
+@pytest.mark.parametrize(("url", "selector", "needle"), [
+    ("prom:9090", None, "expected an http\\(s\\)://"),
+    ("ftp://prom", None, "expected an http\\(s\\)://"),
+    (URL, "job=gpus", "expected label matchers in braces"),
+])
+def test_a_bad_url_or_selector_is_a_prometheus_error(url, selector, needle):
+    with pytest.raises(PrometheusError, match=needle):
+        fetch_records(url, START, END, selector=selector, ask=lambda *a: [])
+
+
+def test_a_range_that_ends_before_it_starts_is_refused():
+    with pytest.raises(ValueError, match="ends"):
+        fetch_records(URL, END, START, ask=lambda *a: [])
+
+
+def test_a_refused_query_names_its_figure_in_one_line():
+    def ask(base: str, promql: str, timeout: float, at: float) -> list[dict]:
+        raise PrometheusError(f"Prometheus at {base} refused {promql}: bad_data")
+
+    with pytest.raises(PrometheusError) as caught:
+        fetch_records(URL, START, END, ask=ask)
+    message = str(caught.value)
+    assert message.startswith(f"Prometheus at {URL} refused the query for ") and \
+        message.endswith(": bad_data") and len(message) < 120, message
+
+
+def test_a_server_that_does_not_answer_in_time_is_a_timeout_in_one_line():
+    hold = threading.Event()
+
+    def ask(base: str, promql: str, timeout: float, at: float) -> list[dict]:
+        hold.wait(timeout)  # as http_query: each request ends by the time it is given
+        raise PrometheusTimeout(f"Prometheus at {base} did not answer {promql}")
+
+    try:
+        with pytest.raises(PrometheusTimeout) as caught:
+            fetch_records(URL, START, END, timeout=0.2, ask=ask)
+    finally:
+        hold.set()
+    assert str(caught.value) == f"Prometheus at {URL} did not answer within 0.2 s"
