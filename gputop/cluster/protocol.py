@@ -26,6 +26,7 @@ from gputop.core.model import (
     process_from_json,
 )
 from gputop.core.untrusted import clean_document, loads, printable
+from gputop.formats.agent_stream import HELLO
 
 __all__ = ["AgentDecoder", "Checked", "Hello", "Problem", "build_snapshot", "clean_document",
            "decode_snapshot", "printable"]
@@ -115,7 +116,7 @@ class AgentDecoder:
                 doc = loads(line)
             except (ValueError, RecursionError):
                 doc = None
-        if isinstance(doc, dict) and doc.get("hello") == "gputop":
+        if isinstance(doc, dict) and doc.get("hello") == HELLO:
             schema = doc.get("schema")
             if schema != SCHEMA:
                 return Problem(states.INCOMPATIBLE,

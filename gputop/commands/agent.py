@@ -24,16 +24,15 @@ import os
 import sys
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from gputop.commands.common import bounded, source_config
 from gputop.config.options import SourceConfig
-from gputop.core import jsonout
+from gputop.formats.agent_stream import encode_line, hello_document
 
 if TYPE_CHECKING:
     from gputop.alerts.runtime import AlertConfig
 
-HELLO = "gputop"
 KEEPALIVE_S = 1.0
 _GONE = (BrokenPipeError, ConnectionResetError)  # the reader went away: not an error
 
@@ -62,19 +61,6 @@ class AgentConfig:
 def configure(args: argparse.Namespace) -> AgentConfig:
     return AgentConfig(source=source_config(args), ignore_stdin=args.ignore_stdin,
                        count=args.count, alerts=args.alerts)
-
-
-def hello_document(backend: str, host: str) -> dict[str, Any]:
-    from gputop import __version__
-    from gputop.core.model import SCHEMA
-
-    return {"hello": HELLO, "version": __version__, "schema": SCHEMA, "backend": backend,
-            "host": host}
-
-
-def encode_line(doc: dict[str, Any]) -> bytes:
-    # ensure_ascii keeps every line plain ASCII whatever a process name holds.
-    return jsonout.dumps(doc, separators=(",", ":")).encode("ascii") + b"\n"
 
 
 class _Writer:
