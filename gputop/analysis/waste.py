@@ -30,12 +30,19 @@ from typing import Any
 
 from gputop.analysis.accounting import JobLedger, Tally, held_mib, units
 from gputop.analysis.hints import IDLE_UTIL_PCT
+from gputop.core import budget
 from gputop.core.model import Device, MigInstance, Process, Snapshot
 
 # The longest interval between two samples that counts: beyond it (a pause, a stalled backend,
 # a gap in a recording) only this much is counted. Ten times the slowest interval an agent is
 # usually run at (1-5 s), and well under the hint's five minutes.
 IDLE_MAX_GAP_S = 60.0
+
+# What the ledger reads of each sample (gputop.core.budget), on every one: who holds what
+# (processes, MIG instances), the activity idle is judged by, and the energy (else power). A
+# recording made for `gputop report` asks the device for this much.
+READS = budget.wants("processes", "mig_instances", "utilization_gpu_pct", "saturation",
+                     "energy_j", "power_draw_w")
 
 ProcessKey = tuple[int, float | None]
 

@@ -1,8 +1,12 @@
-"""Recording a live session to an nvidia-smi CSV log (the dashboard's `r` key).
+"""Recording a live session (the dashboard's `r` key): an nvidia-smi CSV log, and beside it the
+snapshot stream.
 
-Textual-free: the dashboard hands each snapshot to :meth:`Recorder.write`. Rows are written whole
-and at once (see gputop.query.sink), in exactly the format of `gputop --query-gpu … --format=csv`,
-so `gputop replay FILE` and any nvidia-smi log reader open the result.
+Textual-free: the dashboard hands each snapshot to :meth:`Recording.write`. The CSV log
+(:class:`Recorder`) is exactly the format of `gputop --query-gpu … --format=csv`, so `gputop
+replay FILE` and any nvidia-smi log reader open it; it has no processes. The stream
+(:class:`StreamRecorder`, the same name ending ``.ndjson``) is the agent's lines, whole
+snapshots with their processes, so `gputop report FILE` can say who held each GPU. Both are
+written in whole lines at once (see gputop.query.sink).
 """
 
 from __future__ import annotations
@@ -11,8 +15,11 @@ import os
 import time
 from collections.abc import Sequence
 
+from gputop.analysis.waste import READS as LEDGER_READS
+from gputop.core import budget
 from gputop.core.errors import GputopError
-from gputop.core.model import Snapshot
+from gputop.core.model import Snapshot, snapshot_to_json
+from gputop.formats.agent_stream import encode_line, hello_document
 from gputop.formats.query_csv import gpu_lines, header_line
 from gputop.formats.query_fields import Field, InvalidField, parse_field_list, query_wants
 from gputop.query.sink import FileSink, LogWriteError
@@ -92,6 +99,115 @@ class Recorder:
             sink.close()
 
     def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+STREAM_SUFFIX = ".ndjson"
+
+
+def stream_path(path: str) -> str:
+    """Return where the stream of the CSV log ``path`` goes: its name, ending ``.ndjson``."""
+    return os.path.splitext(path)[0] + STREAM_SUFFIX
+
+
+class StreamRecorder:
+    """Writes snapshots to ``path`` (created or truncated) as `gputop agent` streams them: the
+    hello, then one ``gputop/1`` snapshot per line; what `gputop report` reads. Raises
+    GputopError for a path that cannot be written, and :meth:`write` LogWriteError (the file
+    then ends with its last whole line)."""
+
+    def __init__(self, path: str, backend: str, host: str) -> None:
+        self.path = path
+        self.rows = 0
+        self._sink: FileSink | None = FileSink(path)
+        self._write(encode_line(hello_document(backend, host)), header=True)
+
+    @property
+    def wants(self) -> budget.Wants:
+        """What job accounting reads, on every sample: a sample without it would be a hole."""
+        return LEDGER_READS
+
+    def _write(self, line: bytes, header: bool = False) -> None:
+        if self._sink is None:
+            raise LogWriteError(f"recording to {self.path} is closed")
+        text = line.decode("ascii")
+        try:
+            if header:
+                self._sink.write_header(text)
+            else:
+                self._sink.write(text)
+        except LogWriteError:
+            self.close()
+            raise
+
+    def write(self, snapshot: Snapshot) -> int:
+        """Append the snapshot's line; returns the lines written (0: a sample holding a
+        non-finite number, which JSON cannot carry, is left out as the agent leaves it out)."""
+        try:
+            line = encode_line(snapshot_to_json(snapshot))
+        except ValueError:
+            return 0
+        self._write(line)
+        self.rows += 1
+        return 1
+
+    def close(self) -> None:
+        sink, self._sink = self._sink, None
+        if sink is not None:
+            sink.close()
+
+
+class Recording:
+    """The dashboard's recording: the CSV log at ``path`` and its stream beside it
+    (:func:`stream_path`), started, written and stopped together. Raises GputopError as the two
+    recorders do; a write that fails closes both."""
+
+    def __init__(self, path: str, backend: str, host: str,
+                 fields: Sequence[str] | str = DEFAULT_FIELDS) -> None:
+        self.csv = Recorder(path, fields)
+        try:
+            self.stream = StreamRecorder(stream_path(path), backend, host)
+        except GputopError:
+            self.csv.close()
+            raise
+
+    @property
+    def paths(self) -> tuple[str, str]:
+        """The CSV log's path and the stream's."""
+        return self.csv.path, self.stream.path
+
+    @property
+    def shown_name(self) -> str:
+        """Name both files at once, for the dashboard's header: ``gputop-….{csv,ndjson}``."""
+        stem, ext = os.path.splitext(os.path.basename(self.csv.path))
+        return f"{stem}.{{{ext.lstrip('.')},{STREAM_SUFFIX.lstrip('.')}}}"
+
+    @property
+    def wants(self) -> budget.Wants:
+        """What the two read together (a recording takes only samples holding all of it)."""
+        merged = budget.merge([self.csv.wants, self.stream.wants])
+        assert merged is not None  # both name their fields
+        return merged
+
+    def write(self, snapshot: Snapshot, count: int | None = None) -> None:
+        """Append one sample to both; ``count``: GPUs in the node (the CSV's ``count``)."""
+        try:
+            self.csv.write(snapshot, count)
+            self.stream.write(snapshot)
+        except GputopError:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        try:
+            self.csv.close()
+        finally:
+            self.stream.close()
+
+    def __enter__(self) -> Recording:
         return self
 
     def __exit__(self, *exc: object) -> None:

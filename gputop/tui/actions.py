@@ -123,8 +123,8 @@ DASHBOARD: tuple[Action, ...] = (
            (Key("x", "xid_events", "Xid errors"),)),
     Action("!", "alerts: what fired and resolved, acknowledge (a, A), channels' deliveries",
            GENERAL, (Key("exclamation_mark", "alerts", "alerts"),)),
-    Action("r", "start / stop recording to CSV", GENERAL, (Key("r", "record", "record"),),
-           changes=True),
+    Action("r", "start / stop recording: CSV log and snapshot stream", GENERAL,
+           (Key("r", "record", "record"),), changes=True),
     Action("< / >", "select the previous / next GPU", GPUS, (
         Key("less_than_sign", "select_gpu(-1)", "previous GPU", title="Select previous GPU"),
         Key("greater_than_sign", "select_gpu(1)", "next GPU", title="Select next GPU")),

@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from gputop.tui.screens.alerts import AlertsScreen
 
 if TYPE_CHECKING:  # imported when first used, for the start-up time
-    from gputop.query.recorder import Recorder
+    from gputop.query.recorder import Recording
     from gputop.tui.screens.process_view import ProcessView
     from gputop.tui.widgets.hintbar import HintBar
 
@@ -162,7 +162,7 @@ class GputopApp(ShellApp):
         self.snapshot: Snapshot | None = None
         self.xids = XidLog()  # the Xid events seen, explained (the `x` screen)
         self._first = first  # taken before Textual started, shown at mount
-        self.recorder: Recorder | None = None
+        self.recorder: Recording | None = None
         self.record_fields = record_fields  # None: the recorder's default set
         self.record_dir = record_dir
         # the process table's columns and order, from the settings file (gputop.config.settings)
@@ -791,21 +791,24 @@ class GputopApp(ShellApp):
         if self.recorder is not None:
             self._stop_recording()
             return
-        from gputop.query.recorder import DEFAULT_FIELDS, Recorder
+        from gputop.query.recorder import DEFAULT_FIELDS, Recording
 
-        host = self.snapshot.host if self.snapshot else self.backend.info().host
+        info = self.backend.info()
+        host = self.snapshot.host if self.snapshot else info.host
         name = f"gputop-{host}-{time.strftime('%Y%m%d-%H%M%S')}.csv"
         # the full path: `r` over tmux or SSH records where the server runs, not where one looks
         path = os.path.abspath(os.path.join(self.record_dir, name))
         try:
-            self.recorder = Recorder(path, self.record_fields or DEFAULT_FIELDS)
+            # the CSV log, and beside it the snapshot stream (with processes) `gputop report` reads
+            self.recorder = Recording(path, info.backend, host,
+                                      self.record_fields or DEFAULT_FIELDS)
         except Exception as exc:
             self.notify(f"cannot record to {path}: {exc}", severity="error")
             return
         self.record_path, self.record_samples = path, 0
         self.sampler.want("recording", self.recorder.wants)
         self.header.set(recording=self._recording_text())
-        self.notify(f"recording to {path}", timeout=3)
+        self.notify(f"recording to {self._recording_files()}", timeout=3)
 
     def _stop_recording(self, quiet: bool = False) -> None:
         if self.recorder is None:
@@ -816,7 +819,8 @@ class GputopApp(ShellApp):
             if not quiet:
                 self.notify(f"closing {self.record_path}: {exc}", severity="error")
         if not quiet:
-            self.notify(f"recorded {self.record_samples} samples to {self.record_path}", timeout=4)
+            self.notify(f"recorded {self.record_samples} samples to {self._recording_files()}",
+                        timeout=4)
         self.recorder = None
         self.sampler.unwant("recording")
         if self.is_running:
@@ -825,8 +829,14 @@ class GputopApp(ShellApp):
     def _recording_text(self) -> str | None:
         if self.recorder is None or self.record_path is None:
             return None
-        # the file's name (the notices give the whole path): the header has one line
-        return f"{os.path.basename(self.record_path)} {self.record_samples}"
+        # the files' name (the notices give the whole path): the header has one line
+        return f"{self.recorder.shown_name} {self.record_samples}"
+
+    def _recording_files(self) -> str:
+        """Name the two files of the recording: the CSV's whole path, and its stream's name."""
+        assert self.recorder is not None
+        csv, stream = self.recorder.paths
+        return f"{csv} and {os.path.basename(stream)}"
 
     # ------------------------------------------------------------------ replay
     def _replay_text(self) -> str | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import threading
 import time
 
@@ -488,18 +490,24 @@ async def test_r_records_every_sample_and_shows_it_in_the_header(monkeypatch, tm
         await pilot.press("r")
         advance(app, 3)
         await settle(pilot)
-        assert app.header.state.recording.endswith(" 3")
+        assert app.header.state.recording.endswith(".{csv,ndjson} 3")  # both files
         assert "REC gputop-node-a-" in "\n".join(visible_lines(app))
         # the notices name the whole path: over tmux the working folder is the server's (#27)
-        assert any(f"recording to {tmp_path}/gputop-node-a-" in str(n.message)
-                   for n in notices(app))
+        assert any(re.fullmatch(f"recording to {tmp_path}/(gputop-node-a-.*).csv and "
+                                r"\1.ndjson", str(n.message)) for n in notices(app))
         await pilot.press("r")
         await settle(pilot)
         assert app.recorder is None and app.header.state.recording is None
+        assert any(re.fullmatch(f"recorded 3 samples to {tmp_path}/(gputop-node-a-.*).csv and "
+                                r"\1.ndjson", str(n.message)) for n in notices(app))
     [log] = tmp_path.glob("gputop-node-a-*.csv")
     lines = log.read_text().splitlines()
     assert lines[0] == header_line(parse_field_list(",".join(DEFAULT_FIELDS))).rstrip("\n")
     assert len(lines) == 1 + 3 * 8 and all(len(row.split(", ")) == len(DEFAULT_FIELDS) for row in lines[1:])
+    # beside it the snapshot stream, processes and all: what `gputop report` reads
+    hello, *snaps = log.with_suffix(".ndjson").read_bytes().splitlines()
+    assert json.loads(hello)["host"] == "node-a" and len(snaps) == 3
+    assert all(d["processes"] for d in json.loads(snaps[-1])["devices"])
 
 
 async def test_the_recorded_fields_and_folder_are_the_users(tmp_path):
