@@ -158,9 +158,11 @@ class _Held:
 
 
 class JobLedger:
-    """The accounts of one node; fed per sample by the idle ledger."""
+    """The accounts of one node; fed per sample by the idle ledger. An ended account is kept
+    ``retention_s`` after it was last seen (a report over a recording keeps them all: inf)."""
 
-    def __init__(self) -> None:
+    def __init__(self, retention_s: float = OWNER_RETENTION_S) -> None:
+        self.retention_s = retention_s
         self.accounts: dict[tuple[str, str], Account] = {}
         self._present: set[tuple[str, str]] = set()
         # the sampler's thread adds, a screen's drains: a deque's ends are safe across threads
@@ -219,7 +221,7 @@ class JobLedger:
         self._present = set(held)
         self._end({k[0] for k in gone} - {k[0] for k in self._present})
         for k in [k for k, a in self.accounts.items()
-                  if k not in self._present and now - a.last_seen > OWNER_RETENTION_S]:
+                  if k not in self._present and now - a.last_seen > self.retention_s]:
             del self.accounts[k]
 
     def _open(self, k: tuple[str, str], p: Process, now: float) -> Account:

@@ -28,7 +28,7 @@ import operator
 from dataclasses import fields, replace
 from typing import Any
 
-from gputop.analysis.accounting import JobLedger, Tally, held_mib, units
+from gputop.analysis.accounting import OWNER_RETENTION_S, JobLedger, Tally, held_mib, units
 from gputop.analysis.hints import IDLE_UTIL_PCT
 from gputop.core import budget
 from gputop.core.model import Device, MigInstance, Process, Snapshot
@@ -61,11 +61,12 @@ def process_key(proc: Process) -> ProcessKey:
 
 class WasteLedger:
     """The running tallies; ``add`` one snapshot at a time, oldest first. Per process here;
-    per job and user in ``accounts`` (gputop.analysis.accounting), charged in the same pass."""
+    per job and user in ``accounts`` (gputop.analysis.accounting), charged in the same pass;
+    an ended account kept ``retention_s``."""
 
-    def __init__(self) -> None:
+    def __init__(self, retention_s: float = OWNER_RETENTION_S) -> None:
         self.processes: dict[ProcessKey, Tally] = {}
-        self.accounts = JobLedger()
+        self.accounts = JobLedger(retention_s)
         self.unknown_s: dict[int, float] = {}  # per GPU: intervals not judged
         self._time: float | None = None
         self._energy: dict[int, float | None] = {}

@@ -1,4 +1,4 @@
-"""Command line entry point: `gputop [options] [snapshot|agent|cluster|advise|replay|exporter|web|alerts|watch]`.
+"""Command line entry point: `gputop [options] [snapshot|agent|cluster|advise|replay|exporter|web|alerts|watch|report]`.
 
 With no subcommand it opens the dashboard, or, with no terminal to open it on, prints the text
 view once. nvidia-smi's query flags (`--query-gpu=…`) switch to
@@ -34,6 +34,8 @@ SUBCOMMANDS = {
     "web": "serve the dashboard or the cluster view to browsers",
     "alerts": "list the alert rules in force (--list)",
     "watch": "evaluate the alert rules with no screen and notify (for systemd)",
+    "report": "GPU-hours, idle GPU-hours and energy per job and user, from recordings or"
+              " Prometheus",
 }
 
 
@@ -196,6 +198,10 @@ def run_command(parser: argparse.ArgumentParser, argv: list[str],
         from gputop.commands import exporter
 
         return exporter.run(exporter.configure(args))
+    if args.command == "report":
+        from gputop.commands import report
+
+        return report.run(report.configure(args))
     from gputop.commands import web
 
     # `gputop web` checks the command line it will serve with this same parser.

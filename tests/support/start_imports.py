@@ -10,8 +10,9 @@ NOT_AT_START = (
     # the other commands, and what only they use
     "gputop.commands.advise", "gputop.commands.agent", "gputop.commands.cluster",
     "gputop.commands.exporter", "gputop.commands.nvidia_smi", "gputop.commands.replay",
-    "gputop.commands.snapshot", "gputop.commands.web", "gputop.cluster", "gputop.exporter",
-    "gputop.web", "gputop.smi", "gputop.query",
+    "gputop.commands.snapshot", "gputop.commands.web", "gputop.commands.report",
+    "gputop.cluster", "gputop.exporter", "gputop.web", "gputop.smi", "gputop.query",
+    "gputop.report",
     # the advisor (its journal is read only where a killed run left one) and its plot
     "gputop.advisor.journal", "gputop.advisor.curve", "gputop.advisor.sweep", "plotext",
     # the screens over the dashboard, opened by their keys
