@@ -11,7 +11,6 @@ time) is one line on stderr and exit 2.
 from __future__ import annotations
 
 import argparse
-import importlib
 import math
 import sys
 import time
@@ -22,7 +21,6 @@ from gputop.core.errors import GputopError, UsageError
 from gputop.report.rows import SORT_KEYS
 from gputop.report.timerange import WORDS, TimeSpec, needs_end, parse_time, resolve
 
-PROMETHEUS_SOURCE = "gputop.report.prometheus"
 BY: dict[str, tuple[str, ...]] = {"job": ("jobs",), "user": ("users",)}
 
 
@@ -129,8 +127,13 @@ def _read(config: ReportConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         since, until = resolve(config.since, config.until, now)
         assert since is not None  # configure asks for --since
         last = until if until is not None else now
-        records = _prometheus_source().fetch_records(config.prometheus, since, last,
-                                                     selector=config.selector)
+        from gputop.cluster.prometheus import PrometheusError
+        from gputop.report.prometheus import fetch_records
+
+        try:
+            records = fetch_records(config.prometheus, since, last, selector=config.selector)
+        except PrometheusError as exc:  # unreachable, not Prometheus, too slow: one line
+            raise GputopError(f"--prometheus {config.prometheus}: {exc}") from None
         hosts = sorted({n for r in records for n in r["nodes"]})
         return records, {"source": config.prometheus, "hosts": hosts, "start": since,
                          "end": last, "samples": None}
@@ -146,14 +149,3 @@ def _read(config: ReportConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     got = read_records(config.files, start, stop)
     return got.records, {"source": describe(config.files), "hosts": got.hosts,
                          "start": got.first, "end": got.last, "samples": got.samples}
-
-
-def _prometheus_source() -> Any:
-    """The Prometheus source (gputop.report.prometheus), imported when asked for."""
-    try:
-        return importlib.import_module(PROMETHEUS_SOURCE)
-    except ModuleNotFoundError as exc:
-        if exc.name != PROMETHEUS_SOURCE:
-            raise
-        raise GputopError("--prometheus: this gputop has no Prometheus source for reports"
-                          ) from None

@@ -49,11 +49,14 @@ class Recorded:
 def read_records(paths: Sequence[str], start: float | None = None,
                  stop: float | None = None) -> Recorded:
     """Fold the snapshots of ``paths`` from ``start`` to ``stop`` (either None: open) into
-    per-host ledgers and return their accounts as records. Raise UsageError for a file that
+    per-host ledgers and return their accounts as records: the intervals whose newer sample
+    lies in the range, so that adjacent ranges add up (each host's newest snapshot at or
+    before ``start`` is the first interval's older end). Raise UsageError for a file that
     cannot be read, a line that is not a hello or a valid snapshot, or files with no
     snapshot in the range."""
     ledgers: dict[str, WasteLedger] = {}
     newest: dict[str, float] = {}  # per host, the newest snapshot counted
+    before: dict[str, dict[str, Any]] = {}  # per host, the newest snapshot before ``start``
     out = Recorded()
     # oldest file first, so that one host's recording split over files is read in order
     for path in sorted(paths, key=_first_time):
@@ -61,15 +64,24 @@ def read_records(paths: Sequence[str], start: float | None = None,
         for doc in _documents(path):
             seen += 1
             t = doc["time"]
-            if (start is not None and t < start) or (stop is not None and t > stop):
-                continue
             host = doc["host"]
-            if t <= newest.get(host, -math.inf):
-                continue  # files that overlap: counted once
+            if start is not None and t <= start:
+                if t > before.get(host, {"time": -math.inf})["time"]:
+                    before[host] = doc
+                continue
+            if (stop is not None and t > stop) or t <= newest.get(host, -math.inf):
+                continue  # past the range; or files that overlap: counted once
             ledger = ledgers.get(host)
             if ledger is None:
                 # the whole recording: no account is let go, however long ago it ended
                 ledger = ledgers[host] = WasteLedger(retention_s=math.inf)
+                if host in before:
+                    # the interval the range starts in is judged by its first sample, from
+                    # the one before: the range counts the intervals ending in it
+                    base = before[host]
+                    ledger.add(build_snapshot(base))
+                    out.samples += 1
+                    out.first = base["time"] if out.first is None else min(out.first, base["time"])
             ledger.add(build_snapshot(doc))
             newest[host] = t
             out.samples += 1

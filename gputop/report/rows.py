@@ -120,14 +120,21 @@ def _totals(recs: list[dict[str, Any]], price: float | None) -> dict[str, Any]:
     nodes = sorted({n for r in recs for n in r["nodes"]})
     return {
         "hosts": nodes, "nodes": len(nodes),
-        # a GPU is its node's: simulated nodes (and clones of one image) repeat UUIDs
-        "gpus": len({(n, g) for r in recs for n in r["nodes"] for g in r.get("gpus") or ()}),
+        "gpus": _gpus(recs),
         "gpu_h": gpu_s / S_PER_H, "idle_gpu_h": idle_s / S_PER_H,
         "idle_pct": 100.0 * idle_s / gpu_s if gpu_s > 0 else None,
         "kwh": kwh, "idle_kwh": _kwh(r.get("idle_energy_j") for r in recs),
         "cost": None if kwh is None or price is None else kwh * price,
         "sm_pct": sum(p * w for p, w in measured) / weight if weight > 0 else None,
     }
+
+
+def _gpus(recs: list[dict[str, Any]]) -> int:
+    """Return how many GPUs ``recs`` held: the distinct GPUs a recording names (a GPU is its
+    node's: simulated nodes, and clones of one image, repeat UUIDs); Prometheus names none,
+    and gives each record's most held at once (``gpu_count``), added up."""
+    named = {(n, g) for r in recs for n in r["nodes"] for g in r.get("gpus") or ()}
+    return len(named) + sum(r.get("gpu_count", 0) for r in recs if not r.get("gpus"))
 
 
 def _kwh(joules: Iterable[float | None]) -> float | None:

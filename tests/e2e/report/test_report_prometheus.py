@@ -112,13 +112,13 @@ def lab(tmp_path_factory):
     try:
         lines = [json.loads(line) for line in recording.read_text().splitlines()[1:]]
         assert lines and lines[-1]["time"] > end, agent.stderr.read() if agent.stderr else ""
-        yield prom, lines, start, end
+        yield prom, lines, start, end, recording
     finally:
         prom.stop()
 
 
 def test_prometheus_and_the_recording_agree_and_match_the_scenario(lab, capsys):
-    prom, lines, start, end = lab
+    prom, lines, start, end, _ = lab
     [got] = fetch_records(prom.url, start, end, selector='{job="gpus"}', timeout=10.0)
     want = fold(lines, start, end)
 
@@ -181,7 +181,7 @@ def test_prometheus_and_the_recording_agree_and_match_the_scenario(lab, capsys):
 def test_a_range_from_before_the_exporter_counts_it_from_its_first_sample(lab, capsys):
     """A job new since the range's start (its series absent there) counts from 0, where
     increase() would take the first value Prometheus scraped as its baseline."""
-    prom, lines, start, end = lab
+    prom, lines, start, end, _ = lab
     early = lines[0]["time"] - 30.0
     [got] = fetch_records(prom.url, early, end)
     r = f"{round((end - early) * 1000)}ms"
@@ -194,3 +194,27 @@ def test_a_range_from_before_the_exporter_counts_it_from_its_first_sample(lab, c
     with capsys.disabled():
         print(f"\nnew job: the exporter counted {len(HELD) * (last - opened):.3f} GPU s, edges "
               f"{got['gpu_s']:.3f}, increase() {extrapolated:.3f}")
+
+
+def test_gputop_report_gives_the_same_job_figures_from_both_sources(lab):
+    """Done when 2, as a person runs it: `gputop report` over the recording and over the
+    Prometheus range, the same job, its figures within one scrape and one sample interval
+    per GPU held (the module's docstring) of each other."""
+    prom, _, start, end, recording = lab
+
+    def report(*source: str) -> dict:
+        out = subprocess.run([sys.executable, "-m", "gputop", "report", *source, "--since",
+                              f"{start:.3f}", "--until", f"{end:.3f}", "--format", "json"],
+                             cwd=ROOT, capture_output=True, text=True, timeout=30, check=True)
+        [job] = json.loads(out.stdout)["jobs"]
+        return job
+
+    recorded, scraped = report(str(recording)), report("--prometheus", prom.url)
+    lag_h = (SCRAPE_S + INTERVAL_S) / 3600.0
+    assert recorded["job"] == scraped["job"] == "job 4242"
+    assert recorded["gpus"] == scraped["gpus"] == len(HELD)
+    assert recorded["nodes"] == scraped["nodes"] == 1
+    assert abs(recorded["gpu_h"] - scraped["gpu_h"]) <= lag_h * len(HELD) + 1e-9
+    assert abs(recorded["idle_gpu_h"] - scraped["idle_gpu_h"]) <= lag_h * len(IDLE_GPUS) + 1e-9
+    assert abs(recorded["kwh"] - scraped["kwh"]) <= lag_h * len(HELD) * PART.tdp_w / 1000.0
+    assert recorded["idle_pct"] == pytest.approx(scraped["idle_pct"], abs=5.0)

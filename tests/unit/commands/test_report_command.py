@@ -7,8 +7,6 @@ import contextlib
 import csv
 import io
 import json
-import sys
-import types
 
 import pytest
 
@@ -173,9 +171,7 @@ def test_prometheus_hands_the_range_to_the_source_and_reports_its_records(monkey
                  "energy_j": 3.6e6, "idle_energy_j": None, "sm_active_pct": 50.0,
                  "peak_memory_mib": 100.0, "nodes": ["p1"]}]
 
-    source = types.ModuleType("gputop.report.prometheus")
-    source.fetch_records = fetch_records  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "gputop.report.prometheus", source)
+    monkeypatch.setattr("gputop.report.prometheus.fetch_records", fetch_records)
     code, out, err = report("--prometheus", "http://prom:9090", "--since", "1000",
                             "--until", "2h", "--selector", '{job="gpus"}', "--format", "json")
     assert (code, err) == (0, "")
@@ -186,3 +182,11 @@ def test_prometheus_hands_the_range_to_the_source_and_reports_its_records(monkey
     (job,) = doc["jobs"]
     assert (job["gpu_h"], job["idle_pct"], job["kwh"], job["idle_kwh"]) == (1.0, 25.0, 1.0, None)
     assert "N/A" in report("--prometheus", "http://prom:9090", "--since", "1000")[1]
+
+
+def test_a_prometheus_that_does_not_answer_is_one_line_and_exit_1():
+    from tests.support.ssh_harness import free_port
+
+    code, out, err = report("--prometheus", f"http://127.0.0.1:{free_port()}", "--since", "2h")
+    assert code == 1 and out == "" and len(err.splitlines()) == 1, err
+    assert err.startswith("gputop: --prometheus http://127.0.0.1:"), err

@@ -126,3 +126,15 @@ def test_a_dashboard_recording_reads_as_an_agents(tmp_path):
     (job,) = got.records
     assert (job["job"], job["gpu_s"], job["idle_gpu_s"]) == ("job 4242", 2 * 4.0, 2 * 1.0)
     assert got.hosts == ["node-a"] and got.samples == 3
+
+
+def test_adjacent_ranges_add_up_to_the_range_over_both(tmp_path):
+    f = write(tmp_path / "a.ndjson", [snap(float(t), energy=10.0 * t) for t in range(0, 101, 10)])
+
+    def used(start, stop):
+        (rec,) = read_records([f], start=start, stop=stop).records
+        return rec["gpu_s"], rec["energy_j"]
+
+    # a range that starts between two samples counts the interval its first sample ends
+    assert used(0.0, 45.0) == (40.0, 400.0) and used(45.0, 100.0) == (60.0, 600.0)
+    assert used(0.0, 100.0) == (100.0, 1000.0)

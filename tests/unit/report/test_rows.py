@@ -33,6 +33,13 @@ def test_a_scheduler_job_on_two_nodes_is_one_row_with_both():
     assert (row["start"], row["end"], row["first_seen"]) == (50.0, 500.0, 100.0)
 
 
+def test_prometheus_records_name_no_gpu_and_count_the_most_held_at_once():
+    a, b = rec(node="p1", gpus=()), rec(node="p2", gpus=())
+    a["gpu_count"], b["gpu_count"] = 8, 4
+    (row,) = job_rows([a, b])
+    assert row["gpus"] == 12 and row["nodes"] == 2
+
+
 def test_mean_sm_activity_is_weighted_by_gpu_hours_over_the_records_that_measured_it():
     rows = job_rows([rec(node="n1", gpu_s=3 * 3600.0, sm=80.0), rec(node="n2", sm=0.0),
                      rec(node="n3", gpu_s=100 * 3600.0, sm=None)])
