@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,8 +44,13 @@ OWN = (("gputop_snapshot_timestamp_seconds", None), ("gputop_power_limit_watts",
        ("gputop_memory_total_bytes", 81559 * 1024 * 1024))
 
 
-def fleet_openmetrics(path: Path, nodes: int, gpus: int, stamp: float) -> int:
-    """What N gputop exporters would have had scraped, 30 s ago. Returns the series count."""
+def fleet_openmetrics(path: Path, nodes: int, gpus: int, stamp: float,
+                      hpc_jobs: Mapping[tuple[int, int], str] | None = None) -> int:
+    """What N gputop exporters would have had scraped, 30 s ago. Returns the series count.
+    ``hpc_jobs``: the Slurm job each (node, GPU index) holds, put on its series as the
+    ``hpc_job`` label (dcgm-exporter's, from Slurm's job-mapping files; gputop's, from its
+    processes' attribution)."""
+    hpc_jobs = hpc_jobs or {}
     count = 0
     ts = f"{stamp:.3f}"
     with path.open("w") as out:
@@ -73,6 +79,8 @@ def fleet_openmetrics(path: Path, nodes: int, gpus: int, stamp: float) -> int:
                            f'pci_bus_id="00000000:{16 * (g + 1):02X}:00.0",device="nvidia{g}",'
                            f'modelName="NVIDIA H100 80GB HBM3",{host},'
                            f'DCGM_FI_DRIVER_VERSION="580.95.05"')
+                    if (n, g) in hpc_jobs:
+                        dev += f',hpc_job="{hpc_jobs[n, g]}"'
                     if name == "gputop_device_status":
                         line(name, f'{dev},status="ok"', 1)
                     else:
