@@ -1,0 +1,233 @@
+"""`gputop report` over a week of a 1000-node fleet in a real Prometheus.
+
+For each run asked (NODES x STEP; default 1000 nodes at a 10 and a 20 minute step, and 25
+nodes at a real 15 s scrape): a seeded job mix of NODES nodes × 8 GPUs over D days (``bench/job_fleet.py``: multi-node Slurm jobs, single-node jobs on 1-8 GPUs, pods,
+inferred launches, stretches held idle), written as the OpenMetrics text of the exporter's job
+families, turned into a TSDB block by ``promtool tsdb create-blocks-from openmetrics`` in a
+temporary folder, and served by a real ``prometheus`` on 127.0.0.1 (stopped by its PID; the
+folder removed). Then the report's Prometheus source, ``fetch_records`` over the whole range,
+is timed: the first call (the block just written, in the page cache) and the median of the
+next ones, with the records it returns, the queries it sent and the bytes Prometheus answered
+(from Prometheus's own counters), Prometheus's CPU, and the fleet's GPU-hours and idle
+GPU-hours in the records beside the job mix's own. Beside it, in the same run, the floor: the
+same range with each family read once by one range function (``floor_queries``), and each of
+``fetch_records``'s queries alone, to see where its time goes.
+
+The cost of Prometheus's range functions grows with the samples they read, so a step coarser
+than a real 15 s scrape understates it. Two steps show how it scales with the samples; the
+25-node run at 15 s holds as many samples as 1000 nodes at 10 minutes, 40 times denser, and
+shows whether the cost is the samples' or the series'.
+
+Usage: python bench/report_scale.py [--runs 1000x600 1000x1200 25x15] [--days 7] [--repeats 3]
+(about 12 minutes; 1000x600 writes 5.5 GiB of text and promtool maps it whole: 7 GB RSS)
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import psutil  # noqa: E402
+
+from bench import job_fleet  # noqa: E402
+from gputop.cluster.prometheus import PARALLEL_QUERIES, http_query  # noqa: E402
+from gputop.exporter import own  # noqa: E402
+from gputop.report.prometheus import GROUP, fetch_records  # noqa: E402
+from gputop.report.prometheus import queries as report_queries  # noqa: E402
+from tests.support.prom_harness import Prometheus, find, get  # noqa: E402
+
+Fetch = Callable[[str, float, float], list[dict[str, Any]]]
+
+
+def build_tsdb(work: Path, jobs: list[job_fleet.Job], times: list[int]) -> dict[str, float]:
+    """Write the fleet's OpenMetrics text and promtool's block from it under ``work``; return
+    the figures of the build. The text is removed once the block is written."""
+    text = work / "fleet.om"
+    t0 = time.perf_counter()
+    samples = size = 0
+    with text.open("w") as out:
+        for chunk in job_fleet.openmetrics(jobs, times):
+            out.write(chunk)
+            size += len(chunk)
+            samples += chunk.count("\n")
+    generated = time.perf_counter() - t0
+    samples -= len(job_fleet.FAMILIES) + 1  # the TYPE lines and the EOF
+    t0 = time.perf_counter()
+    # One block for the week: promtool reads its whole input once per block it writes.
+    subprocess.run([find("promtool"), "tsdb", "create-blocks-from", "openmetrics",
+                    "--max-block-duration=500h", str(text), str(work / "data")], check=True,
+                   capture_output=True)
+    written = time.perf_counter() - t0
+    text.unlink()
+    block = sum(f.stat().st_size for f in (work / "data").rglob("*") if f.is_file())
+    return {"samples": samples, "text_bytes": size, "generated_s": generated,
+            "promtool_s": written, "block_bytes": block}
+
+
+_SERVED = re.compile(r'^prometheus_http_(response_size_bytes_sum|requests_total)\{'
+                     r'(?:code="200",)?handler="(/api/v1/query(?:_range)?)"\S*\} (\S+)$', re.M)
+
+
+def served(url: str) -> dict[tuple[str, str], float]:
+    """Prometheus's own counters of the queries it answered and the bytes of its answers, by
+    (counter, handler)."""
+    status, body = get(f"{url}/metrics", timeout=10.0)
+    assert status == 200, body[:200]
+    out: dict[tuple[str, str], float] = {}
+    for counter, handler, value in _SERVED.findall(body.decode()):
+        out[(counter, handler)] = out.get((counter, handler), 0.0) + float(value)
+    return out
+
+
+def time_report(fetch: Fetch, prom: Prometheus, start: float, end: float,
+                repeats: int) -> dict[str, Any]:
+    """Time ``fetch`` over start..end: the first call, then ``repeats`` more."""
+    server = psutil.Process(prom.proc.pid)
+    before = served(prom.url)
+    cpu0 = sum(server.cpu_times()[:2])
+    t0 = time.perf_counter()
+    records = fetch(prom.url, start, end)
+    first = time.perf_counter() - t0
+    cpu = sum(server.cpu_times()[:2]) - cpu0
+    after = served(prom.url)
+
+    def delta(counter: str, handler: str) -> float:
+        key = (counter, handler)
+        return after.get(key, 0.0) - before.get(key, 0.0)
+
+    again = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fetch(prom.url, start, end)
+        again.append(time.perf_counter() - t0)
+    return {
+        "first_s": first, "median_s": statistics.median(again) if again else first,
+        "max_s": max(again) if again else first, "records": records,
+        "queries": delta("requests_total", "/api/v1/query"),
+        "range_queries": delta("requests_total", "/api/v1/query_range"),
+        "answer_bytes": delta("response_size_bytes_sum", "/api/v1/query"),
+        "server_cpu_s": cpu, "server_rss": server.memory_info().rss,
+    }
+
+
+def floor_queries(start: float, end: float) -> dict[str, str]:
+    """The least a report over the range can ask: each family read once by one range function
+    (a counter's ``increase()``, a gauge's ``min_over_time`` or ``max_over_time``), summed per
+    node and account as ``fetch_records``'s queries are."""
+    r = f"[{round(end - start)}s]"
+    out = {f: f"sum by ({GROUP}) (increase({f}{r}))" for f in job_fleet.COUNTERS}
+    out[own.JOB_FIRST_SEEN] = f"min by ({GROUP}) (min_over_time({own.JOB_FIRST_SEEN}{r}))"
+    for family in (own.JOB_LAST_SEEN, own.JOB_MEMORY, own.JOB_GPUS):
+        out[family] = f"max by ({GROUP}) (max_over_time({family}{r}))"
+    return out
+
+
+def ask_all(url: str, promql: list[str], at: float) -> None:
+    """Every query answered, ``PARALLEL_QUERIES`` at a time, as ``fetch_records`` sends them."""
+    with ThreadPoolExecutor(PARALLEL_QUERIES) as pool:
+        list(pool.map(lambda q: http_query(url, q, 600.0, at), promql))
+
+
+def breakdown(prom: Prometheus, start: float, end: float, repeats: int) -> dict[str, Any]:
+    """The floor (``floor_queries``) timed as ``time_report`` times the report, and each of
+    ``fetch_records``'s queries alone, one after another: where its time goes."""
+    server = psutil.Process(prom.proc.pid)
+    floor = list(floor_queries(start, end).values())
+    cpu0 = sum(server.cpu_times()[:2])
+    t0 = time.perf_counter()
+    ask_all(prom.url, floor, end)
+    first = time.perf_counter() - t0
+    cpu = sum(server.cpu_times()[:2]) - cpu0
+    again = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        ask_all(prom.url, floor, end)
+        again.append(time.perf_counter() - t0)
+    alone = {}
+    for name, promql in report_queries(start, end).items():
+        t0 = time.perf_counter()
+        http_query(prom.url, promql, 600.0, end)
+        alone[name] = time.perf_counter() - t0
+    return {"floor_first_s": first, "floor_median_s": statistics.median(again),
+            "floor_cpu_s": cpu, "floor_queries": len(floor), "alone": alone}
+
+
+def totals(records: list[dict[str, Any]]) -> dict[str, float]:
+    """The records' GPU seconds and idle GPU seconds added up."""
+    return {"gpu_s": sum(r["gpu_s"] or 0.0 for r in records),
+            "idle_gpu_s": sum(r["idle_gpu_s"] or 0.0 for r in records)}
+
+
+def bench_step(fetch: Fetch, nodes: int, days: float, step: int, repeats: int,
+               seed: int) -> None:
+    end = float(int(time.time()) // 60 * 60)
+    start = end - days * 86400
+    jobs = job_fleet.plan(nodes, start, end, seed)
+    times = job_fleet.steps(start, end, step)
+    truth = job_fleet.truth(jobs, start, end)
+    with tempfile.TemporaryDirectory(prefix="gputop-bench-report-") as tmp:
+        work = Path(tmp)
+        built = build_tsdb(work, jobs, times)
+        series = sum(len(j.nodes) for j in jobs for family in job_fleet.FAMILIES
+                     if job_fleet.served(j, family, times))
+        print(f"{nodes} nodes × 8 GPUs × {days:g} days at a {step} s step: {len(jobs)} jobs "
+              f"({truth['jobs']:.0f} running in the range), {series} series, "
+              f"{built['samples'] / 1e6:.1f} M samples; text {built['text_bytes'] / 2**30:.1f} GiB "
+              f"generated in {built['generated_s']:.0f} s, block {built['block_bytes'] / 2**20:.0f} "
+              f"MiB written by promtool in {built['promtool_s']:.0f} s", flush=True)
+        prom = Prometheus(work, [], interval="15s")
+        try:
+            r = time_report(fetch, prom, start, end, repeats)
+            b = breakdown(prom, start, end, repeats)
+        finally:
+            prom.stop()
+    got = totals(r["records"])
+    print(f"  fetch_records over {days:g} days: first {r['first_s']:.2f} s, then median "
+          f"{r['median_s']:.2f} s (max {r['max_s']:.2f} s, {repeats} calls); "
+          f"{len(r['records'])} records (one per node and account; "
+          f"{len({(x['job'], x['hpc_job']) for x in r['records']})} jobs); "
+          f"{r['queries']:.0f} instant queries "
+          f"({r['range_queries']:.0f} range queries), answers {r['answer_bytes'] / 2**20:.1f} MiB; "
+          f"Prometheus CPU {r['server_cpu_s']:.2f} s in the first call, RSS "
+          f"{r['server_rss'] / 2**20:.0f} MiB", flush=True)
+    print(f"  floor, the same range with each family read once ({b['floor_queries']} queries of "
+          f"increase() or min/max_over_time, 4 at a time): first {b['floor_first_s']:.2f} s, "
+          f"then median {b['floor_median_s']:.2f} s; Prometheus CPU {b['floor_cpu_s']:.2f} s. "
+          f"fetch_records ÷ floor: {r['median_s'] / b['floor_median_s']:.1f}×", flush=True)
+    print("  fetch_records's queries one at a time: " + ", ".join(
+        f"{name} {seconds:.2f} s" for name, seconds in b["alone"].items()), flush=True)
+    print(f"  GPU-hours {got['gpu_s'] / 3600:,.0f} (job mix: {truth['gpu_s'] / 3600:,.0f}), "
+          f"idle GPU-hours {got['idle_gpu_s'] / 3600:,.0f} "
+          f"(job mix: {truth['idle_gpu_s'] / 3600:,.0f})", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", nargs="+", default=["1000x600", "1000x1200", "25x15"],
+                        help="NODESxSTEP: nodes of 8 GPUs, seconds between scrapes")
+    parser.add_argument("--days", type=float, default=7.0)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=30)
+    args = parser.parse_args()
+    def fetch(url: str, start: float, end: float) -> list[dict[str, Any]]:
+        return fetch_records(url, start, end, timeout=120.0)
+
+    for run in args.runs:
+        nodes, step = (int(v) for v in run.split("x"))
+        bench_step(fetch, nodes, args.days, step, args.repeats, args.seed)
+
+
+if __name__ == "__main__":
+    main()
