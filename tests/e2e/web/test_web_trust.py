@@ -60,8 +60,10 @@ def test_a_read_only_viewer_writes_no_file(tmp_path):
     assert files_written(tmp_path / "ro") == {"record": [], "home": []}
     # The same keys from a viewer the serving user allowed to act: a recording and a
     # screenshot, so the keys above did arrive.
-    allowed = files_written(tmp_path / "rw", "--allow-signals", awaited=2)
-    assert sorted(Path(n).suffix for n in allowed["record"]) == [".csv", ".svg"], allowed
+    allowed = files_written(tmp_path / "rw", "--allow-signals", awaited=3)
+    # the recording is its CSV log and its stream beside it (docs/waste.md)
+    assert sorted(Path(n).suffix for n in allowed["record"]) == [".csv", ".ndjson", ".svg"], \
+        allowed
     assert allowed["home"] == [], allowed
 
 
