@@ -164,17 +164,20 @@ class JobLedger:
     def __init__(self, retention_s: float = OWNER_RETENTION_S) -> None:
         self.retention_s = retention_s
         self.accounts: dict[tuple[str, str], Account] = {}
+        # the accounts of the processes of this sample and of the one before (_account_of)
+        self._seen: dict[tuple[Any, ...], tuple[str, str]] = {}
+        self._named: dict[tuple[Any, ...], tuple[str, str]] = {}
+        # per unit of the newest sample, the memory each account holds on it (for interval)
+        self._on_unit: dict[str, dict[tuple[str, str], float]] = {}
         self._present: set[tuple[str, str]] = set()
         # the sampler's thread adds, a screen's drains: a deque's ends are safe across threads
         self._ended: deque[dict[str, Any]] = deque()
 
     def interval(self, unit: Unit, dt: float, energy_j: float | None, total_mib: float) -> None:
-        """Charge one unit's interval to the accounts on it. ``energy_j``: the GPU's energy
-        over it, split by memory share of ``total_mib`` (all the GPU's processes' memory)."""
-        mine: dict[tuple[str, str], float] = {}
-        for p in unit.processes:
-            k = account_key(p)
-            mine[k] = mine.get(k, 0.0) + (p.gpu_memory_mib or 0.0)
+        """Charge one unit's interval to the accounts on it (as :meth:`see` found them in the
+        same sample). ``energy_j``: the GPU's energy over it, split by memory share of
+        ``total_mib`` (all the GPU's processes' memory)."""
+        mine = self._on_unit.get(unit.name, {})
         gpu_s = dt * unit.weight
         for k, mib in mine.items():
             acct = self.accounts.get(k)
@@ -194,10 +197,14 @@ class JobLedger:
         open (or go on, when a job's processes come back), peaks rise, and the jobs none of
         whose processes is left end."""
         held: dict[tuple[str, str], _Held] = {}
+        self._named, self._seen = self._seen, {}
+        self._on_unit = {}
         for dev in devices:
             for unit in units(dev):
+                mine = self._on_unit[unit.name] = {}
                 for p in unit.processes:
-                    k = account_key(p)
+                    k = self._account_of(p)
+                    mine[k] = mine.get(k, 0.0) + (p.gpu_memory_mib or 0.0)
                     h = held.get(k)
                     if h is None:
                         h = held[k] = _Held(p)
@@ -223,6 +230,16 @@ class JobLedger:
         for k in [k for k, a in self.accounts.items()
                   if k not in self._present and now - a.last_seen > self.retention_s]:
             del self.accounts[k]
+
+    def _account_of(self, p: Process) -> tuple[str, str]:
+        """Return ``p``'s account, named once for as long as what names it stays the same:
+        naming an inferred launch parses its command line, and a node has hundreds of
+        processes every second."""
+        who = (p.pid, p.started, p.user, p.name, p.command, p.job, p.container,
+               p.outside_pid_namespace)
+        k = self._seen.get(who) or self._named.get(who) or account_key(p)
+        self._seen[who] = k
+        return k
 
     def _open(self, k: tuple[str, str], p: Process, now: float) -> Account:
         key, label = key_and_label("job", p)
