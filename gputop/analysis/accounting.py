@@ -139,6 +139,7 @@ class Account:
     memory_mib: float = 0.0  # held at the newest sample it is in
     peak_memory_mib: float = 0.0
     gpus_now: int = 0  # units held at the newest sample it is in
+    peak_gpus: int = 0  # the most units held at once in one sample
     reported: bool = False  # its end was reported, and it has not come back since
 
     @property
@@ -163,6 +164,9 @@ class JobLedger:
 
     def __init__(self, retention_s: float = OWNER_RETENTION_S) -> None:
         self.retention_s = retention_s
+        # when it began counting (its first sample): every running total started at 0 then or
+        # later, so a newer value served for the same node means the counters started over
+        self.since: float | None = None
         self.accounts: dict[tuple[str, str], Account] = {}
         # the accounts of the processes of this sample and of the one before (_account_of)
         self._seen: dict[tuple[Any, ...], tuple[str, str]] = {}
@@ -196,6 +200,8 @@ class JobLedger:
         """Note who holds what at ``now``, before the sample's intervals are charged: accounts
         open (or go on, when a job's processes come back), peaks rise, and the jobs none of
         whose processes is left end."""
+        if self.since is None:
+            self.since = now
         held: dict[tuple[str, str], _Held] = {}
         self._named, self._seen = self._seen, {}
         self._on_unit = {}
@@ -222,6 +228,7 @@ class JobLedger:
                 acct.started = h.started
             acct.gpus |= h.units
             acct.gpus_now = len(h.units)
+            acct.peak_gpus = max(acct.peak_gpus, acct.gpus_now)
             acct.memory_mib = h.mib
             acct.peak_memory_mib = max(acct.peak_memory_mib, h.mib)
         gone = self._present - held.keys()

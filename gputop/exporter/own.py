@@ -38,6 +38,9 @@ JOB_FIRST_SEEN = "gputop_job_first_seen_timestamp_seconds"
 JOB_LAST_SEEN = "gputop_job_last_seen_timestamp_seconds"
 JOB_GPUS = "gputop_job_gpus"
 JOB_MEMORY = "gputop_job_memory_used_bytes"
+JOB_GPUS_PEAK = "gputop_job_gpus_peak"
+JOB_MEMORY_PEAK = "gputop_job_memory_peak_bytes"
+EXPORTER_START = "gputop_exporter_start_timestamp_seconds"
 # The labels of every per-account series, besides the node's (account_labels).
 ACCOUNT_LABELS = ("user", "hpc_job", "workload", "inferred")
 
@@ -167,9 +170,11 @@ def idle_families(host: dict[str, str], idle: Iterable[Account]) -> list[Metric]
 def job_families(host: dict[str, str], jobs: JobLedger | None) -> list[Metric]:
     """The job accounting families, one series per (job, user) as the idle counters: what each
     held of this node's GPUs, so that ``increase()`` over any range gives a job's GPU time,
-    energy and mean SM activity there (docs/prometheus.md). The counters and the seen times
-    cover every account the ledger keeps (ended ones for a day); what is held now, the present
-    accounts only."""
+    energy and mean SM activity there (docs/prometheus.md). The counters, the seen times and
+    the peaks cover every account the ledger keeps (ended ones for a day, flat: a reader at
+    steps under a day apart sees every job's final figures); what is held now, the present
+    accounts only. With them, when the ledger began counting (one series for the node): a newer
+    value says every counter started over."""
     gpu_s = Metric(JOB_GPU_SECONDS, "GPU seconds a job's processes held (a MIG instance counts "
                    "its share of the GPU's memory), busy or idle.", "counter")
     energy = Metric(JOB_ENERGY, "The GPU energy spent while a job held it, the job's share by "
@@ -185,7 +190,15 @@ def job_families(host: dict[str, str], jobs: JobLedger | None) -> list[Metric]:
                   "gauge")
     gpus = Metric(JOB_GPUS, "GPUs (and MIG instances) the job's processes hold now.", "gauge")
     memory = Metric(JOB_MEMORY, "GPU memory the job's processes hold now.", "gauge")
+    gpus_peak = Metric(JOB_GPUS_PEAK, "The most GPUs (and MIG instances) the job's processes "
+                       "held at once since the exporter first saw them.", "gauge")
+    memory_peak = Metric(JOB_MEMORY_PEAK, "The most GPU memory the job's processes held "
+                         "together since the exporter first saw them.", "gauge")
+    start = Metric(EXPORTER_START, "When the exporter began counting jobs (its first sample, "
+                   "Unix time): its job and idle counters started at 0 then.", "gauge")
     if jobs is not None:
+        if jobs.since is not None:
+            start.add_sample(start.name, host, jobs.since)
         for acct in jobs.accounts.values():
             labels = account_labels(host, acct)
             gpu_s.add_sample(gpu_s.name, labels, acct.used.seconds)
@@ -196,11 +209,14 @@ def job_families(host: dict[str, str], jobs: JobLedger | None) -> list[Metric]:
             sm_measured.add_sample(sm_measured.name, labels, acct.sm_measured_s)
             first.add_sample(first.name, labels, acct.first_seen)
             last.add_sample(last.name, labels, acct.last_seen)
+            gpus_peak.add_sample(gpus_peak.name, labels, float(acct.peak_gpus))
+            memory_peak.add_sample(memory_peak.name, labels, acct.peak_memory_mib * MIB)
         for acct in jobs.active():
             labels = account_labels(host, acct)
             gpus.add_sample(gpus.name, labels, float(acct.gpus_now))
             memory.add_sample(memory.name, labels, acct.memory_mib * MIB)
-    return [gpu_s, energy, sm_active, sm_measured, first, last, gpus, memory]
+    return [gpu_s, energy, sm_active, sm_measured, first, last, gpus, memory, gpus_peak,
+            memory_peak, start]
 
 
 # The sensors and clock domains served, by label value, in that order: (label, Device field).
