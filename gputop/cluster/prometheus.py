@@ -36,7 +36,7 @@ import threading
 import time
 import urllib.parse
 from collections import Counter
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from concurrent.futures import Executor, Future
 from concurrent.futures import wait as wait_all
 from dataclasses import dataclass, field, replace
@@ -134,7 +134,7 @@ def _own_series(selector: str) -> dict[str, str]:
     out = {}
     for name, own in OWN.items():
         times, per = own.in_dcgm_unit(name)
-        out[name] = (f"({own.family}{_matchers(selector, own.match)}" +
+        out[name] = (f"({own.family}{with_matcher(selector, own.match)}" +
                      (f" * {times:.17g}" if times != 1.0 else "") +
                      (f" / {per:.17g}" if per != 1.0 else "") + ")")
     return out
@@ -731,17 +731,23 @@ class _DaemonPool(Executor):
                 thread.join()
 
 
-def _matchers(selector: str, more: str) -> str:
+def with_matcher(selector: str, more: str) -> str:
     """The selector's matchers plus ``more`` (one more matcher, or none), in braces."""
     inner = selector.strip()[1:-1].strip().rstrip(",") if selector else ""
     both = ", ".join(m for m in (inner, more) if m)
     return "{" + both + "}" if both else ""
 
 
+def one_of(label: str, values: Iterable[str]) -> str:
+    """A matcher of ``label`` equal to any of ``values``: ``instance=~"a:9400|b:9400"``."""
+    # PromQL regexes are RE2, fully anchored; re.escape's escapes are RE2's too
+    return f"{label}=~{jsonout.dumps('|'.join(re.escape(v) for v in sorted(values)))}"
+
+
 def with_instance(selector: str, instance: str) -> str:
     """The selector's matchers plus ``instance="…"`` (the value escaped as PromQL reads it)."""
     quoted = jsonout.dumps(instance)  # a PromQL string literal escapes as JSON does
-    return _matchers(selector, f"instance={quoted}")
+    return with_matcher(selector, f"instance={quoted}")
 
 
 def _promql(name: str, template: str, selector: str) -> str:
@@ -882,7 +888,7 @@ class PrometheusCluster:
         which GPUs carry its ``hpc_job``, then the whole snapshots of those nodes alone (a job's
         few nodes, however many the server has)."""
         held = self._ask((("job_gpus", JOB_GPUS),),
-                         _matchers(self.selector, f"hpc_job={jsonout.dumps(job)}"),
+                         with_matcher(self.selector, f"hpc_job={jsonout.dumps(job)}"),
                          deadline)["job_gpus"]
         gpus: dict[str, set[int]] = {}
         for series in held:
@@ -891,9 +897,8 @@ class PrometheusCluster:
                 gpus.setdefault(inst, set()).add(gpu)
         if not gpus:
             return []
-        # PromQL regexes are RE2, fully anchored; re.escape's escapes are RE2's too
-        nodes = jsonout.dumps("|".join(re.escape(inst) for inst in sorted(gpus)))
-        whole = build_nodes(self._ask(QUERIES, _matchers(self.selector, f"instance=~{nodes}"),
+        whole = build_nodes(self._ask(QUERIES, with_matcher(self.selector,
+                                                            one_of("instance", gpus)),
                                       deadline), self.wall(), self.stale_after)
         out = []
         for t in whole:

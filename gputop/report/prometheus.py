@@ -3,31 +3,42 @@ that scrapes gputop exporters, from the exporter's job and idle families (docs/p
 as records in the format ``JobLedger.records`` writes, plus the job's ``nodes``.
 
 Only instant queries at the range's end, one per figure, each summed by Prometheus per account
-and node (``GROUP``) with its own range functions over the range: the answer is one series per
-job and node whatever the range's length or the number of samples, so a week of a thousand nodes
-costs a few round trips (Build 5 of #30), and no raw sample is downloaded.
+and node (``GROUP``): the answer is one series per job and node whatever the range's length or
+the number of samples, and no raw sample is downloaded (Build 5 of #30; docs/waste.md, "Over
+Prometheus").
 
-A counter's figure over the range is read at its edges, not by ``increase()`` (``counted``;
-docs/waste.md, "Over Prometheus"): its last value in the range less its value at the range's
-start, or the whole last value for an account the exporter opened within the range (its
+A counter's figure over the range is read at its edges (``risen``): its newest value less its
+value at the range's start, or the whole newest value for an account new within the range (its
 counters start at 0). So a job's start or end within the range is counted exactly, and the
-figures over adjacent ranges add up to the figure over both. ``increase()`` takes a new job's
-first scraped value as its baseline (losing what it did before Prometheus first saw it) and
-extrapolates to the edges. Reading at the edges has one error: each edge finds the sample of the
-last scrape before it, at most a scrape interval plus an exporter interval earlier, so a job
-running across an edge is off by up to that much of each of its GPUs' time. Where a counter
-reset within the range (an exporter restart, an account seen again after its day of retention),
-or began before the range unseen, ``increase()`` is the fallback.
+figures over adjacent ranges add up. Its newest value is the counter at the range's end, else
+(a job whose series the exporter no longer serves) its highest at steps ``STEP_S`` apart: the
+exporter serves an ended job's counters flat for ``OWNER_RETENTION_S``, twice the step, so a
+step after its end reads its final value. The steps read the series at instants, not every
+sample, and count a job once however many samples its series holds. The peaks and seen times
+are read alike, from gauges the exporter keeps as long as the counters.
+
+That holds while the node's counters only grow and were read at the range's start. Where they
+may not have (``recheck_query``: an exporter started or restarted within the range, which zeroes
+its counters and forgets its ended jobs early; a node no longer scraped at the range's end; a
+job running at the start that Prometheus did not scrape within its lookback; an account the
+exporter forgot and opened again), that node's records are read again by ``exact_queries``,
+which read every sample of the node's series: ``counted``, as before the steps.
+
+Each edge finds the sample of the last scrape before it, at most a scrape interval plus an
+exporter interval earlier, so a job running across an edge is off by up to that much of each
+of its GPUs' time.
 """
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as wait_all
 from typing import Any
 
+from gputop.analysis.accounting import OWNER_RETENTION_S
 from gputop.cluster.prometheus import (
     PARALLEL_QUERIES,
     PARSE_GRACE_S,
@@ -37,14 +48,25 @@ from gputop.cluster.prometheus import (
     check_url,
     hostname_of,
     http_query,
+    one_of,
+    with_matcher,
 )
 from gputop.core.errors import UsageError
 from gputop.core.units import MIB
 from gputop.exporter import own
 from gputop.exporter.node_label import HOSTNAME_LABELS
 
-# What a record is per: the node (either host label the exporter serves) and the account.
+# What a node is told by (either host label the exporter serves), and what a record is per.
+HOST = ", ".join(HOSTNAME_LABELS["both"])
 GROUP = ", ".join((*HOSTNAME_LABELS["both"], *own.ACCOUNT_LABELS))
+# How far apart the range is read for the series the exporter no longer serves at its end:
+# half the time it keeps an ended job's series flat, so that a step falls after every job's
+# end and before the exporter forgets it, with room for the scrape's lag.
+STEP_S = OWNER_RETENTION_S / 2
+# The query that names the nodes to read again in full (``recheck_query``), among the figures'.
+RECHECK = "nodes to re-read"
+
+_MATCHER = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*(?:=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"')
 
 
 def _range(start: float, end: float) -> str:
@@ -52,12 +74,31 @@ def _range(start: float, end: float) -> str:
     return f"{max(1, round((end - start) * 1000))}ms"
 
 
+def newest(series: str, start: float, end: float, fn: str = "max") -> str:
+    """PromQL for ``series`` at ``end``, else (a series no longer served there) its ``fn``
+    (max or min) over the range read at steps ``STEP_S`` apart: for a value that only grows
+    while the exporter keeps it (a counter, a peak, a last-seen time), its newest."""
+    return f"({series} or {fn}_over_time({series}[{_range(start, end)}:{round(STEP_S)}s]))"
+
+
+def risen(family: str, selector: str, start: float, end: float) -> str:
+    """PromQL for how much counter ``family`` (under ``selector``) rose over [start, end],
+    evaluated at ``end``, per series: its newest value less its value at ``start``, or the whole
+    newest value where it had none there (new within the range: it started at 0). Exact where
+    the counter never restarted within the range and was scraped at ``start`` where it ran
+    then; ``recheck_query`` finds the nodes where either may not hold."""
+    counter = family + selector
+    last = newest(counter, start, end)
+    return f"(({last} - ({counter} offset {_range(start, end)})) or {last})"
+
+
 def counted(family: str, selector: str, start: float, end: float) -> str:
     """PromQL for how much counter ``family`` (under ``selector``) rose over [start, end],
-    evaluated at ``end``, per series: its last value less its value at ``start``; the whole
-    last value where the series is new since ``start`` and its account first seen then (it
-    started at 0); ``increase()`` where it reset within the range, went down, or started before
-    ``start`` unseen (an exporter Prometheus did not scrape yet)."""
+    evaluated at ``end``, per series, from every sample of the range: its last value less its
+    value at ``start``; the whole last value where the series is new since ``start`` and its
+    account first seen then (it started at 0); ``increase()`` where it reset within the range,
+    went down, or started before ``start`` unseen (an exporter Prometheus did not scrape
+    yet)."""
     r = _range(start, end)
     counter = family + selector
     last = f"last_over_time({counter}[{r}])"
@@ -70,14 +111,9 @@ def counted(family: str, selector: str, start: float, end: float) -> str:
             f" or increase({counter}[{r}]))")
 
 
-def queries(start: float, end: float, selector: str = "") -> dict[str, str]:
-    """One instant query per figure of a record (its key), each to be evaluated at ``end``, one
-    series per node and account; ``selector``: label matchers in braces, or ""."""
-    r = _range(start, end)
-
-    def total(family: str) -> str:
-        return f"sum by ({GROUP}) ({counted(family, selector, start, end)})"
-
+def _figures(total: Callable[[str], str], gauge: Callable[[str, str], str]) -> dict[str, str]:
+    """One query per figure of a record (its key), from ``total`` (a counter's rise, summed per
+    node and account) and ``gauge`` (a gauge's max or min over the range, per series)."""
     return {
         "gpu_s": total(own.JOB_GPU_SECONDS),
         "idle_gpu_s": total(own.IDLE_SECONDS),
@@ -85,12 +121,82 @@ def queries(start: float, end: float, selector: str = "") -> dict[str, str]:
         "idle_energy_j": total(own.IDLE_ENERGY),
         # 0 / 0 (nothing measured) is NaN, which the answer's parser leaves out: None
         "sm_active_pct": f"100 * {total(own.JOB_SM_ACTIVE)} / {total(own.JOB_SM_MEASURED)}",
-        "first_seen": f"min by ({GROUP}) (min_over_time({own.JOB_FIRST_SEEN}{selector}[{r}]))",
-        "last_seen": f"max by ({GROUP}) (max_over_time({own.JOB_LAST_SEEN}{selector}[{r}]))",
-        "peak_memory_mib":
-            f"sum by ({GROUP}) (max_over_time({own.JOB_MEMORY}{selector}[{r}])) / {MIB}",
-        "gpu_count": f"sum by ({GROUP}) (max_over_time({own.JOB_GPUS}{selector}[{r}]))",
+        "first_seen": f"min by ({GROUP}) ({gauge(own.JOB_FIRST_SEEN, 'min')})",
+        "last_seen": f"max by ({GROUP}) ({gauge(own.JOB_LAST_SEEN, 'max')})",
+        "peak_memory_mib": f"sum by ({GROUP}) ({gauge(own.JOB_MEMORY_PEAK, 'max')}) / {MIB}",
+        "gpu_count": f"sum by ({GROUP}) ({gauge(own.JOB_GPUS_PEAK, 'max')})",
     }
+
+
+def queries(start: float, end: float, selector: str = "") -> dict[str, str]:
+    """One instant query per figure of a record (its key), each to be evaluated at ``end``, one
+    series per node and account, reading the series at the range's edges and at steps
+    (``risen``, ``newest``); ``selector``: label matchers in braces, or ""."""
+    return _figures(
+        lambda family: f"sum by ({GROUP}) ({risen(family, selector, start, end)})",
+        lambda family, fn: newest(family + selector, start, end, fn))
+
+
+def exact_queries(start: float, end: float, selector: str = "") -> dict[str, str]:
+    """The queries of ``queries`` reading every sample of the range (``counted``, and the
+    gauges' max or min over it): exact through a counter's reset, at a cost that grows with
+    the samples. For the nodes ``recheck_query`` names, under a selector naming them."""
+    r = _range(start, end)
+    return _figures(
+        lambda family: f"sum by ({GROUP}) ({counted(family, selector, start, end)})",
+        lambda family, fn: f"{fn}_over_time({family}{selector}[{r}])")
+
+
+def node_selector(selector: str) -> str:
+    """The selector's matchers less those on an account's labels, in braces (or ""): what
+    picks the exporters, whose node-wide series carry no account label."""
+    kept = [m.group(0) for m in _MATCHER.finditer(selector)
+            if m.group(1) not in own.ACCOUNT_LABELS]
+    return "{" + ", ".join(kept) + "}" if kept else ""
+
+
+def recheck_query(start: float, end: float, selector: str = "") -> str:
+    """PromQL for the nodes whose figures over the range ``queries`` may miss, one series per
+    node (its host labels), to be read again by ``exact_queries``:
+
+    - its exporter started within the range (a restart zeroes the counters and forgets the
+      ended jobs before their day is out, between two steps);
+    - it was scraped at the range's start or a step, and not at its end (an exporter gone with
+      its jobs running: what they did after the last step is in no step);
+    - an account running at the start (first seen before it) that Prometheus did not scrape
+      within its lookback there, whose value at the start is unknown;
+    - an account opened again within the range (its first-seen time changed: the exporter
+      forgot it after its day and counts it from 0 again).
+    """
+    r, step = _range(start, end), f"{round(STEP_S)}s"
+    began = own.EXPORTER_START + node_selector(selector)
+    first = own.JOB_FIRST_SEEN + selector
+    newest_first = newest(first, start, end)
+    restarted = f"(max by ({HOST}) {newest(began, start, end)} > {start:.3f})"
+    gone = (f"((max by ({HOST}) ({began} offset {r})"
+            f" or max by ({HOST}) (max_over_time({began}[{r}:{step}])))"
+            f" unless max by ({HOST}) ({began}))")
+    unseen = f"(({newest_first} < {start:.3f}) unless ({first} offset {r}))"
+    reopened = (f"(({newest_first} > min_over_time({first}[{r}:{step}]))"
+                f" or ({newest_first} > ({first} offset {r})))")
+    return f"{restarted} or {gone} or count by ({HOST}) ({unseen} or {reopened})"
+
+
+def _node(labels: dict[str, str]) -> tuple[str, ...]:
+    return tuple(labels.get(name, "") for name in HOSTNAME_LABELS["both"])
+
+
+def exact_selectors(selector: str, nodes: Iterable[dict[str, str]]) -> list[str]:
+    """Selectors that cover ``nodes`` (each its host labels) under ``selector``: one per host
+    label that names some of them (the selector itself where a node has none)."""
+    by_label: dict[str, set[str]] = {}
+    for labels in nodes:
+        name = next((n for n in HOSTNAME_LABELS["both"] if labels.get(n)), None)
+        if name is None:
+            return [selector]
+        by_label.setdefault(name, set()).add(labels[name])
+    return [with_matcher(selector, one_of(name, values))
+            for name, values in sorted(by_label.items())]
 
 
 def _key(labels: dict[str, str]) -> tuple[str, ...]:
@@ -152,16 +258,17 @@ def fetch_records(url: str, start: float, end: float, *, selector: str | None = 
                   timeout: float = 30.0, ask: Ask = http_query) -> list[dict[str, Any]]:
     """Every job's records over [start, end] (Unix times) from the Prometheus at ``url``, one
     per node and account (``build_records``), all its queries answered within ``timeout``
-    seconds. Raises PrometheusError (PrometheusTimeout for the time) with one line for a URL or
-    selector that is not one, a server unreachable or answering something that is not
-    Prometheus's, or late; ValueError for a range that ends before it starts."""
+    seconds: ``queries`` and ``recheck_query`` together, then, where that names nodes,
+    ``exact_queries`` for those nodes, whose answers replace theirs. Raises PrometheusError
+    (PrometheusTimeout for the time) with one line for a URL or selector that is not one, a
+    server unreachable or answering something that is not Prometheus's, or late; ValueError
+    for a range that ends before it starts."""
     if not end > start:
         raise ValueError(f"the range ends ({end}) before it starts ({start})")
     try:
         base, matchers = check_url(url), check_selector(selector)
     except UsageError as exc:
         raise PrometheusError(str(exc)) from None
-    texts = queries(start, end, matchers)
     deadline = time.monotonic() + timeout
     late = PrometheusTimeout(f"Prometheus at {base} did not answer within {timeout:g} s")
 
@@ -171,8 +278,7 @@ def fetch_records(url: str, start: float, end: float, *, selector: str | None = 
             raise late
         return ask(base, promql, left, end)
 
-    pool = ThreadPoolExecutor(PARALLEL_QUERIES, thread_name_prefix="gputop-report")
-    try:
+    def answer_all(texts: dict[str, str]) -> dict[str, list[dict]]:
         futures = {name: pool.submit(one, promql) for name, promql in texts.items()}
         wait_all(futures.values(), max(0.0, deadline - time.monotonic()) + PARSE_GRACE_S)
         answers: dict[str, list[dict]] = {}
@@ -187,7 +293,27 @@ def fetch_records(url: str, start: float, end: float, *, selector: str | None = 
                 raise type(failure)(str(failure).replace(texts[name], f"the query for {name}")) \
                     from None
             answers[name] = future.result()
+        return answers
+
+    pool = ThreadPoolExecutor(PARALLEL_QUERIES, thread_name_prefix="gputop-report")
+    try:
+        answers = answer_all({**queries(start, end, matchers),
+                              RECHECK: recheck_query(start, end, matchers)})
+        recheck = {_node(s["labels"]): s["labels"] for s in answers.pop(RECHECK)}
+        exact: dict[str, list[dict]] = {}
+        for narrowed in exact_selectors(matchers, recheck.values()) if recheck else ():
+            for name, series in answer_all(exact_queries(start, end, narrowed)).items():
+                exact.setdefault(name, []).extend(series)
     finally:
         # a request still out ends by its own deadline: nothing waits for it
         pool.shutdown(wait=False, cancel_futures=True)
-    return build_records(answers, start)
+    return build_records(merge(answers, exact, set(recheck)), start)
+
+
+def merge(answers: dict[str, list[dict]], exact: dict[str, list[dict]],
+          nodes: set[tuple[str, ...]]) -> dict[str, list[dict]]:
+    """``answers`` with the series of ``nodes`` (each its host labels' values) taken from
+    ``exact`` instead. Pure."""
+    return {name: [s for s in series if _node(s["labels"]) not in nodes]
+            + [s for s in exact.get(name, []) if _node(s["labels"]) in nodes]
+            for name, series in answers.items()}

@@ -1,9 +1,10 @@
 """The report's Prometheus source against the agent's recording and the simulator's ground truth
 (#30, Done when 2): a real Prometheus scrapes a real `gputop exporter` on the `idle-rank`
 scenario while a real `gputop agent` on the same scenario records NDJSON; both are started
-together. Over one wall-clock range, `fetch_records` (instant queries with range functions)
-and the recording folded through the idle ledger give the same job figures, each exact for the
-samples it read, and both match what the scenario says: job 4242 holds GPUs 0-3, rank 3 idle.
+together. Over one wall-clock range, `fetch_records` (instant queries reading the exporter's
+counters at the range's edges) and the recording folded through the idle ledger give the same
+job figures, each exact for the samples it read, and both match what the scenario says: job
+4242 holds GPUs 0-3, rank 3 idle.
 
 Two simulator processes share no clock. Each counts virtual time from its own start (its epoch
 is its own time.time() then) and, with the same seed, reads the same values at the same virtual
@@ -180,10 +181,19 @@ def test_prometheus_and_the_recording_agree_and_match_the_scenario(lab, capsys):
 
 def test_a_range_from_before_the_exporter_counts_it_from_its_first_sample(lab, capsys):
     """A job new since the range's start (its series absent there) counts from 0, where
-    increase() would take the first value Prometheus scraped as its baseline."""
+    increase() would take the first value Prometheus scraped as its baseline. The exporter
+    started within the range, so its node is read again from every sample (the second
+    round, `exact_queries`)."""
     prom, lines, start, end, _ = lab
     early = lines[0]["time"] - 30.0
-    [got] = fetch_records(prom.url, early, end)
+    asked: list[str] = []
+
+    def ask(base: str, promql: str, timeout: float, at: float) -> list[dict]:
+        asked.append(promql)
+        return http_query(base, promql, timeout, at)
+
+    [got] = fetch_records(prom.url, early, end, ask=ask)
+    assert any("resets(" in q for q in asked)  # the second round
     r = f"{round((end - early) * 1000)}ms"
     opened = instant(prom, f"min_over_time({own.JOB_FIRST_SEEN}[{r}])", end)
     last = instant(prom, f"last_over_time(gputop_snapshot_timestamp_seconds[{r}])", end)

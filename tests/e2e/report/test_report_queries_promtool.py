@@ -1,67 +1,175 @@
-"""The report's counter query (`gputop.report.prometheus.counted`) through the real promtool's
-PromQL engine, on series shaped as the exporter serves them: each counter's rise over the
-range is read at its edges where that is exact, and from `increase()` where it is not (a reset,
-a start Prometheus did not see)."""
+"""The report's Prometheus source (`gputop.report.prometheus.fetch_records`) over series shaped
+as the exporter serves them, backfilled by promtool into a real Prometheus: four days of six
+nodes sampled every minute, read over the three days from START to END. Each case is one job,
+and each needs its own part of the source:
+
+- n1 reads at the edges and at steps alone: a steady job, one new within the range, one that
+  ended within it and whose series the exporter forgot before END (read at a step), one that
+  ended before the range (no record);
+- n2..n6 are the nodes `recheck_query` names, read again in full (`exact_queries`): an exporter
+  that restarted with a job running (its counter reset), a node Prometheus did not scrape around
+  START, an account forgotten after its day and opened again, a node gone before END with its
+  job running, an exporter that restarted with no job running but an ended one, which it forgot
+  before its day was out.
+
+A figure read at the edges is exact for the samples it read; one that falls back on
+`increase()` (a reset, a start not scraped) is off by its extrapolation, within a few sample
+intervals here."""
 
 from __future__ import annotations
 
-import json
 import subprocess
+import time
+from dataclasses import dataclass
 
+import pytest
+
+from gputop.cluster.prometheus import http_query
 from gputop.exporter import own
-from gputop.report.prometheus import queries
-from tests.support.prom_harness import find
+from gputop.report.prometheus import STEP_S, fetch_records
+from tests.support.prom_harness import Prometheus, find
 
-NODE = {"instance": "n1:9400", "job": "gpus", "hostname": "n1"}
-START, END = 150.0, 570.0  # seconds after promtool's epoch; samples every 60 s from 0
-
-
-def labels(workload: str) -> dict[str, str]:
-    """An account's labels (an empty one is no label to PromQL: the sums have none)."""
-    return {**NODE, "user": "alice", "hpc_job": "", "workload": workload, "inferred": "true"}
-
-
-def series(name: str, workload: str) -> str:
-    return name + "{" + ",".join(f"{k}={json.dumps(v)}" for k, v in labels(workload).items()) \
-        + "}"
+M, H, D = 60, 3600, 86400
+INTERVAL = M  # the scrape interval of the backfilled series; Prometheus's lookback is 5 min
+KEEP = D  # how long the exporter serves an ended job's series (OWNER_RETENTION_S)
+# seconds after T0 (a day boundary, so the steps at multiples of STEP_S are sample times):
+# each edge 30 s after a sample, as a scrape's lag puts it
+START, END = D + 30, 4 * D + 30
+RESTART = 2 * D + 3 * H  # n2's and n6's exporters are down two samples, then count from 0
+BACK = RESTART + 2 * M
+UNSCRAPED = (D - 10 * M, D + 10 * M)  # n3 not scraped around START
+GONE = 3 * D + 5 * H  # n5 scraped no more from here
 
 
-# workload: (the counter's samples at 0, 60, … 600 s; its account's first-seen time, from when
-# the exporter serves it; what the query answers, and why)
-CASES = {
-    # at start the sample of 120 s (20), last in range that of 540 s (40): 20, where increase()
-    # would extrapolate the 30 → 40 of 180-540 s to the range's 420 s (11.67)
-    "steady": ("0 10 20 30 40 40 40 40 40 40 40", "0x10", 20.0),
-    # absent at start, first seen after it: it counted from 0, all of its last value
-    "new": ("_ _ _ _ 5 15 25 25 25 25 25", "_ _ _ _ 200x6", 25.0),
-    # absent at start but first seen before it (Prometheus missed its start): increase():
-    # 5 → 25 over 240-540 s, extrapolated 30 s (half an interval) before and 30 s after
-    "unseen": ("_ _ _ _ 5 15 25 25 25 25 25", "_ _ _ _ 100x6", 24.0),
-    # reset at 300 s (40 → 25), never below the start's 20: increase(), which adds the 40 it
-    # had: (56 - 30 + 40) over 180-540 s, extrapolated 30 s each side, * 420 / 360
-    "reset": ("0 10 20 30 40 25 35 45 56 56 56", "0x10", 77.0),
-    # reset between the start's sample (20, at 120 s) and the range's first (2, at 180 s),
-    # which resets() over the range does not see: increase(), 2 → 38 over 180-540 s,
-    # extrapolated to where it was 0 (20 s before) and 30 s after
-    "down": ("0 10 20 2 8 14 20 26 32 38 38", "0x10", 38 - 2 + (20 + 30) * 36 / 360),
+@dataclass(frozen=True)
+class Segment:
+    """One account's series as one exporter served it: counting from ``opened`` (its first-seen
+    time) to ``ended``, kept flat until ``until`` (forgotten then, or dropped by a restart)."""
+
+    node: str
+    workload: str
+    opened: float
+    ended: float
+    until: float
+    gpus: int = 1
+
+    def value(self, t: float) -> float:
+        return self.gpus * (min(t, self.ended) - self.opened)
+
+
+def kept(node: str, workload: str, opened: float, ended: float, gpus: int = 1) -> Segment:
+    return Segment(node, workload, opened, ended, ended + KEEP, gpus)
+
+
+RUNNING = 10 * D
+SEGMENTS = (
+    kept("n1", "job 1", -H, RUNNING, gpus=2),
+    kept("n1", "job 2", 2 * D + 7 * M, RUNNING),
+    kept("n1", "job 3", 12 * H, D + 6 * H),
+    kept("n1", "job 4", H, 20 * H),
+    Segment("n2", "job 5", -H, RUNNING, RESTART - M),  # the restart resets it
+    kept("n2", "job 5", BACK, RUNNING),
+    kept("n3", "job 7", -2 * H, RUNNING),
+    kept("n4", "python serve.py", -12 * H, D + 2 * H),
+    kept("n4", "python serve.py", 2 * D + 4 * H, 3 * D),  # opened again after its day
+    kept("n5", "job 9", -H, RUNNING),
+    Segment("n6", "job 6", D + 12 * H, 2 * D + H, RESTART - M),  # forgotten before its day
+)
+NODES = ("n1", "n2", "n3", "n4", "n5", "n6")
+RESTARTED = ("n2", "n6")
+
+# job: (GPU seconds the exporters counted from START's sample to END's, how far the figure may
+# be from it: 0 where read at the edges, else increase()'s extrapolation and what it missed)
+WANT = {
+    "job 1": (2 * 3 * D, 0),  # steady: END's value less START's
+    "job 2": (2 * D - 7 * M, 0),  # new within the range: all of it, from 0
+    "job 3": (6 * H, 0),  # ended within: its final value at a step, less START's
+    # n2's restart: the counter before it less START's, plus all it counted after
+    "job 5": ((RESTART - M - D) + (4 * D - BACK), 2 * INTERVAL),
+    "job 6": (13 * H, 0),  # ended and forgotten at the restart, before any step read it
+    # START not scraped: increase() from the first sample after it, which misses the gap
+    "job 7": (3 * D, UNSCRAPED[1] - D + 2 * INTERVAL),
+    "python serve.py": (2 * H + 20 * H, 2 * INTERVAL),  # its two lives in the range
+    "job 9": (GONE - M - D, 0),  # gone with the job running: to its last sample
 }
 
 
-def test_each_counter_is_read_at_its_edges_where_exact_else_by_increase(tmp_path):
-    inputs = []
-    for workload, (values, first_seen, _) in CASES.items():
-        inputs.append({"series": series(own.JOB_GPU_SECONDS, workload), "values": values})
-        inputs.append({"series": series(own.JOB_FIRST_SEEN, workload), "values": first_seen})
-    promql = queries(START, END)["gpu_s"]
-    spec = tmp_path / "tests.yml"
-    spec.write_text(json.dumps({  # YAML is a superset of JSON
-        "evaluation_interval": "1m",
-        "tests": [{"interval": "1m", "input_series": inputs, "promql_expr_test": [{
-            "expr": promql, "eval_time": f"{END:g}s",
-            "exp_samples": [{"labels": "{" + ",".join(
-                f"{k}={json.dumps(v)}" for k, v in labels(w).items()
-                if v and k not in ("instance", "job")) + "}", "value": want}
-                for w, (_, _, want) in CASES.items()]}]}]}))
-    out = subprocess.run([find("promtool"), "test", "rules", str(spec)], capture_output=True,
-                         text=True, timeout=60)
-    assert out.returncode == 0, out.stdout + out.stderr
+def labels(node: str, workload: str | None = None) -> str:
+    out = {"instance": f"{node}:9400", "job": "gpus", "hostname": node}
+    if workload is not None:
+        inferred = not workload.startswith("job ")
+        out |= {"user": "alice", "hpc_job": "" if inferred else workload.split()[1],
+                "workload": workload, "inferred": "true" if inferred else "false"}
+    return ",".join(f'{k}="{v}"' for k, v in out.items())
+
+
+def up(node: str, t: float) -> bool:
+    """Whether Prometheus scraped ``node`` at ``t``."""
+    return not ((node in RESTARTED and RESTART <= t < BACK)
+                or (node == "n3" and UNSCRAPED[0] < t < UNSCRAPED[1])
+                or (node == "n5" and t >= GONE))
+
+
+def openmetrics(t0: float) -> str:
+    """Every series at every minute from T0 to END, as the exporters served them."""
+    times = [k * INTERVAL for k in range(int(END // INTERVAL) + 1)]
+    out = []
+    families = ((own.JOB_GPU_SECONDS, "counter", Segment.value),
+                (own.JOB_FIRST_SEEN, "gauge", lambda s, t: t0 + s.opened),
+                (own.JOB_LAST_SEEN, "gauge", lambda s, t: t0 + min(t, s.ended)),
+                (own.JOB_GPUS_PEAK, "gauge", lambda s, t: s.gpus))
+    for family, kind, value in families:
+        out.append(f"# TYPE {family.removesuffix('_total')} {kind}\n")
+        for s in SEGMENTS:
+            head = f"{family}{{{labels(s.node, s.workload)}}}"
+            out += [f"{head} {value(s, t)} {t0 + t:.0f}\n" for t in times
+                    if s.opened <= t <= s.until and up(s.node, t)]
+    out.append(f"# TYPE {own.EXPORTER_START} gauge\n")
+    for node in NODES:
+        out += [f"{own.EXPORTER_START}{{{labels(node)}}} "
+                f"{t0 + (BACK if node in RESTARTED and t >= BACK else -D)} {t0 + t:.0f}\n"
+                for t in times if up(node, t)]
+    return "".join(out) + "# EOF\n"
+
+
+@pytest.fixture(scope="module")
+def prom(tmp_path_factory):
+    work = tmp_path_factory.mktemp("report-steps")
+    t0 = (time.time() // D - 6) * D  # days ago: END is in the past
+    text = work / "series.om"
+    text.write_text(openmetrics(t0))
+    subprocess.run([find("promtool"), "tsdb", "create-blocks-from", "openmetrics",
+                    "--max-block-duration=500h", str(text), str(work / "data")], check=True,
+                   capture_output=True, timeout=120)
+    server = Prometheus(work, [])
+    try:
+        yield server, t0
+    finally:
+        server.stop()
+
+
+def test_each_job_over_the_range_from_the_steps_and_the_nodes_read_again(prom):
+    server, t0 = prom
+    assert STEP_S == KEEP / 2
+    asked: list[str] = []
+
+    def ask(base: str, promql: str, timeout: float, at: float) -> list[dict]:
+        asked.append(promql)
+        return http_query(base, promql, timeout, at)
+
+    records = fetch_records(server.url, t0 + START, t0 + END, ask=ask)
+    got = {r["job"]: r for r in records}
+    assert "job 4" not in got  # ended before the range
+    assert {name: r["nodes"] for name, r in got.items()} == {
+        s.workload: [s.node] for s in SEGMENTS if s.workload in WANT}
+    for name, (want, off) in WANT.items():
+        assert abs(got[name]["gpu_s"] - want) <= off + 1e-3, (name, got[name]["gpu_s"], want)
+    # the peak and the seen times of a job whose series was gone at END, read at a step
+    assert got["job 3"]["gpu_count"] == 1 and got["job 1"]["gpu_count"] == 2
+    assert got["job 3"]["last_seen"] == t0 + D + 6 * H
+    assert got["job 2"]["first_seen"] == t0 + 2 * D + 7 * M
+
+    # one second round, every figure again for n2..n6 alone
+    again = [q for q in asked if "hostname=~" in q]
+    assert len(again) == len(asked) - len(again) - 1  # the figures, less the recheck
+    assert all('hostname=~"n2|n3|n4|n5|n6"' in q for q in again)

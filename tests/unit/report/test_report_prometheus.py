@@ -1,7 +1,7 @@
 """The report's Prometheus source without a server: which instant queries it asks (at the
-range's end, under the selector), how their answers become job records, and its errors, each
-one line of the cluster source's kinds. The PromQL itself runs in promtool and a real
-Prometheus (tests/e2e/report)."""
+range's end, under the selector), when it asks a node's figures again in full, how their
+answers become job records, and its errors, each one line of the cluster source's kinds. The
+PromQL itself runs in a real Prometheus (tests/e2e/report)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,16 @@ import pytest
 from gputop.cluster.prometheus import PrometheusError, PrometheusTimeout
 from gputop.core.units import MIB
 from gputop.exporter import own
-from gputop.report.prometheus import build_records, fetch_records, queries
+from gputop.report.prometheus import (
+    RECHECK,
+    build_records,
+    exact_queries,
+    exact_selectors,
+    fetch_records,
+    merge,
+    node_selector,
+    queries,
+)
 
 URL = "http://prom:9090"
 START, END = 1000.0, 4600.0
@@ -60,21 +69,55 @@ def test_a_job_that_ended_before_the_range_is_no_record():
     assert "python old.py" in {r["job"] for r in build_records(ANSWERS, 900.0)}
 
 
-def test_every_family_is_asked_under_the_selector_over_the_range():
+FAMILIES = [own.JOB_GPU_SECONDS, own.IDLE_SECONDS, own.JOB_ENERGY, own.IDLE_ENERGY,
+            own.JOB_SM_ACTIVE, own.JOB_SM_MEASURED, own.JOB_FIRST_SEEN, own.JOB_LAST_SEEN,
+            own.JOB_MEMORY_PEAK, own.JOB_GPUS_PEAK]
+
+
+def test_every_family_is_asked_under_the_selector_at_the_edges_and_at_steps():
     selector = '{job="gpus", cluster=~"a|b"}'
     texts = queries(START, END, selector)
     assert set(texts) == set(ANSWERS)
-    families = [own.JOB_GPU_SECONDS, own.IDLE_SECONDS, own.JOB_ENERGY, own.IDLE_ENERGY,
-                own.JOB_SM_ACTIVE, own.JOB_SM_MEASURED, own.JOB_FIRST_SEEN, own.JOB_LAST_SEEN,
-                own.JOB_MEMORY, own.JOB_GPUS]
     asked = "\n".join(texts.values())
-    for family in families:
+    for family in FAMILIES:
         assert family + selector in asked, family
-        # no family without it, and every range the whole range (3600 s)
+        # no family without it, and every subquery the whole range at half a day's steps
         assert not re.search(re.escape(family) + r"(?!\{)", asked), family
-    assert set(re.findall(r"\[(\w+)\]", asked)) == {"3600000ms"}
+    assert set(re.findall(r"\[(\w+(?::\w+)?)\]", asked)) == {"3600000ms:43200s"}
     assert set(re.findall(r"offset (\w+)", asked)) == {"3600000ms"}
     assert "by (Hostname, hostname, user, hpc_job, workload, inferred)" in texts["gpu_s"]
+    # what is held now is not read: it is gone at the steps after a job's end
+    assert own.JOB_MEMORY + "{" not in asked and own.JOB_GPUS + "{" not in asked
+
+
+def test_the_exact_queries_read_every_sample_of_the_range():
+    texts = exact_queries(START, END, '{hostname=~"n2"}')
+    assert set(texts) == set(ANSWERS)
+    asked = "\n".join(texts.values())
+    assert set(re.findall(r"\[(\w+(?::\w+)?)\]", asked)) == {"3600000ms"}
+    assert "resets(" + own.JOB_GPU_SECONDS + '{hostname=~"n2"}' in asked
+
+
+def test_the_nodes_are_picked_by_the_selector_less_its_account_matchers():
+    assert node_selector('{job="gpus", user="alice", hpc_job=~"4.*", cluster!="b"}') == \
+        '{job="gpus", cluster!="b"}'
+    assert node_selector('{user="a,b", workload="x=\\"y\\""}') == ""
+    assert node_selector("") == ""
+
+
+def test_the_nodes_to_read_again_are_named_by_their_host_label():
+    nodes = [{"hostname": "n.2"}, {"Hostname": "N3"}, {"hostname": "n4", "Hostname": "N4"}]
+    assert exact_selectors('{job="gpus"}', nodes) == [
+        '{job="gpus", Hostname=~"N3|N4"}', '{job="gpus", hostname=~"n\\\\.2"}']
+    # a node with no host label to pick it by: all of them
+    assert exact_selectors('{job="gpus"}', [{"hostname": "n2"}, {}]) == ['{job="gpus"}']
+
+
+def test_a_node_read_again_has_its_series_from_the_second_round_alone():
+    first = {"gpu_s": vector((ALICE, 1.0), (BOB, 2.0))}
+    second = {"gpu_s": vector(({**ALICE, "user": "dave"}, 5.0), (BOB, 9.0))}
+    merged = merge(first, second, {("", "n1")})
+    assert merged == {"gpu_s": vector((BOB, 2.0), ({**ALICE, "user": "dave"}, 5.0))}
 
 
 def test_it_asks_instant_queries_at_the_ranges_end_and_builds_the_records():
@@ -83,12 +126,33 @@ def test_it_asks_instant_queries_at_the_ranges_end_and_builds_the_records():
 
     def ask(base: str, promql: str, timeout: float, at: float) -> list[dict]:
         asked.append((base, at))
-        [name] = [k for k, v in texts.items() if v == promql]
-        return ANSWERS[name]
+        names = [k for k, v in texts.items() if v == promql]
+        return ANSWERS[names[0]] if names else []  # the recheck: no node to read again
 
     got = fetch_records(URL + "/", START, END, ask=ask)
     assert got == build_records(ANSWERS, START)
-    assert asked == [(URL, END)] * len(texts)
+    assert asked == [(URL, END)] * (len(texts) + 1)  # the figures and the recheck: one round
+
+
+def test_the_nodes_the_recheck_names_are_read_again_under_a_selector_naming_them():
+    exact = exact_queries(START, END, '{job="gpus", hostname=~"n1"}')
+    fixed = {**ALICE, "user": "alice"}
+    asked = []
+
+    def ask(base: str, promql: str, timeout: float, at: float) -> list[dict]:
+        asked.append(promql)
+        if promql in exact.values():
+            [name] = [k for k, v in exact.items() if v == promql]
+            return vector((fixed, 999.0)) if name == "gpu_s" else ANSWERS[name]
+        [name] = [k for k, v in queries(START, END, '{job="gpus"}').items() if v == promql] \
+            or [RECHECK]
+        return vector(({"hostname": "n1"}, 1.0)) if name == RECHECK else ANSWERS[name]
+
+    got = fetch_records(URL, START, END, selector='{job="gpus"}', ask=ask)
+    assert len(asked) == len(ANSWERS) + 1 + len(exact)
+    by_job = {r["job"]: r for r in got}
+    assert by_job["job 4242"]["gpu_s"] == 999.0  # n1's, from the second round
+    assert by_job["python nb.py"]["gpu_s"] == 3600.0  # n2's, from the first
 
 
 def test_a_peak_memory_figure_is_in_mib():
