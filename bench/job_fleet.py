@@ -7,9 +7,10 @@ the TSDB that ``bench/report_scale.py`` times ``gputop report`` against. No file
 The families and their labels are the exporter's (``gputop.exporter.own``; docs/waste.md): one
 series per account (a job run by one user) per node, with the node's ``hostname`` and the
 ``instance`` and ``job`` labels a scrape adds. Counters (GPU seconds, energy, SM activity, idle
-time and energy) and the first/last-seen gauges are served while the exporter retains the
-account (``OWNER_RETENTION_S`` after it was last seen, flat once it ended); the units held and
-the memory held only while the job runs, as the exporter serves them.
+time and energy), the first/last-seen gauges and the peaks are served while the exporter
+retains the account (``OWNER_RETENTION_S`` after it was last seen, flat once it ended); the
+units held and the memory held only while the job runs, as the exporter serves them; and one
+series per node, when its exporter began counting (a month before the week: no restart).
 """
 
 from __future__ import annotations
@@ -29,9 +30,12 @@ PORT = 9400
 # The exporter's job families by their series' names (gputop.exporter.own).
 COUNTERS = (own.JOB_GPU_SECONDS, own.JOB_ENERGY, own.JOB_SM_ACTIVE, own.JOB_SM_MEASURED,
             own.IDLE_SECONDS, own.IDLE_ENERGY)
-RETAINED_GAUGES = (own.JOB_FIRST_SEEN, own.JOB_LAST_SEEN)  # served as long as the counters
+# served as long as the counters
+RETAINED_GAUGES = (own.JOB_FIRST_SEEN, own.JOB_LAST_SEEN, own.JOB_GPUS_PEAK, own.JOB_MEMORY_PEAK)
 PRESENT_GAUGES = (own.JOB_GPUS, own.JOB_MEMORY)  # served while the job runs
-FAMILIES = (*COUNTERS, *RETAINED_GAUGES, *PRESENT_GAUGES)
+ACCOUNT_FAMILIES = (*COUNTERS, *RETAINED_GAUGES, *PRESENT_GAUGES)
+FAMILIES = (*ACCOUNT_FAMILIES, own.EXPORTER_START)  # and one series per node
+STARTED_BEFORE_S = 30 * 86400.0  # how long before the week every exporter started
 
 # Slot layouts of a node not in the multi-node pool: the GPU counts its jobs run on, each slot
 # a queue of jobs one after another.
@@ -165,12 +169,17 @@ def steps(start: float, end: float, step: float) -> list[int]:
     return [int(start + k * step) for k in range(count)]
 
 
+def node_labels(node: int) -> str:
+    """A node's labels, as a scrape of its exporter gives them."""
+    host = hostname(node)
+    return f'instance="{host}:{PORT}",job="{SCRAPE_JOB}",hostname="{host}"'
+
+
 def account_labels(job: Job, node: int) -> str:
     """One account's labels on one node, as a scrape of the exporter gives them."""
-    host = hostname(node)
     account = {"user": job.user, "hpc_job": job.hpc_job or "", "workload": job.workload,
                "inferred": "true" if job.inferred else "false"}
-    return ",".join([f'instance="{host}:{PORT}"', f'job="{SCRAPE_JOB}"', f'hostname="{host}"',
+    return ",".join([node_labels(node),
                      *(f'{name}="{account[name]}"' for name in own.ACCOUNT_LABELS)])
 
 
@@ -195,9 +204,9 @@ def values(job: Job, family: str, t: float) -> float:
         return job.start
     if family == own.JOB_LAST_SEEN:
         return min(t, job.end)
-    if family == own.JOB_GPUS:
+    if family in (own.JOB_GPUS, own.JOB_GPUS_PEAK):
         return float(n)
-    if family == own.JOB_MEMORY:
+    if family in (own.JOB_MEMORY, own.JOB_MEMORY_PEAK):
         return n * job.memory_mib * MIB
     raise ValueError(f"not a job family: {family}")
 
@@ -210,9 +219,10 @@ def served(job: Job, family: str, times: Sequence[int]) -> Sequence[int]:
 
 
 def openmetrics(jobs: Sequence[Job], times: Sequence[int]) -> Iterator[str]:
-    """The OpenMetrics text of every job family at ``times``, family by family, each series'
-    samples oldest first (what promtool's backfill asks for), in chunks of one series."""
-    for family in FAMILIES:
+    """The OpenMetrics text of every job family at ``times`` and of each node's exporter start,
+    family by family, each series' samples oldest first (what promtool's backfill asks for),
+    in chunks of one series."""
+    for family in ACCOUNT_FAMILIES:
         # OpenMetrics declares a counter by its series' name less ``_total``
         kind = "counter" if family in COUNTERS else "gauge"
         yield f"# TYPE {family.removesuffix('_total')} {kind}\n"
@@ -223,6 +233,11 @@ def openmetrics(jobs: Sequence[Job], times: Sequence[int]) -> Iterator[str]:
             for node in job.nodes:
                 head = f"{family}{{{account_labels(job, node)}}} "
                 yield "".join([f"{head}{values(job, family, t):.3f} {t}\n" for t in at])
+    yield f"# TYPE {own.EXPORTER_START} gauge\n"
+    began = times[0] - STARTED_BEFORE_S
+    for node in sorted({node for job in jobs for node in job.nodes}):
+        head = f"{own.EXPORTER_START}{{{node_labels(node)}}} {began:.3f}"
+        yield "".join([f"{head} {t}\n" for t in times])
     yield "# EOF\n"
 
 

@@ -1,25 +1,28 @@
 """`gputop report` over a week of a 1000-node fleet in a real Prometheus.
 
 For each run asked (NODES x STEP; default 1000 nodes at a 10 and a 20 minute step, and 25
-nodes at a real 15 s scrape): a seeded job mix of NODES nodes × 8 GPUs over D days (``bench/job_fleet.py``: multi-node Slurm jobs, single-node jobs on 1-8 GPUs, pods,
-inferred launches, stretches held idle), written as the OpenMetrics text of the exporter's job
-families, turned into a TSDB block by ``promtool tsdb create-blocks-from openmetrics`` in a
-temporary folder, and served by a real ``prometheus`` on 127.0.0.1 (stopped by its PID; the
-folder removed). Then the report's Prometheus source, ``fetch_records`` over the whole range,
-is timed: the first call (the block just written, in the page cache) and the median of the
-next ones, with the records it returns, the queries it sent and the bytes Prometheus answered
-(from Prometheus's own counters), Prometheus's CPU, and the fleet's GPU-hours and idle
-GPU-hours in the records beside the job mix's own. Beside it, in the same run, the floor: the
-same range with each family read once by one range function (``floor_queries``), and each of
-``fetch_records``'s queries alone, to see where its time goes.
+nodes at a real 15 s scrape): a seeded job mix of NODES nodes × 8 GPUs over D days
+(``bench/job_fleet.py``: multi-node Slurm jobs, single-node jobs on 1-8 GPUs, pods, inferred
+launches, stretches held idle), written as the OpenMetrics text of the exporter's job families,
+turned into TSDB blocks by ``promtool tsdb create-blocks-from openmetrics`` in a temporary
+folder, and served by a real ``prometheus`` on 127.0.0.1 (stopped by its PID; the folder
+removed), its lookback at least twice the step so that an instant sees every series. Then the
+report's Prometheus source, ``fetch_records`` over the whole range, is timed: the first call
+(the blocks just written, in the page cache) and the median of the next ones, with the records
+it returns, the queries it sent and the bytes Prometheus answered (from Prometheus's own
+counters), Prometheus's CPU, and the fleet's GPU-hours and idle GPU-hours in the records beside
+the job mix's own. Beside it, in the same run (``breakdown``): every sample read once
+(``floor_queries``), the report's queries reading every sample (``exact_queries``, what it asked
+before it read at steps), its second round for a hundredth of the nodes, and each of its first
+round's queries alone.
 
-The cost of Prometheus's range functions grows with the samples they read, so a step coarser
-than a real 15 s scrape understates it. Two steps show how it scales with the samples; the
-25-node run at 15 s holds as many samples as 1000 nodes at 10 minutes, 40 times denser, and
-shows whether the cost is the samples' or the series'.
+The fleet's exporters never restart, so the report asks one round. A step coarser than a real
+15 s scrape holds fewer samples: the 25-node run at 15 s holds as many as 1000 nodes at 10
+minutes, 40 times denser, and shows whether the cost is the samples' or the series'.
 
 Usage: python bench/report_scale.py [--runs 1000x600 1000x1200 25x15] [--days 7] [--repeats 3]
-(about 12 minutes; 1000x600 writes 5.5 GiB of text and promtool maps it whole: 7 GB RSS)
+[--block-hours H] (about 15 minutes; 1000x600 writes 5.5 GiB of text and promtool maps it
+whole: 7 GB RSS; --block-hours 24 writes and backfills a day at a time)
 """
 
 from __future__ import annotations
@@ -44,36 +47,52 @@ import psutil  # noqa: E402
 from bench import job_fleet  # noqa: E402
 from gputop.cluster.prometheus import PARALLEL_QUERIES, http_query  # noqa: E402
 from gputop.exporter import own  # noqa: E402
-from gputop.report.prometheus import GROUP, fetch_records  # noqa: E402
+from gputop.report.prometheus import (  # noqa: E402
+    GROUP,
+    RECHECK,
+    STEP_S,
+    exact_queries,
+    exact_selectors,
+    fetch_records,
+    recheck_query,
+)
 from gputop.report.prometheus import queries as report_queries  # noqa: E402
 from tests.support.prom_harness import Prometheus, find, get  # noqa: E402
 
 Fetch = Callable[[str, float, float], list[dict[str, Any]]]
 
 
-def build_tsdb(work: Path, jobs: list[job_fleet.Job], times: list[int]) -> dict[str, float]:
-    """Write the fleet's OpenMetrics text and promtool's block from it under ``work``; return
-    the figures of the build. The text is removed once the block is written."""
+def build_tsdb(work: Path, jobs: list[job_fleet.Job], times: list[int],
+               block_s: float | None = None) -> dict[str, float]:
+    """Write the fleet's OpenMetrics text and promtool's blocks from it under ``work``; return
+    the figures of the build. ``block_s``: the time each block holds (its text written, turned
+    into a block and removed before the next: promtool maps its whole input), else one block
+    for the whole range (promtool reads its whole input once per block it writes)."""
+    span = block_s or (times[-1] - times[0] + 1)
+    chunks = [[t for t in times if times[0] + k * span <= t < times[0] + (k + 1) * span]
+              for k in range(int((times[-1] - times[0]) // span) + 1)]
     text = work / "fleet.om"
-    t0 = time.perf_counter()
     samples = size = 0
-    with text.open("w") as out:
-        for chunk in job_fleet.openmetrics(jobs, times):
-            out.write(chunk)
-            size += len(chunk)
-            samples += chunk.count("\n")
-    generated = time.perf_counter() - t0
-    samples -= len(job_fleet.FAMILIES) + 1  # the TYPE lines and the EOF
-    t0 = time.perf_counter()
-    # One block for the week: promtool reads its whole input once per block it writes.
-    subprocess.run([find("promtool"), "tsdb", "create-blocks-from", "openmetrics",
-                    "--max-block-duration=500h", str(text), str(work / "data")], check=True,
-                   capture_output=True)
-    written = time.perf_counter() - t0
-    text.unlink()
-    block = sum(f.stat().st_size for f in (work / "data").rglob("*") if f.is_file())
+    generated = written = 0.0
+    for chunk in chunks:
+        t0 = time.perf_counter()
+        with text.open("w") as out:
+            for piece in job_fleet.openmetrics(jobs, chunk):
+                out.write(piece)
+                size += len(piece)
+                samples += piece.count("\n")
+        generated += time.perf_counter() - t0
+        samples -= len(job_fleet.FAMILIES) + 1  # the TYPE lines and the EOF
+        t0 = time.perf_counter()
+        subprocess.run([find("promtool"), "tsdb", "create-blocks-from", "openmetrics",
+                        f"--max-block-duration={round(span / 3600) + 1}h", str(text),
+                        str(work / "data")], check=True, capture_output=True)
+        written += time.perf_counter() - t0
+        text.unlink()
+    files = [f for f in (work / "data").rglob("*") if f.is_file()]
     return {"samples": samples, "text_bytes": size, "generated_s": generated,
-            "promtool_s": written, "block_bytes": block}
+            "promtool_s": written, "block_bytes": sum(f.stat().st_size for f in files),
+            "blocks": sum(1 for f in files if f.name == "meta.json")}
 
 
 _SERVED = re.compile(r'^prometheus_http_(response_size_bytes_sum|requests_total)\{'
@@ -123,45 +142,56 @@ def time_report(fetch: Fetch, prom: Prometheus, start: float, end: float,
 
 
 def floor_queries(start: float, end: float) -> dict[str, str]:
-    """The least a report over the range can ask: each family read once by one range function
-    (a counter's ``increase()``, a gauge's ``min_over_time`` or ``max_over_time``), summed per
-    node and account as ``fetch_records``'s queries are."""
+    """Every sample of the range read once: each family by one range function (a counter's
+    ``increase()``, a gauge's ``min_over_time`` or ``max_over_time``), summed per node and
+    account as ``fetch_records``'s queries are. What a report reading every sample costs at
+    least."""
     r = f"[{round(end - start)}s]"
     out = {f: f"sum by ({GROUP}) (increase({f}{r}))" for f in job_fleet.COUNTERS}
     out[own.JOB_FIRST_SEEN] = f"min by ({GROUP}) (min_over_time({own.JOB_FIRST_SEEN}{r}))"
-    for family in (own.JOB_LAST_SEEN, own.JOB_MEMORY, own.JOB_GPUS):
+    for family in (own.JOB_LAST_SEEN, own.JOB_MEMORY_PEAK, own.JOB_GPUS_PEAK):
         out[family] = f"max by ({GROUP}) (max_over_time({family}{r}))"
     return out
 
 
-def ask_all(url: str, promql: list[str], at: float) -> None:
-    """Every query answered, ``PARALLEL_QUERIES`` at a time, as ``fetch_records`` sends them."""
+def ask_all(url: str, promql: list[str], at: float) -> float:
+    """Every query answered, ``PARALLEL_QUERIES`` at a time, as ``fetch_records`` sends them;
+    the seconds it took."""
+    t0 = time.perf_counter()
     with ThreadPoolExecutor(PARALLEL_QUERIES) as pool:
         list(pool.map(lambda q: http_query(url, q, 600.0, at), promql))
+    return time.perf_counter() - t0
 
 
-def breakdown(prom: Prometheus, start: float, end: float, repeats: int) -> dict[str, Any]:
-    """The floor (``floor_queries``) timed as ``time_report`` times the report, and each of
-    ``fetch_records``'s queries alone, one after another: where its time goes."""
+def breakdown(prom: Prometheus, start: float, end: float, nodes: int,
+              repeats: int) -> dict[str, Any]:
+    """Beside the report, in the same run: the floor (``floor_queries``) timed as
+    ``time_report`` times the report; the report's queries reading every sample for every node
+    (``exact_queries``: what the report asked before it read at steps); its second round for a
+    hundredth of the nodes, as a week in which that many exporters restarted asks it; and each
+    of its first round's queries alone, one after another: where its time goes."""
     server = psutil.Process(prom.proc.pid)
     floor = list(floor_queries(start, end).values())
     cpu0 = sum(server.cpu_times()[:2])
-    t0 = time.perf_counter()
-    ask_all(prom.url, floor, end)
-    first = time.perf_counter() - t0
+    first = ask_all(prom.url, floor, end)
     cpu = sum(server.cpu_times()[:2]) - cpu0
-    again = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        ask_all(prom.url, floor, end)
-        again.append(time.perf_counter() - t0)
+    again = [ask_all(prom.url, floor, end) for _ in range(repeats)]
+    cpu0 = sum(server.cpu_times()[:2])
+    full = ask_all(prom.url, list(exact_queries(start, end).values()), end)
+    full_cpu = sum(server.cpu_times()[:2]) - cpu0
+    some = [job_fleet.hostname(n) for n in range(0, nodes, 100)]
+    [narrowed] = exact_selectors("", [{"hostname": h} for h in some])
+    second = ask_all(prom.url, list(exact_queries(start, end, narrowed).values()), end)
     alone = {}
-    for name, promql in report_queries(start, end).items():
+    for name, promql in {**report_queries(start, end),
+                         RECHECK: recheck_query(start, end)}.items():
         t0 = time.perf_counter()
         http_query(prom.url, promql, 600.0, end)
         alone[name] = time.perf_counter() - t0
     return {"floor_first_s": first, "floor_median_s": statistics.median(again),
-            "floor_cpu_s": cpu, "floor_queries": len(floor), "alone": alone}
+            "floor_cpu_s": cpu, "floor_queries": len(floor), "full_s": full,
+            "full_cpu_s": full_cpu, "second_nodes": len(some), "second_s": second,
+            "alone": alone}
 
 
 def totals(records: list[dict[str, Any]]) -> dict[str, float]:
@@ -170,43 +200,51 @@ def totals(records: list[dict[str, Any]]) -> dict[str, float]:
             "idle_gpu_s": sum(r["idle_gpu_s"] or 0.0 for r in records)}
 
 
-def bench_step(fetch: Fetch, nodes: int, days: float, step: int, repeats: int,
-               seed: int) -> None:
+def bench_step(fetch: Fetch, nodes: int, days: float, step: int, repeats: int, seed: int,
+               block_s: float | None) -> None:
     end = float(int(time.time()) // 60 * 60)
     start = end - days * 86400
     jobs = job_fleet.plan(nodes, start, end, seed)
     times = job_fleet.steps(start, end, step)
     truth = job_fleet.truth(jobs, start, end)
+    # Prometheus sees a series at an instant only within its lookback (5 min) after a sample:
+    # a server scraping less often needs a longer one, and so do these coarser steps
+    lookback = max(300, 2 * step)
     with tempfile.TemporaryDirectory(prefix="gputop-bench-report-") as tmp:
         work = Path(tmp)
-        built = build_tsdb(work, jobs, times)
-        series = sum(len(j.nodes) for j in jobs for family in job_fleet.FAMILIES
-                     if job_fleet.served(j, family, times))
+        built = build_tsdb(work, jobs, times, block_s)
+        series = nodes + sum(len(j.nodes) for j in jobs for family in job_fleet.ACCOUNT_FAMILIES
+                             if job_fleet.served(j, family, times))
         print(f"{nodes} nodes × 8 GPUs × {days:g} days at a {step} s step: {len(jobs)} jobs "
               f"({truth['jobs']:.0f} running in the range), {series} series, "
               f"{built['samples'] / 1e6:.1f} M samples; text {built['text_bytes'] / 2**30:.1f} GiB "
-              f"generated in {built['generated_s']:.0f} s, block {built['block_bytes'] / 2**20:.0f} "
-              f"MiB written by promtool in {built['promtool_s']:.0f} s", flush=True)
-        prom = Prometheus(work, [], interval="15s")
+              f"generated in {built['generated_s']:.0f} s, {built['blocks']:.0f} blocks of "
+              f"{built['block_bytes'] / 2**20:.0f} MiB written by promtool in "
+              f"{built['promtool_s']:.0f} s; lookback {lookback} s", flush=True)
+        prom = Prometheus(work, [], interval="15s",
+                          extra_flags=(f"--query.lookback-delta={lookback}s",))
         try:
             r = time_report(fetch, prom, start, end, repeats)
-            b = breakdown(prom, start, end, repeats)
+            b = breakdown(prom, start, end, nodes, repeats)
         finally:
             prom.stop()
     got = totals(r["records"])
-    print(f"  fetch_records over {days:g} days: first {r['first_s']:.2f} s, then median "
-          f"{r['median_s']:.2f} s (max {r['max_s']:.2f} s, {repeats} calls); "
-          f"{len(r['records'])} records (one per node and account; "
+    print(f"  fetch_records over {days:g} days (steps {STEP_S / 3600:g} h): first "
+          f"{r['first_s']:.2f} s, then median {r['median_s']:.2f} s (max {r['max_s']:.2f} s, "
+          f"{repeats} calls); {len(r['records'])} records (one per node and account; "
           f"{len({(x['job'], x['hpc_job']) for x in r['records']})} jobs); "
           f"{r['queries']:.0f} instant queries "
           f"({r['range_queries']:.0f} range queries), answers {r['answer_bytes'] / 2**20:.1f} MiB; "
           f"Prometheus CPU {r['server_cpu_s']:.2f} s in the first call, RSS "
           f"{r['server_rss'] / 2**20:.0f} MiB", flush=True)
-    print(f"  floor, the same range with each family read once ({b['floor_queries']} queries of "
-          f"increase() or min/max_over_time, 4 at a time): first {b['floor_first_s']:.2f} s, "
-          f"then median {b['floor_median_s']:.2f} s; Prometheus CPU {b['floor_cpu_s']:.2f} s. "
-          f"fetch_records ÷ floor: {r['median_s'] / b['floor_median_s']:.1f}×", flush=True)
-    print("  fetch_records's queries one at a time: " + ", ".join(
+    print(f"  every sample read once ({b['floor_queries']} queries of increase() or "
+          f"min/max_over_time, 4 at a time): first {b['floor_first_s']:.2f} s, then median "
+          f"{b['floor_median_s']:.2f} s; Prometheus CPU {b['floor_cpu_s']:.2f} s. "
+          f"fetch_records ÷ that: {r['median_s'] / b['floor_median_s']:.2f}×", flush=True)
+    print(f"  exact_queries for every node (the report before the steps): {b['full_s']:.2f} s, "
+          f"Prometheus CPU {b['full_cpu_s']:.2f} s; for {b['second_nodes']} nodes (a second "
+          f"round): {b['second_s']:.2f} s", flush=True)
+    print("  fetch_records's first round one query at a time: " + ", ".join(
         f"{name} {seconds:.2f} s" for name, seconds in b["alone"].items()), flush=True)
     print(f"  GPU-hours {got['gpu_s'] / 3600:,.0f} (job mix: {truth['gpu_s'] / 3600:,.0f}), "
           f"idle GPU-hours {got['idle_gpu_s'] / 3600:,.0f} "
@@ -220,13 +258,18 @@ def main() -> None:
     parser.add_argument("--days", type=float, default=7.0)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=30)
+    parser.add_argument("--block-hours", type=float, default=None,
+                        help="write and backfill the text this many hours at a time (blocks "
+                             "of at most that), for runs whose whole text promtool cannot map")
     args = parser.parse_args()
+
     def fetch(url: str, start: float, end: float) -> list[dict[str, Any]]:
         return fetch_records(url, start, end, timeout=120.0)
 
+    block_s = args.block_hours * 3600 if args.block_hours else None
     for run in args.runs:
         nodes, step = (int(v) for v in run.split("x"))
-        bench_step(fetch, nodes, args.days, step, args.repeats, args.seed)
+        bench_step(fetch, nodes, args.days, step, args.repeats, args.seed, block_s)
 
 
 if __name__ == "__main__":

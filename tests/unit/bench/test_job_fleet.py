@@ -95,10 +95,17 @@ def test_the_text_is_what_the_exporter_served_and_promtool_backfills(jobs):
         held = by_series[f"{own.JOB_GPUS}{{{labels}}}"]
         kept = by_series[f"{own.JOB_GPU_SECONDS}{{{labels}}}"]
         assert held and max(t for _, t in held) <= j.end  # gone when the job ends
+        peak = by_series[f"{own.JOB_GPUS_PEAK}{{{labels}}}"]
+        assert [t for _, t in peak] == [t for _, t in kept]  # the peaks kept as the counters
+        assert {v for v, _ in peak} == {float(j.gpus)}
         assert max(t for _, t in kept) <= j.end + OWNER_RETENTION_S
         assert max(t for _, t in kept) > j.end or j.end + OWNER_RETENTION_S > END
         assert f'hostname="{fleet.hostname(j.nodes[-1])}"' in labels
         assert f'instance="{fleet.hostname(j.nodes[-1])}:' in labels
+    # each node's exporter began counting before the week, at every scrape
+    began = {k: v for k, v in by_series.items() if k.startswith(own.EXPORTER_START + "{")}
+    assert len(began) == len({n for j in some for n in j.nodes})
+    assert all(len(v) == len(times) and v[0][0] < START for v in began.values())
 
 
 def test_the_counters_add_up_to_the_mix(jobs):
