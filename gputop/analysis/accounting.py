@@ -36,8 +36,10 @@ from gputop.core.units import MIB_PER_GIB
 
 # How long an ended account's running totals are kept, for the exporter's counters: long
 # enough for any scrape interval and a day's increase(), short enough that a node running
-# thousands of jobs keeps a bounded number of series. An account seen again after that starts
-# from 0, which Prometheus's increase() takes as a counter reset.
+# thousands of jobs keeps a bounded number of series. `gputop report` reads a range at steps
+# half of it apart (gputop.report.prometheus.STEP_S), one of which finds each ended job's
+# final figures. An account seen again after that starts from 0, which Prometheus's
+# increase() takes as a counter reset.
 OWNER_RETENTION_S = 86400.0
 
 
