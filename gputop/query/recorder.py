@@ -38,34 +38,15 @@ def default_path(folder: str = ".", now: float | None = None) -> str:
     return os.path.join(folder, f"gputop-{stamp}.csv")
 
 
-class Recorder:
-    """Writes snapshots as CSV rows to ``path`` (created or truncated) until :meth:`close`.
+class _LogFile:
+    """A file written in whole pieces through a FileSink (gputop.query.sink) until
+    :meth:`close`: a write that fails (a full disk) closes it, the file ending with its last
+    whole piece."""
 
-    ``fields``: nvidia-smi field names or aliases, or a comma-separated string. Raises
-    GputopError for an unknown field or a path that cannot be written; :meth:`write` raises
-    LogWriteError (a GputopError) if the disk fills, after which the recorder is closed and the
-    file ends with its last whole sample (the error says how many rows it holds).
-    """
-
-    def __init__(self, path: str, fields: Sequence[str] | str = DEFAULT_FIELDS,
-                 units: bool = True, header: bool = True) -> None:
-        text = fields if isinstance(fields, str) else ",".join(fields)
-        try:
-            self.fields: list[Field] = parse_field_list(text)
-        except InvalidField as exc:
-            raise GputopError(str(exc)) from None
+    def __init__(self, path: str) -> None:
         self.path = path
-        self.units = units
         self.rows = 0
-        self.started = time.time()
         self._sink: FileSink | None = FileSink(path)
-        if header:
-            self._write(header_line(self.fields), header=True)
-
-    @property
-    def wants(self) -> dict[str, float]:
-        """What the rows print (gputop.core.budget): the dashboard asks for it while recording."""
-        return query_wants("gpu", self.fields)
 
     @property
     def closed(self) -> bool:
@@ -83,6 +64,39 @@ class Recorder:
             self.close()
             raise
 
+    def close(self) -> None:
+        sink, self._sink = self._sink, None
+        if sink is not None:
+            sink.close()
+
+
+class Recorder(_LogFile):
+    """Writes snapshots as CSV rows to ``path`` (created or truncated) until :meth:`close`.
+
+    ``fields``: nvidia-smi field names or aliases, or a comma-separated string. Raises
+    GputopError for an unknown field or a path that cannot be written; :meth:`write` raises
+    LogWriteError (a GputopError) if the disk fills, after which the recorder is closed and the
+    file ends with its last whole sample (the error says how many rows it holds).
+    """
+
+    def __init__(self, path: str, fields: Sequence[str] | str = DEFAULT_FIELDS,
+                 units: bool = True, header: bool = True) -> None:
+        text = fields if isinstance(fields, str) else ",".join(fields)
+        try:
+            self.fields: list[Field] = parse_field_list(text)
+        except InvalidField as exc:
+            raise GputopError(str(exc)) from None
+        super().__init__(path)
+        self.units = units
+        self.started = time.time()
+        if header:
+            self._write(header_line(self.fields), header=True)
+
+    @property
+    def wants(self) -> dict[str, float]:
+        """What the rows print (gputop.core.budget): the dashboard asks for it while recording."""
+        return query_wants("gpu", self.fields)
+
     def write(self, snapshot: Snapshot, count: int | None = None) -> int:
         """Append one row per device; returns the rows written. ``count``: GPUs in the node."""
         text = gpu_lines(self.fields, snapshot, len(snapshot.devices) if count is None else count,
@@ -92,11 +106,6 @@ class Recorder:
         n = text.count("\n")
         self.rows += n
         return n
-
-    def close(self) -> None:
-        sink, self._sink = self._sink, None
-        if sink is not None:
-            sink.close()
 
     def __enter__(self) -> Recorder:
         return self
@@ -113,35 +122,20 @@ def stream_path(path: str) -> str:
     return os.path.splitext(path)[0] + STREAM_SUFFIX
 
 
-class StreamRecorder:
+class StreamRecorder(_LogFile):
     """Writes snapshots to ``path`` (created or truncated) as `gputop agent` streams them: the
     hello, then one ``gputop/1`` snapshot per line; what `gputop report` reads. Raises
     GputopError for a path that cannot be written, and :meth:`write` LogWriteError (the file
     then ends with its last whole line)."""
 
     def __init__(self, path: str, backend: str, host: str) -> None:
-        self.path = path
-        self.rows = 0
-        self._sink: FileSink | None = FileSink(path)
-        self._write(encode_line(hello_document(backend, host)), header=True)
+        super().__init__(path)
+        self._write(encode_line(hello_document(backend, host)).decode("ascii"), header=True)
 
     @property
     def wants(self) -> budget.Wants:
         """What job accounting reads, on every sample: a sample without it would be a hole."""
         return LEDGER_READS
-
-    def _write(self, line: bytes, header: bool = False) -> None:
-        if self._sink is None:
-            raise LogWriteError(f"recording to {self.path} is closed")
-        text = line.decode("ascii")
-        try:
-            if header:
-                self._sink.write_header(text)
-            else:
-                self._sink.write(text)
-        except LogWriteError:
-            self.close()
-            raise
 
     def write(self, snapshot: Snapshot) -> int:
         """Append the snapshot's line; returns the lines written (0: a sample holding a
@@ -150,14 +144,9 @@ class StreamRecorder:
             line = encode_line(snapshot_to_json(snapshot))
         except ValueError:
             return 0
-        self._write(line)
+        self._write(line.decode("ascii"))
         self.rows += 1
         return 1
-
-    def close(self) -> None:
-        sink, self._sink = self._sink, None
-        if sink is not None:
-            sink.close()
 
 
 class Recording:
