@@ -9,6 +9,8 @@ import secrets
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
@@ -107,6 +109,30 @@ def step_daemon_child(daemon: subprocess.Popen) -> int:
             raise AssertionError(f"the step daemon's child {pid} never became sleep")
         time.sleep(0.005)
     return pid
+
+
+@contextmanager
+def slurm_step(job: str) -> Iterator[int]:
+    """Run a ``sleep`` under a process named ``slurmstepd`` with ``SLURM_JOB_ID=job`` (so
+    attribution names the job) for the block: yields its PID; both are killed after it, the
+    child first, lest it outlive its parent."""
+    import sys
+
+    daemon = subprocess.Popen([sys.executable, "-c", STEP_DAEMON], stdout=subprocess.PIPE,
+                              text=True, env=dict(os.environ, SLURM_JOB_ID=job))
+    pid = None
+    try:
+        pid = step_daemon_child(daemon)
+        yield pid
+    finally:
+        if pid is not None:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        daemon.kill()
+        daemon.wait(10)
+        daemon.stdout.close()  # type: ignore[union-attr]
 
 
 def step_child(lab: Lab, env: dict[str, str]) -> int:

@@ -13,14 +13,13 @@ from __future__ import annotations
 import getpass
 import json
 import os
-import signal
 import subprocess
 import sys
 
 import pytest
 
 from tests.support import cfake
-from tests.support.kernel_lab import STEP_DAEMON, step_daemon_child
+from tests.support.kernel_lab import slurm_step
 from tests.support.paths import ROOT, gputop_cmd
 from tests.support.prom_harness import get, start_exporter, stop, wait_for
 from tests.support.tmux import Pane
@@ -36,31 +35,22 @@ def node(tmp_path_factory):
     if why is not None:
         pytest.skip(why)
     folder = cfake.build(tmp_path_factory.mktemp("fakenvml"))
-    daemon = subprocess.Popen([sys.executable, "-c", STEP_DAEMON], stdout=subprocess.PIPE,
-                              text=True, env=dict(os.environ, SLURM_JOB_ID=JOB))
     busy, wave = subprocess.Popen(["sleep", "600"]), subprocess.Popen(["sleep", "600"])
-    job_pid = None
     try:
-        job_pid = step_daemon_child(daemon)
-        config = folder / "node.conf"
-        config.write_text("gpu_count = 3\nperiod_s = 2\n"
-                          "gpu.0.util_gpu = 0\ngpu.0.util_gpu_amp = 0\n"
-                          "gpu.1.util_gpu = 90\ngpu.1.util_gpu_amp = 0\n"
-                          "gpu.2.util_gpu = 0\ngpu.2.util_gpu_amp = 100\n"
-                          f"gpu.0.procs = {job_pid}:8G\ngpu.1.procs = {busy.pid}:8G\n"
-                          f"gpu.2.procs = {wave.pid}:8G\n")
-        env = dict(os.environ, LD_LIBRARY_PATH=str(folder), FAKENVML_CONFIG=str(config))
-        yield env, {0: job_pid, 1: busy.pid, 2: wave.pid}
+        with slurm_step(JOB) as job_pid:
+            config = folder / "node.conf"
+            config.write_text("gpu_count = 3\nperiod_s = 2\n"
+                              "gpu.0.util_gpu = 0\ngpu.0.util_gpu_amp = 0\n"
+                              "gpu.1.util_gpu = 90\ngpu.1.util_gpu_amp = 0\n"
+                              "gpu.2.util_gpu = 0\ngpu.2.util_gpu_amp = 100\n"
+                              f"gpu.0.procs = {job_pid}:8G\ngpu.1.procs = {busy.pid}:8G\n"
+                              f"gpu.2.procs = {wave.pid}:8G\n")
+            env = dict(os.environ, LD_LIBRARY_PATH=str(folder), FAKENVML_CONFIG=str(config))
+            yield env, {0: job_pid, 1: busy.pid, 2: wave.pid}
     finally:
-        if job_pid is not None:
-            try:
-                os.kill(job_pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        for proc in (daemon, busy, wave):
+        for proc in (busy, wave):
             proc.kill()
             proc.wait(10)
-        daemon.stdout.close()
 
 
 def test_snapshot_window_counts_idle_time_per_process_job_and_user(node):

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 
@@ -21,7 +20,7 @@ import yaml
 
 from gputop.formats import dcgm, dcgm_counters
 from tests.support import cfake
-from tests.support.kernel_lab import STEP_DAEMON, step_daemon_child
+from tests.support.kernel_lab import slurm_step
 from tests.support.paths import FIXTURES
 from tests.support.prom_harness import ROOT, Prometheus, find, start_exporter, stop, wait_for
 
@@ -93,29 +92,19 @@ def slurm_node(tmp_path_factory):
     if why is not None:
         pytest.skip(why)
     folder = cfake.build(tmp_path_factory.mktemp("fakenvml"))
-    daemon = subprocess.Popen([sys.executable, "-c", STEP_DAEMON], stdout=subprocess.PIPE,
-                              text=True, env=dict(os.environ, SLURM_JOB_ID=JOB))
     other = subprocess.Popen(["sleep", "600"])
-    job_pid = None
     try:
-        job_pid = step_daemon_child(daemon)
-        config = folder / "node.conf"
-        config.write_text("gpu_count = 4\nvary = 0\ngpu.*.ecc_errors = 3\n"
-                          "gpu.0.util_gpu = 70\ngpu.1.util_gpu = 50\ngpu.2.util_gpu = 20\n"
-                          "gpu.3.util_gpu = 0\n"
-                          f"gpu.0.procs = {job_pid}:4G\ngpu.1.procs = {job_pid}:4G\n"
-                          f"gpu.2.procs = {other.pid}:2G\n")
-        yield dict(os.environ, LD_LIBRARY_PATH=str(folder), FAKENVML_CONFIG=str(config))
+        with slurm_step(JOB) as job_pid:
+            config = folder / "node.conf"
+            config.write_text("gpu_count = 4\nvary = 0\ngpu.*.ecc_errors = 3\n"
+                              "gpu.0.util_gpu = 70\ngpu.1.util_gpu = 50\ngpu.2.util_gpu = 20\n"
+                              "gpu.3.util_gpu = 0\n"
+                              f"gpu.0.procs = {job_pid}:4G\ngpu.1.procs = {job_pid}:4G\n"
+                              f"gpu.2.procs = {other.pid}:2G\n")
+            yield dict(os.environ, LD_LIBRARY_PATH=str(folder), FAKENVML_CONFIG=str(config))
     finally:
-        if job_pid is not None:  # the daemon's child first, lest it outlive its parent
-            try:
-                os.kill(job_pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        for proc in (daemon, other):
-            proc.kill()
-            proc.wait(10)
-        daemon.stdout.close()
+        other.kill()
+        other.wait(10)
 
 
 def render(template: str, labels: dict[str, str]) -> str:
