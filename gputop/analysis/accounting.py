@@ -198,28 +198,27 @@ class JobLedger:
             if unit.idle:
                 acct.idle.add(gpu_s, share)
 
-    def see(self, now: float, devices: Iterable[Device]) -> None:
-        """Note who holds what at ``now``, before the sample's intervals are charged: accounts
-        open (or go on, when a job's processes come back), peaks rise, and the jobs none of
-        whose processes is left end."""
+    def see(self, now: float, held_units: Iterable[Unit]) -> None:
+        """Note who holds what at ``now`` (the sample's ``units``), before its intervals are
+        charged: accounts open (or go on, when a job's processes come back), peaks rise, and
+        the jobs none of whose processes is left end."""
         if self.since is None:
             self.since = now
         held: dict[tuple[str, str], _Held] = {}
         self._named, self._seen = self._seen, {}
         self._on_unit = {}
-        for dev in devices:
-            for unit in units(dev):
-                mine = self._on_unit[unit.name] = {}
-                for p in unit.processes:
-                    k = self._account_of(p)
-                    mine[k] = mine.get(k, 0.0) + (p.gpu_memory_mib or 0.0)
-                    h = held.get(k)
-                    if h is None:
-                        h = held[k] = _Held(p)
-                    h.units.add(unit.name)
-                    h.mib += p.gpu_memory_mib or 0.0
-                    if p.started is not None and (h.started is None or p.started < h.started):
-                        h.started = p.started
+        for unit in held_units:
+            mine = self._on_unit[unit.name] = {}
+            for p in unit.processes:
+                k = self._account_of(p)
+                mine[k] = mine.get(k, 0.0) + (p.gpu_memory_mib or 0.0)
+                h = held.get(k)
+                if h is None:
+                    h = held[k] = _Held(p)
+                h.units.add(unit.name)
+                h.mib += p.gpu_memory_mib or 0.0
+                if p.started is not None and (h.started is None or p.started < h.started):
+                    h.started = p.started
         for k, h in held.items():
             acct = self.accounts.get(k)
             if acct is None:

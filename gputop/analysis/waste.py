@@ -28,7 +28,7 @@ import operator
 from dataclasses import fields, replace
 from typing import Any
 
-from gputop.analysis.accounting import OWNER_RETENTION_S, JobLedger, Tally, held_mib, units
+from gputop.analysis.accounting import OWNER_RETENTION_S, JobLedger, Tally, Unit, held_mib, units
 from gputop.analysis.hints import IDLE_UTIL_PCT
 from gputop.core import budget
 from gputop.core.model import Device, MigInstance, Process, Snapshot
@@ -82,18 +82,18 @@ class WasteLedger:
         self._time = snap.time
         energy_before = self._energy
         self._energy = {d.index: d.energy_j for d in snap.devices}
-        self.accounts.see(snap.time, snap.devices)
+        judged = [(dev, units(dev)) for dev in snap.devices]  # once: both ledgers read them
+        self.accounts.see(snap.time, [u for _, mine in judged for u in mine])
         if prev is None:
             return
         elapsed = snap.time - prev
         dt = min(elapsed, IDLE_MAX_GAP_S)
-        for dev in snap.devices:
-            self._device(dev, dt, elapsed, energy_before.get(dev.index))
+        for dev, mine in judged:
+            if mine:
+                self._device(dev, mine, dt, elapsed, energy_before.get(dev.index))
 
-    def _device(self, dev: Device, dt: float, elapsed: float, energy_before: float | None) -> None:
-        mine = units(dev)
-        if not mine:
-            return
+    def _device(self, dev: Device, mine: list[Unit], dt: float, elapsed: float,
+                energy_before: float | None) -> None:
         energy = _interval_energy(dev, dt, elapsed, energy_before)
         # under MIG the whole GPU's energy is split over all its instances' processes
         total = held_mib(p for u in mine for p in u.processes)
