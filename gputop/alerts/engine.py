@@ -42,10 +42,12 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
 _UNITS = (("_mibps", " MiB/s"), ("_pct", "%"), ("_mib", " MiB"), ("_mhz", " MHz"),
           ("_c", " °C"), ("_w", " W"), ("_j", " J"), ("_s", " s"))
 _NAMES_SHOWN = 2  # users or jobs named in a summary before "+N"
-# Samples come on a schedule, each a few milliseconds off it: a condition that held from one
-# sample to the one two seconds later has held "for 2s" even if the clocks say 1.999 s (seen on
-# a real H200: without this, "for 2s" fired a whole sample late, at 3 s).
-_JITTER_S = 0.05
+# Samples come on a schedule, each some milliseconds off it (the first one later, while the
+# backend learns its devices): a condition that held from one sample to the one two seconds
+# later has held "for 2s" even if the clocks say 1.9 s. So a duration counts as held at the
+# sample nearest its end: within half the gap since the node's previous sample (seen on a real
+# H200 and a real H100: without it "for 2s" fired a whole sample late, at 3 s).
+_NEAREST = 0.5
 
 
 @dataclass(frozen=True)
@@ -125,15 +127,16 @@ class AlertEngine:
         node = self.node or snap.host
         memory = self._memory.setdefault(node, _NodeMemory())
         out: list[Alert] = []
+        slack = 0.0 if memory.before is None else _NEAREST * max(0.0, snap.time - memory.before.time)
         for rule in self.rules:
             if _is_state(rule):
-                out.extend(self._step_state(rule, node, snap))
+                out.extend(self._step_state(rule, node, snap, slack))
             else:
                 out.extend(self._step_events(rule, node, snap, memory))
         _remember(memory, snap)
         return tuple(out)
 
-    def _step_state(self, rule: Rule, node: str, snap: Snapshot) -> list[Alert]:
+    def _step_state(self, rule: Rule, node: str, snap: Snapshot, slack: float) -> list[Alert]:
         now = snap.time
         seen = {s.key: s for s in _state_subjects(rule, node, snap)}
         prefix = f"{rule.name}/{node}/"
@@ -159,7 +162,7 @@ class AlertEngine:
             if track.firing is not None:
                 continue
             held = now - track.since
-            if held + _JITTER_S < rule.condition.for_s or _cooling(rule, track, now):
+            if held + slack < rule.condition.for_s or _cooling(rule, track, now):
                 continue
             alert = Alert(
                 rule=rule.name, key=key, state="firing", severity=rule.severity, at=now,

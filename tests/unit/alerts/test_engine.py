@@ -50,13 +50,15 @@ def test_does_not_fire_before_its_duration():
     assert run(engine, (hot(t, 91) for t in range(0, 120, 10))) == []
 
 
-def test_a_sample_a_millisecond_early_still_counts_its_duration():
-    """Real samples drift by milliseconds: 2.999 s - 1.000 s held "for 2s" (a real H200)."""
-    engine = AlertEngine([rule("temperature_c > 85 for 2s")])
-    times = [1.0, 2.0005, 2.999, 4.0]
-    assert [t for t, _ in run(engine, (hot(t, 91) for t in times))] == [2.999]
-    early = AlertEngine([rule("temperature_c > 85 for 2s")])
-    assert run(early, (hot(t, 91) for t in [1.0, 2.0, 2.9])) == []  # a tenth short is short
+def test_a_duration_is_held_at_the_sample_nearest_its_end():
+    """Real samples drift: a first sample 100 ms late (a real H100) still fires "for 2s" two
+    samples later, and the rounding is to the nearest sample, never a whole sample short."""
+    late_first = AlertEngine([rule("temperature_c > 85 for 2s")])
+    times = [1.1, 2.0, 3.0, 4.0]
+    assert [t for t, _ in run(late_first, (hot(t, 91) for t in times))] == [3.0]
+    quarter = AlertEngine([rule("temperature_c > 85 for 2s")])
+    times = [1 + k / 4 for k in range(12)]  # 1.75 s held + half a 0.25 s gap is short of 2
+    assert [t for t, _ in run(quarter, (hot(t, 91) for t in times))] == [3.0]
 
 
 def test_resolves_once_when_the_condition_stops():
