@@ -22,6 +22,7 @@ TABLES = [
     "table_1xH200_580.159.04_idle.txt",
     "table_1xH200_580.159.04_load_with-process.txt",
     "table_1xH200_580.159.04_load_2-processes.txt",
+    "table_1xH100-80GB-HBM3_580.159.04_load_2-processes.txt",
     "table_1xH100-80GB-HBM3_590.48.01_load_with-processes.txt",
     "table_1xH100-MIG_590.48.01_load.txt",
     "table_1xRTX4080S_595.71.05_desktop-CplusG_load.txt",
