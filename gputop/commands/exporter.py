@@ -50,6 +50,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              " gputop --config FILE exporter --alert-rules) as a Prometheus rule"
                              " file to FILE (default: stdout), over the names served with these"
                              " options, and exit without opening a device")
+    parser.add_argument("--recording-rules", nargs="?", const="-", default=None, metavar="FILE",
+                        help="write the Prometheus recording rules `gputop report --prometheus`"
+                             " reads over long ranges to FILE (default: stdout), and exit"
+                             " without opening a device")
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,7 @@ class ExporterConfig:
     alert_rules: str | None = None  # write the Prometheus rule file here ("-": stdout) and exit
     config_path: str | None = None  # the settings file whose alert rules --alert-rules writes
     no_config: bool = False  # --alert-rules: the default rules alone
+    recording_rules: str | None = None  # write the report's recording rules here ("-": stdout)
 
 
 def configure(args: argparse.Namespace) -> ExporterConfig:
@@ -70,7 +75,7 @@ def configure(args: argparse.Namespace) -> ExporterConfig:
                           web_config=args.web_config, hostname_label=args.hostname_label,
                           top_processes=args.top_processes, counters_file=args.counters_file,
                           alert_rules=args.alert_rules, config_path=args.config,
-                          no_config=args.no_config)
+                          no_config=args.no_config, recording_rules=args.recording_rules)
 
 
 def options(config: ExporterConfig) -> own.Options:
@@ -95,26 +100,36 @@ def rules_in_force(config_path: str | None, no_config: bool) -> tuple[Rule, ...]
 def write_alert_rules(config: ExporterConfig, rules: Sequence[Rule]) -> int:
     """Write ``rules`` as a Prometheus rule file to ``config.alert_rules`` ("-": stdout), over
     the names the exporter serves with ``config``'s options."""
-    from gputop.core.errors import UsageError
     from gputop.exporter.alert_rules import prometheus_rules
 
-    text = prometheus_rules(rules, options(config))
-    if config.alert_rules in (None, "-"):
+    return write_rule_file(prometheus_rules(rules, options(config)), config.alert_rules,
+                           "--alert-rules")
+
+
+def write_rule_file(text: str, path: str | None, flag: str) -> int:
+    """Write a Prometheus rule file's ``text`` to ``path`` (None or "-": stdout); a file that
+    cannot be written is a UsageError naming ``flag`` and the path."""
+    from gputop.core.errors import UsageError
+
+    if path in (None, "-"):
         sys.stdout.write(text)
         sys.stdout.flush()
         return 0
     try:
-        with open(config.alert_rules, "w", encoding="utf-8") as out:
+        with open(path, "w", encoding="utf-8") as out:
             out.write(text)
     except OSError as exc:
-        raise UsageError(f"exporter: --alert-rules {config.alert_rules}: "
-                         f"{exc.strerror or exc}") from None
+        raise UsageError(f"exporter: {flag} {path}: {exc.strerror or exc}") from None
     return 0
 
 
 def run(config: ExporterConfig) -> int:
     if config.alert_rules is not None:  # a file for Prometheus; no device is opened
         return write_alert_rules(config, rules_in_force(config.config_path, config.no_config))
+    if config.recording_rules is not None:
+        from gputop.exporter.recording_rules import recording_rules
+
+        return write_rule_file(recording_rules(), config.recording_rules, "--recording-rules")
     from gputop import __version__
     from gputop.analysis.pipeline import default_analyzer
     from gputop.analysis.waste import WasteLedger

@@ -41,6 +41,21 @@ JOB_MEMORY = "gputop_job_memory_used_bytes"
 JOB_GPUS_PEAK = "gputop_job_gpus_peak"
 JOB_MEMORY_PEAK = "gputop_job_memory_peak_bytes"
 EXPORTER_START = "gputop_exporter_start_timestamp_seconds"
+# The families `gputop report --prometheus` reads over a whole range, which the recording rules
+# of `gputop exporter --recording-rules` have Prometheus copy every COPY_INTERVAL_S under
+# ``copy_of(family)``: over a week of 15 s scrapes the report reads the copies, not every sample
+# (gputop.report.prometheus; docs/waste.md, "Over Prometheus"). The interval is well within the
+# day the exporter keeps an ended job's series, so a copy holds every job's final figures.
+COPIED = (JOB_GPU_SECONDS, IDLE_SECONDS, JOB_ENERGY, IDLE_ENERGY, JOB_SM_ACTIVE, JOB_SM_MEASURED,
+          JOB_FIRST_SEEN, JOB_LAST_SEEN, JOB_MEMORY_PEAK, JOB_GPUS_PEAK, EXPORTER_START)
+COPY_INTERVAL_S = 3600
+
+
+def copy_of(family: str) -> str:
+    """Name the recorded hourly copy of ``family`` (Prometheus's level:metric:operation form)."""
+    return f"gputop:{family.removeprefix('gputop_')}:hourly"
+
+
 # The labels of every per-account series, besides the node's (account_labels).
 ACCOUNT_LABELS = ("user", "hpc_job", "workload", "inferred")
 

@@ -2,27 +2,31 @@
 that scrapes gputop exporters, from the exporter's job and idle families (docs/prometheus.md),
 as records in the format ``JobLedger.records`` writes, plus the job's ``nodes``.
 
-Only instant queries at the range's end, one per figure, each summed by Prometheus per account
-and node (``GROUP``): the answer is one series per job and node whatever the range's length or
-the number of samples, and no raw sample is downloaded (Build 5 of #30; docs/waste.md, "Over
-Prometheus").
+Only instant queries at the range's end: one asking whether the range holds copies, then one
+per figure, each summed by Prometheus per account and node (``GROUP``): the answer is one
+series per job and node whatever the range's length or the number of samples, and no raw
+sample is downloaded (Build 5 of #30; docs/waste.md, "Over Prometheus").
 
 A counter's figure over the range is read at its edges (``risen``): its newest value less its
 value at the range's start, or the whole newest value for an account new within the range (its
 counters start at 0). So a job's start or end within the range is counted exactly, and the
 figures over adjacent ranges add up. Its newest value is the counter at the range's end, else
-(a job whose series the exporter no longer serves) its highest at steps ``STEP_S`` apart: the
-exporter serves an ended job's counters flat for ``OWNER_RETENTION_S``, twice the step, so a
-step after its end reads its final value. The steps read the series at instants, not every
-sample, and count a job once however many samples its series holds. The peaks and seen times
-are read alike, from gauges the exporter keeps as long as the counters.
+(a job whose series the exporter no longer serves) its highest between the edges
+(``across``): from the hourly copies the recording rules of ``gputop exporter
+--recording-rules`` keep (``own.copy_of``; one sample an hour, however often Prometheus
+scrapes), else, where the range holds no copy (``copies_query``), from the raw series at steps
+``STEP_S`` apart. The exporter serves an ended job's counters flat for ``OWNER_RETENTION_S``,
+twice the step and many copy intervals, so a copy or a step after its end reads its final
+value. The peaks and seen times are read alike, from gauges the exporter keeps as long as the
+counters.
 
 That holds while the node's counters only grow and were read at the range's start. Where they
 may not have (``recheck_query``: an exporter started or restarted within the range, which zeroes
 its counters and forgets its ended jobs early; a node no longer scraped at the range's end; a
 job running at the start that Prometheus did not scrape within its lookback; an account the
-exporter forgot and opened again), that node's records are read again by ``exact_queries``,
-which read every sample of the node's series: ``counted``, as before the steps.
+exporter forgot and opened again; copies that began more than a step into the range), that
+node's records are read again by ``exact_queries``, which read every sample of the node's
+series: ``counted``.
 
 Each edge finds the sample of the last scrape before it, at most a scrape interval plus an
 exporter interval earlier, so a job running across an edge is off by up to that much of each
@@ -63,8 +67,10 @@ GROUP = ", ".join((*HOSTNAME_LABELS["both"], *own.ACCOUNT_LABELS))
 # half the time it keeps an ended job's series flat, so that a step falls after every job's
 # end and before the exporter forgets it, with room for the scrape's lag.
 STEP_S = OWNER_RETENTION_S / 2
-# The query that names the nodes to read again in full (``recheck_query``), among the figures'.
+# The query that names the nodes to read again in full (``recheck_query``), among the figures',
+# and the one that asks whether the recording rules' copies are there (``copies_query``).
 RECHECK = "nodes to re-read"
+COPIES = "hourly copies"
 
 _MATCHER = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*(?:=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"')
 
@@ -74,22 +80,32 @@ def _range(start: float, end: float) -> str:
     return f"{max(1, round((end - start) * 1000))}ms"
 
 
-def newest(series: str, start: float, end: float, fn: str = "max") -> str:
-    """PromQL for ``series`` at ``end``, else (a series no longer served there) its ``fn``
-    (max or min) over the range read at steps ``STEP_S`` apart: for a value that only grows
+def across(family: str, selector: str, start: float, end: float, fn: str,
+           copies: bool) -> str:
+    """PromQL for ``family``'s (under ``selector``) ``fn`` (max or min) over the range: read
+    from its hourly copies where the recording rules keep them (``copies``: one sample an
+    hour), else from the raw series at steps ``STEP_S`` apart."""
+    if copies:
+        return f"{fn}_over_time({own.copy_of(family)}{selector}[{_range(start, end)}])"
+    return f"{fn}_over_time({family}{selector}[{_range(start, end)}:{round(STEP_S)}s])"
+
+
+def newest(family: str, selector: str, start: float, end: float, fn: str = "max",
+           copies: bool = False) -> str:
+    """PromQL for ``family`` (under ``selector``) at ``end``, else (a series no longer served
+    there) its ``fn`` (max or min) over the range (``across``): for a value that only grows
     while the exporter keeps it (a counter, a peak, a last-seen time), its newest."""
-    return f"({series} or {fn}_over_time({series}[{_range(start, end)}:{round(STEP_S)}s]))"
+    return f"({family}{selector} or {across(family, selector, start, end, fn, copies)})"
 
 
-def risen(family: str, selector: str, start: float, end: float) -> str:
+def risen(family: str, selector: str, start: float, end: float, copies: bool = False) -> str:
     """PromQL for how much counter ``family`` (under ``selector``) rose over [start, end],
     evaluated at ``end``, per series: its newest value less its value at ``start``, or the whole
     newest value where it had none there (new within the range: it started at 0). Exact where
     the counter never restarted within the range and was scraped at ``start`` where it ran
     then; ``recheck_query`` finds the nodes where either may not hold."""
-    counter = family + selector
-    last = newest(counter, start, end)
-    return f"(({last} - ({counter} offset {_range(start, end)})) or {last})"
+    last = newest(family, selector, start, end, copies=copies)
+    return f"(({last} - ({family}{selector} offset {_range(start, end)})) or {last})"
 
 
 def counted(family: str, selector: str, start: float, end: float) -> str:
@@ -128,13 +144,14 @@ def _figures(total: Callable[[str], str], gauge: Callable[[str, str], str]) -> d
     }
 
 
-def queries(start: float, end: float, selector: str = "") -> dict[str, str]:
+def queries(start: float, end: float, selector: str = "", copies: bool = False) -> dict[str, str]:
     """One instant query per figure of a record (its key), each to be evaluated at ``end``, one
-    series per node and account, reading the series at the range's edges and at steps
-    (``risen``, ``newest``); ``selector``: label matchers in braces, or ""."""
+    series per node and account, reading the series at the range's edges and, between them,
+    the hourly copies (``copies``) or the raw series at steps (``risen``, ``newest``);
+    ``selector``: label matchers in braces, or ""."""
     return _figures(
-        lambda family: f"sum by ({GROUP}) ({risen(family, selector, start, end)})",
-        lambda family, fn: newest(family + selector, start, end, fn))
+        lambda family: f"sum by ({GROUP}) ({risen(family, selector, start, end, copies)})",
+        lambda family, fn: newest(family, selector, start, end, fn, copies))
 
 
 def exact_queries(start: float, end: float, selector: str = "") -> dict[str, str]:
@@ -155,31 +172,52 @@ def node_selector(selector: str) -> str:
     return "{" + ", ".join(kept) + "}" if kept else ""
 
 
-def recheck_query(start: float, end: float, selector: str = "") -> str:
+def recheck_query(start: float, end: float, selector: str = "", copies: bool = False) -> str:
     """PromQL for the nodes whose figures over the range ``queries`` may miss, one series per
     node (its host labels), to be read again by ``exact_queries``:
 
     - its exporter started within the range (a restart zeroes the counters and forgets the
       ended jobs before their day is out, between two steps);
-    - it was scraped at the range's start or a step, and not at its end (an exporter gone with
-      its jobs running: what they did after the last step is in no step);
+    - it was scraped at the range's start or within it, and not at its end (an exporter gone
+      with its jobs running: what they did after it was last read between the edges is
+      nowhere);
     - an account running at the start (first seen before it) that Prometheus did not scrape
       within its lookback there, whose value at the start is unknown;
     - an account opened again within the range (its first-seen time changed: the exporter
-      forgot it after its day and counts it from 0 again).
+      forgot it after its day and counts it from 0 again);
+    - with ``copies``: it was read within the range, and the copies of it began more than
+      ``STEP_S`` after the range's start (the recording rules were loaded later: a job that
+      ended early in the range may have been forgotten before any copy held it).
     """
-    r, step = _range(start, end), f"{round(STEP_S)}s"
-    began = own.EXPORTER_START + node_selector(selector)
+    r = _range(start, end)
+    node = node_selector(selector)
+    began = own.EXPORTER_START + node
     first = own.JOB_FIRST_SEEN + selector
-    newest_first = newest(first, start, end)
-    restarted = f"(max by ({HOST}) {newest(began, start, end)} > {start:.3f})"
-    gone = (f"((max by ({HOST}) ({began} offset {r})"
-            f" or max by ({HOST}) (max_over_time({began}[{r}:{step}])))"
-            f" unless max by ({HOST}) ({began}))")
+    newest_first = newest(own.JOB_FIRST_SEEN, selector, start, end, copies=copies)
+    restarted = (f"(max by ({HOST}) {newest(own.EXPORTER_START, node, start, end, copies=copies)}"
+                 f" > {start:.3f})")
+    read = (f"(max by ({HOST}) ({began} offset {r})"
+            f" or max by ({HOST}) ({across(own.EXPORTER_START, node, start, end, 'max', copies)}))")
+    gone = f"({read} unless max by ({HOST}) ({began}))"
     unseen = f"(({newest_first} < {start:.3f}) unless ({first} offset {r}))"
-    reopened = (f"(({newest_first} > min_over_time({first}[{r}:{step}]))"
+    reopened = (f"(({newest_first} > {across(own.JOB_FIRST_SEEN, selector, start, end, 'min', copies)})"
                 f" or ({newest_first} > ({first} offset {r})))")
-    return f"{restarted} or {gone} or count by ({HOST}) ({unseen} or {reopened})"
+    out = f"{restarted} or {gone} or count by ({HOST}) ({unseen} or {reopened})"
+    if copies:
+        # the copies in the range's first STEP_S (all of it, if shorter)
+        early = min(STEP_S, end - start)
+        since = f" offset {_range(start + early, end)}" if start + early < end else ""
+        copied = (f"max by ({HOST}) (last_over_time({own.copy_of(own.EXPORTER_START)}{node}"
+                  f"[{_range(start, start + early)}]{since}))")
+        out = f"{out} or ({read} unless {copied})"
+    return out
+
+
+def copies_query(start: float, end: float, selector: str = "") -> str:
+    """PromQL, evaluated at ``end``, for how many nodes the recording rules copied within the
+    range: none, and the report reads the raw series at steps."""
+    return (f"count(last_over_time({own.copy_of(own.EXPORTER_START)}{node_selector(selector)}"
+            f"[{_range(start, end)}]))")
 
 
 def _node(labels: dict[str, str]) -> tuple[str, ...]:
@@ -297,8 +335,9 @@ def fetch_records(url: str, start: float, end: float, *, selector: str | None = 
 
     pool = ThreadPoolExecutor(PARALLEL_QUERIES, thread_name_prefix="gputop-report")
     try:
-        answers = answer_all({**queries(start, end, matchers),
-                              RECHECK: recheck_query(start, end, matchers)})
+        copies = bool(answer_all({COPIES: copies_query(start, end, matchers)})[COPIES])
+        answers = answer_all({**queries(start, end, matchers, copies),
+                              RECHECK: recheck_query(start, end, matchers, copies)})
         recheck = {_node(s["labels"]): s["labels"] for s in answers.pop(RECHECK)}
         exact: dict[str, list[dict]] = {}
         for narrowed in exact_selectors(matchers, recheck.values()) if recheck else ():

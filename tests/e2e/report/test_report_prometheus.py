@@ -42,7 +42,8 @@ from gputop.backends.sim.scenario import load
 from gputop.cluster.prometheus import http_query
 from gputop.core.model import snapshot_from_json
 from gputop.exporter import own
-from gputop.report.prometheus import GROUP, fetch_records
+from gputop.exporter.recording_rules import recording_rules
+from gputop.report.prometheus import GROUP, copies_query, fetch_records
 from tests.support.paths import ROOT
 from tests.support.prom_harness import Prometheus, start_exporter, stop, wait_for
 from tests.support.ssh_harness import free_port
@@ -95,7 +96,11 @@ def lab(tmp_path_factory):
     port = free_port()
     # Prometheus starts meanwhile: its scrapes fail until the exporter answers
     pool = ThreadPoolExecutor(1)
-    starting = pool.submit(Prometheus, work, [f"127.0.0.1:{port}"], interval=f"{SCRAPE_S:g}s")
+    # with the report's recording rules, copying each second rather than each hour
+    rules = work / "rules.yml"
+    rules.write_text(recording_rules(interval_s=1))
+    starting = pool.submit(Prometheus, work, [f"127.0.0.1:{port}"], interval=f"{SCRAPE_S:g}s",
+                           rule_files=(rules,))
     try:
         exporter = start_exporter(*sim, port=port)
         prom = starting.result()
@@ -122,6 +127,8 @@ def test_prometheus_and_the_recording_agree_and_match_the_scenario(lab, capsys):
     prom, lines, start, end, _ = lab
     [got] = fetch_records(prom.url, start, end, selector='{job="gpus"}', timeout=10.0)
     want = fold(lines, start, end)
+    # read from the recording rules' copies between the edges, as Prometheus kept them
+    assert instant(prom, copies_query(start, end, '{job="gpus"}'), end) == 1
 
     # who: the scenario's job, as both name it; what it holds: the scenario's memory
     assert (got["job"], got["hpc_job"], got["user"], got["inferred"]) == \

@@ -12,13 +12,21 @@ and each needs its own part of the source:
   job running, an exporter that restarted with no job running but an ended one, which it forgot
   before its day was out.
 
+A second Prometheus holds the same series and the hourly copies the recording rules of `gputop
+exporter --recording-rules` keep, backfilled from the first by `promtool tsdb create-blocks-from
+rules` from COPIED_FROM on: the report reads the copies between the edges, with the same
+figures. A third holds copies from COPIED_LATE on, after job 3's series was forgotten: the report
+reads every node again in full there, and job 3 is still counted.
+
 A figure read at the edges is exact for the samples it read; one that falls back on
 `increase()` (a reset, a start not scraped) is off by its extrapolation, within a few sample
 intervals here."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 
@@ -26,7 +34,9 @@ import pytest
 
 from gputop.cluster.prometheus import http_query
 from gputop.exporter import own
+from gputop.exporter.recording_rules import recording_rules
 from gputop.report.prometheus import STEP_S, fetch_records
+from tests.support.paths import ROOT
 from tests.support.prom_harness import Prometheus, find
 
 M, H, D = 60, 3600, 86400
@@ -39,6 +49,8 @@ RESTART = 2 * D + 3 * H  # n2's and n6's exporters are down two samples, then co
 BACK = RESTART + 2 * M
 UNSCRAPED = (D - 10 * M, D + 10 * M)  # n3 not scraped around START
 GONE = 3 * D + 5 * H  # n5 scraped no more from here
+COPIED_FROM = 12 * H  # the recording rules' first copy (from the day they were loaded)
+COPIED_LATE = 2 * D + 12 * H  # the third Prometheus's: after job 3's series was forgotten
 
 
 @dataclass(frozen=True)
@@ -132,8 +144,25 @@ def openmetrics(t0: float) -> str:
     return "".join(out) + "# EOF\n"
 
 
+def with_copies(raw: Prometheus, t0: float, since: float, work, data) -> Prometheus:
+    """A Prometheus on ``work`` holding ``data``'s blocks and the copies the recording rules
+    would have kept from ``since`` on, backfilled from ``raw`` by promtool."""
+    rules = work / "rules.yml"
+    rules.write_text(recording_rules())
+    subprocess.run([find("promtool"), "tsdb", "create-blocks-from", "rules",
+                    f"--start={t0 + since:.0f}", f"--end={t0 + END:.0f}", f"--url={raw.url}",
+                    f"--output-dir={work / 'copies'}", str(rules)],
+                   check=True, capture_output=True, timeout=120)
+    for block in [*data.iterdir(), *(work / "copies").iterdir()]:
+        if (block / "meta.json").is_file():
+            shutil.copytree(block, work / "data" / block.name)
+    return Prometheus(work, [])
+
+
 @pytest.fixture(scope="module")
 def prom(tmp_path_factory):
+    """The first Prometheus (the series alone), the second (the series and their copies from
+    COPIED_FROM) and the third (from COPIED_LATE), and T0."""
     work = tmp_path_factory.mktemp("report-steps")
     t0 = (time.time() // D - 6) * D  # days ago: END is in the past
     text = work / "series.om"
@@ -141,35 +170,69 @@ def prom(tmp_path_factory):
     subprocess.run([find("promtool"), "tsdb", "create-blocks-from", "openmetrics",
                     "--max-block-duration=500h", str(text), str(work / "data")], check=True,
                    capture_output=True, timeout=120)
-    server = Prometheus(work, [])
+    servers = [Prometheus(work, [])]
     try:
-        yield server, t0
+        for since in (COPIED_FROM, COPIED_LATE):
+            servers.append(with_copies(servers[0], t0, since,
+                                       tmp_path_factory.mktemp("report-copies"), work / "data"))
+        yield (*servers, t0)
     finally:
-        server.stop()
+        for server in servers:
+            server.stop()
 
 
-def test_each_job_over_the_range_from_the_steps_and_the_nodes_read_again(prom):
-    server, t0 = prom
-    assert STEP_S == KEEP / 2
-    asked: list[str] = []
-
+def asking(asked: list[str]):
     def ask(base: str, promql: str, timeout: float, at: float) -> list[dict]:
         asked.append(promql)
         return http_query(base, promql, timeout, at)
+    return ask
 
-    records = fetch_records(server.url, t0 + START, t0 + END, ask=ask)
+
+@pytest.mark.parametrize("copies", [False, True], ids=["steps", "copies"])
+def test_each_job_over_the_range_from_the_edges_and_the_nodes_read_again(prom, copies):
+    raw, copied, _, t0 = prom
+    assert STEP_S == KEEP / 2
+    asked: list[str] = []
+    records = fetch_records((copied if copies else raw).url, t0 + START, t0 + END,
+                            ask=asking(asked))
     got = {r["job"]: r for r in records}
     assert "job 4" not in got  # ended before the range
     assert {name: r["nodes"] for name, r in got.items()} == {
         s.workload: [s.node] for s in SEGMENTS if s.workload in WANT}
     for name, (want, off) in WANT.items():
         assert abs(got[name]["gpu_s"] - want) <= off + 1e-3, (name, got[name]["gpu_s"], want)
-    # the peak and the seen times of a job whose series was gone at END, read at a step
+    # the peak and the seen times of a job whose series was gone at END, read between the edges
     assert got["job 3"]["gpu_count"] == 1 and got["job 1"]["gpu_count"] == 2
     assert got["job 3"]["last_seen"] == t0 + D + 6 * H
     assert got["job 2"]["first_seen"] == t0 + 2 * D + 7 * M
+    # between the edges, the copies alone where they are, else the raw series at steps
+    first = "\n".join(asked[1:11])
+    assert (":hourly[" in first) is copies and (f":{round(STEP_S)}s]" in first) is not copies
 
     # one second round, every figure again for n2..n6 alone
     again = [q for q in asked if "hostname=~" in q]
-    assert len(again) == len(asked) - len(again) - 1  # the figures, less the recheck
+    assert len(again) == len(asked) - len(again) - 2  # the figures, less the probe and recheck
     assert all('hostname=~"n2|n3|n4|n5|n6"' in q for q in again)
+
+
+def test_a_range_that_starts_long_before_the_copies_is_read_in_full(prom):
+    """The rules were loaded more than half a day into the range, after job 3 ended and its
+    series was forgotten: no copy holds its figures, so every node is read again in full."""
+    raw, _, late, t0 = prom
+    asked: list[str] = []
+    records = fetch_records(late.url, t0 + START, t0 + END, ask=asking(asked))
+    assert records == fetch_records(raw.url, t0 + START, t0 + END)
+    assert {r["job"] for r in records} == set(WANT)
+    assert any(":hourly[" in q for q in asked)  # the copies are there, later in the range
+    assert all('hostname=~"n1|n2|n3|n4|n5|n6"' in q for q in asked[11:]) and asked[11:]
+
+
+def test_promtool_accepts_the_rule_file_the_command_writes(tmp_path):
+    """`gputop exporter --recording-rules FILE`, the real process, through `promtool check`."""
+    path = tmp_path / "report.rules.yml"
+    subprocess.run([sys.executable, "-m", "gputop", "exporter", "--recording-rules", str(path)],
+                   cwd=ROOT, check=True, capture_output=True, timeout=30)
+    out = subprocess.run([find("promtool"), "check", "rules", str(path)], capture_output=True,
+                         text=True, timeout=30)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"SUCCESS: {len(own.COPIED)} rules found" in out.stdout

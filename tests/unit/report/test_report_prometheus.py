@@ -16,12 +16,14 @@ from gputop.exporter import own
 from gputop.report.prometheus import (
     RECHECK,
     build_records,
+    copies_query,
     exact_queries,
     exact_selectors,
     fetch_records,
     merge,
     node_selector,
     queries,
+    recheck_query,
 )
 
 URL = "http://prom:9090"
@@ -127,11 +129,38 @@ def test_it_asks_instant_queries_at_the_ranges_end_and_builds_the_records():
     def ask(base: str, promql: str, timeout: float, at: float) -> list[dict]:
         asked.append((base, at))
         names = [k for k, v in texts.items() if v == promql]
-        return ANSWERS[names[0]] if names else []  # the recheck: no node to read again
+        return ANSWERS[names[0]] if names else []  # no copies; no node to read again
 
     got = fetch_records(URL + "/", START, END, ask=ask)
     assert got == build_records(ANSWERS, START)
-    assert asked == [(URL, END)] * (len(texts) + 1)  # the figures and the recheck: one round
+    # whether there are copies, then the figures and the recheck: one round
+    assert asked == [(URL, END)] * (1 + len(texts) + 1)
+
+
+@pytest.mark.parametrize("copied", [False, True])
+def test_the_figures_read_the_hourly_copies_where_the_rules_keep_them(copied):
+    """With the recording rules' copies in the range, every figure and the recheck read them
+    between the edges, and no step; without, the raw series at steps."""
+    asked = []
+
+    def ask(base: str, promql: str, timeout: float, at: float) -> list[dict]:
+        asked.append(promql)
+        return vector(({}, 12.0)) if promql == copies_query(START, END) and copied else []
+
+    fetch_records(URL, START, END, ask=ask)
+    assert asked[0] == copies_query(START, END)
+    assert set(asked[1:]) == {*queries(START, END, copies=copied).values(),
+                              recheck_query(START, END, copies=copied)}
+    between = "\n".join(asked[1:])
+    assert (":43200s]" in between) is not copied
+    for family in FAMILIES:
+        assert (own.copy_of(family) + "[3600000ms]" in between) is copied, family
+    # the nodes not copied early in the range (the rules came later) are read again in full
+    early = f"last_over_time({own.copy_of(own.EXPORTER_START)}[3600000ms])"
+    assert (early in recheck_query(START, END, copies=copied)) is copied
+    week = recheck_query(START, START + 7 * 86400, copies=True)
+    assert f"last_over_time({own.copy_of(own.EXPORTER_START)}[43200000ms] offset 561600000ms)" \
+        in week  # the copies of the week's first half day
 
 
 def test_the_nodes_the_recheck_names_are_read_again_under_a_selector_naming_them():
@@ -144,12 +173,14 @@ def test_the_nodes_the_recheck_names_are_read_again_under_a_selector_naming_them
         if promql in exact.values():
             [name] = [k for k, v in exact.items() if v == promql]
             return vector((fixed, 999.0)) if name == "gpu_s" else ANSWERS[name]
+        if promql == copies_query(START, END, '{job="gpus"}'):
+            return []
         [name] = [k for k, v in queries(START, END, '{job="gpus"}').items() if v == promql] \
             or [RECHECK]
         return vector(({"hostname": "n1"}, 1.0)) if name == RECHECK else ANSWERS[name]
 
     got = fetch_records(URL, START, END, selector='{job="gpus"}', ask=ask)
-    assert len(asked) == len(ANSWERS) + 1 + len(exact)
+    assert len(asked) == 1 + len(ANSWERS) + 1 + len(exact)
     by_job = {r["job"]: r for r in got}
     assert by_job["job 4242"]["gpu_s"] == 999.0  # n1's, from the second round
     assert by_job["python nb.py"]["gpu_s"] == 3600.0  # n2's, from the first
