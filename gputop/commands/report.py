@@ -31,7 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              " hosts) make a cluster")
     parser.add_argument("--prometheus", metavar="URL", default=None,
                         help="report over a range of this Prometheus server, which scrapes"
-                             " gputop exporters, instead of files (needs --since)")
+                             " gputop exporters, instead of files (needs --since); fast over"
+                             " days with the rules of `gputop exporter --recording-rules`")
     parser.add_argument("--selector", metavar="MATCHERS", default=None,
                         help='with --prometheus: label matchers such as {job="gpus"}')
     parser.add_argument("--since", metavar="TIME", default=None,
