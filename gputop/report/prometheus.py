@@ -2,12 +2,13 @@
 that scrapes gputop exporters, from the exporter's job and idle families (docs/prometheus.md),
 as records in the format ``JobLedger.records`` writes, plus the job's ``nodes``.
 
-Only instant queries at the range's end: one asking whether the range holds copies, then one
-per figure, each summed by Prometheus per account and node (``GROUP``): the answer is one
-series per job and node whatever the range's length or the number of samples, and no raw
-sample is downloaded (Build 5 of #30; docs/waste.md, "Over Prometheus").
+Only instant queries, each summed by Prometheus per account and node (``GROUP``): the answer
+is one series per job and node whatever the range's length or the number of samples, and no
+raw sample is downloaded (Build 5 of #30; docs/waste.md, "Over Prometheus"). First one asking
+whether the range holds the recording rules' copies, then one round: ``queries`` at the range's
+end, ``start_queries`` at its start, and ``recheck_query``.
 
-A counter's figure over the range is read at its edges (``risen``): its newest value less its
+A counter's figure over the range is read at its edges (``edges``): its newest value less its
 value at the range's start, or the whole newest value for an account new within the range (its
 counters start at 0). So a job's start or end within the range is counted exactly, and the
 figures over adjacent ranges add up. Its newest value is the counter at the range's end, else
@@ -18,15 +19,16 @@ scrapes), else, where the range holds no copy (``copies_query``), from the raw s
 ``STEP_S`` apart. The exporter serves an ended job's counters flat for ``OWNER_RETENTION_S``,
 twice the step and many copy intervals, so a copy or a step after its end reads its final
 value. The peaks and seen times are read alike, from gauges the exporter keeps as long as the
-counters.
+counters. Each query reads the raw series at one edge only, so that Prometheus opens the
+blocks around that edge, not every block the range spans.
 
 That holds while the node's counters only grow and were read at the range's start. Where they
 may not have (``recheck_query``: an exporter started or restarted within the range, which zeroes
-its counters and forgets its ended jobs early; a node no longer scraped at the range's end; a
-job running at the start that Prometheus did not scrape within its lookback; an account the
-exporter forgot and opened again; copies that began more than a step into the range), that
-node's records are read again by ``exact_queries``, which read every sample of the node's
-series: ``counted``.
+its counters and forgets its ended jobs early; a node no longer scraped at the range's end;
+copies that began more than a step into the range; and from ``edges``: a job running at the
+start that Prometheus did not scrape within its lookback; an account the exporter forgot and
+opened again), that node's records are read again by ``exact_queries``, which read every
+sample of the node's series: ``counted``.
 
 Each edge finds the sample of the last scrape before it, at most a scrape interval plus an
 exporter interval earlier, so a job running across an edge is off by up to that much of each
@@ -71,6 +73,7 @@ STEP_S = OWNER_RETENTION_S / 2
 # and the one that asks whether the recording rules' copies are there (``copies_query``).
 RECHECK = "nodes to re-read"
 COPIES = "hourly copies"
+START = "at the start: "  # the names of the queries asked at the range's start
 
 _MATCHER = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*(?:=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"')
 
@@ -98,16 +101,6 @@ def newest(family: str, selector: str, start: float, end: float, fn: str = "max"
     return f"({family}{selector} or {across(family, selector, start, end, fn, copies)})"
 
 
-def risen(family: str, selector: str, start: float, end: float, copies: bool = False) -> str:
-    """PromQL for how much counter ``family`` (under ``selector``) rose over [start, end],
-    evaluated at ``end``, per series: its newest value less its value at ``start``, or the whole
-    newest value where it had none there (new within the range: it started at 0). Exact where
-    the counter never restarted within the range and was scraped at ``start`` where it ran
-    then; ``recheck_query`` finds the nodes where either may not hold."""
-    last = newest(family, selector, start, end, copies=copies)
-    return f"(({last} - ({family}{selector} offset {_range(start, end)})) or {last})"
-
-
 def counted(family: str, selector: str, start: float, end: float) -> str:
     """PromQL for how much counter ``family`` (under ``selector``) rose over [start, end],
     evaluated at ``end``, per series, from every sample of the range: its last value less its
@@ -127,6 +120,17 @@ def counted(family: str, selector: str, start: float, end: float) -> str:
             f" or increase({counter}[{r}]))")
 
 
+# The counters of a record, by the key of their rise over the range.
+COUNTERS = {
+    "gpu_s": own.JOB_GPU_SECONDS,
+    "idle_gpu_s": own.IDLE_SECONDS,
+    "energy_j": own.JOB_ENERGY,
+    "idle_energy_j": own.IDLE_ENERGY,
+    "sm_active_s": own.JOB_SM_ACTIVE,
+    "sm_measured_s": own.JOB_SM_MEASURED,
+}
+
+
 def _figures(total: Callable[[str], str], gauge: Callable[[str, str], str]) -> dict[str, str]:
     """One query per figure of a record (its key), from ``total`` (a counter's rise, summed per
     node and account) and ``gauge`` (a gauge's max or min over the range, per series)."""
@@ -137,6 +141,13 @@ def _figures(total: Callable[[str], str], gauge: Callable[[str, str], str]) -> d
         "idle_energy_j": total(own.IDLE_ENERGY),
         # 0 / 0 (nothing measured) is NaN, which the answer's parser leaves out: None
         "sm_active_pct": f"100 * {total(own.JOB_SM_ACTIVE)} / {total(own.JOB_SM_MEASURED)}",
+        **_gauges(gauge),
+    }
+
+
+def _gauges(gauge: Callable[[str, str], str]) -> dict[str, str]:
+    """The record's figures read from gauges (``gauge``: a gauge's max or min, per series)."""
+    return {
         "first_seen": f"min by ({GROUP}) ({gauge(own.JOB_FIRST_SEEN, 'min')})",
         "last_seen": f"max by ({GROUP}) ({gauge(own.JOB_LAST_SEEN, 'max')})",
         "peak_memory_mib": f"sum by ({GROUP}) ({gauge(own.JOB_MEMORY_PEAK, 'max')}) / {MIB}",
@@ -145,13 +156,74 @@ def _figures(total: Callable[[str], str], gauge: Callable[[str, str], str]) -> d
 
 
 def queries(start: float, end: float, selector: str = "", copies: bool = False) -> dict[str, str]:
-    """One instant query per figure of a record (its key), each to be evaluated at ``end``, one
-    series per node and account, reading the series at the range's edges and, between them,
-    the hourly copies (``copies``) or the raw series at steps (``risen``, ``newest``);
-    ``selector``: label matchers in braces, or ""."""
-    return _figures(
-        lambda family: f"sum by ({GROUP}) ({risen(family, selector, start, end, copies)})",
-        lambda family, fn: newest(family, selector, start, end, fn, copies))
+    """The instant queries to evaluate at ``end``, one series per node and account: each
+    counter's newest value (``COUNTERS``' keys) and the gauges' figures, read at ``end`` and,
+    between the edges, from the hourly copies (``copies``) or the raw series at steps
+    (``newest``, ``across``), and ``first_low``, the lowest first-seen time between them (a job
+    opened again has two); ``selector``: label matchers in braces, or "".
+
+    Each reads the raw series at ``end`` alone: what they held at ``start`` is asked at
+    ``start`` (``start_queries``), so that Prometheus opens only the blocks around each edge
+    for the raw series, however many a long range spans."""
+    def last(family: str, fn: str) -> str:
+        return newest(family, selector, start, end, fn, copies)
+
+    out = {key: f"sum by ({GROUP}) {last(family, 'max')}" for key, family in COUNTERS.items()}
+    out.update(_gauges(last))
+    # the newest first-seen time: an account opened again has a later one than its lowest
+    out["first_seen"] = f"max by ({GROUP}) {last(own.JOB_FIRST_SEEN, 'max')}"
+    out["first_low"] = (f"min by ({GROUP}) "
+                        f"({across(own.JOB_FIRST_SEEN, selector, start, end, 'min', copies)})")
+    return out
+
+
+def start_queries(selector: str = "") -> dict[str, str]:
+    """The instant queries to evaluate at the range's start, one series per node and account:
+    each counter's value there (``COUNTERS``' keys) and ``first_seen``, its first-seen time
+    (absent: the account was not scraped within the lookback before the start)."""
+    out = {key: f"sum by ({GROUP}) ({family}{selector})" for key, family in COUNTERS.items()}
+    out["first_seen"] = f"min by ({GROUP}) ({own.JOB_FIRST_SEEN}{selector})"
+    return out
+
+
+def edges(at_end: dict[str, list[dict]], at_start: dict[str, list[dict]],
+          start: float) -> tuple[dict[str, list[dict]], list[dict[str, str]]]:
+    """The answers to ``queries`` (at the range's end) and ``start_queries`` as the figures of
+    each node and account (by a record's keys, as ``build_records`` reads them), and the host
+    labels of the nodes to read again in full for an account the edges cannot read. Pure.
+
+    A counter's figure is its rise over the range: its newest value less its value at the
+    start, or the whole newest value for an account new within the range (its counters start
+    at 0). So a job's start or end within the range is counted exactly, and the figures over
+    adjacent ranges add up. The mean SM activity is the ratio of the two SM counters' rises
+    (none where nothing was measured). A node is read again for an account running at the
+    start (first seen before it) that Prometheus did not scrape within its lookback there,
+    whose value at the start is unknown, or one the exporter forgot after its day and opened
+    again within the range (two first-seen times), whose counters started over."""
+    def by_key(answers: dict[str, list[dict]]) -> dict[str, dict[tuple[str, ...], float]]:
+        return {name: {_key(s["labels"]): s["value"] for s in series}
+                for name, series in answers.items()}
+
+    last, first = by_key(at_end), by_key(at_start)
+    labels_of = {_key(s["labels"]): s["labels"] for series in at_end.values() for s in series}
+    rise = {key: {k: v - first[key].get(k, 0.0) for k, v in last[key].items()}
+            for key in COUNTERS}
+    figures = {key: rise[key] for key in COUNTERS if not key.startswith("sm_")}
+    figures["sm_active_pct"] = {
+        k: 100.0 * rise["sm_active_s"].get(k, 0.0) / measured
+        for k, measured in rise["sm_measured_s"].items() if measured > 0}
+    for name in ("first_seen", "last_seen", "peak_memory_mib", "gpu_count"):
+        figures[name] = last[name]
+    suspects: dict[tuple[str, ...], dict[str, str]] = {}
+    for k, newest_first in last["first_seen"].items():
+        lowest = min(last["first_low"].get(k, newest_first), first["first_seen"].get(k, newest_first))
+        unseen = newest_first < start and k not in first["first_seen"]
+        if unseen or newest_first > lowest:
+            host = {n: v for n, v in labels_of[k].items() if n in HOSTNAME_LABELS["both"]}
+            suspects[_node(host)] = host
+    answers = {name: [{"labels": labels_of[k], "value": v} for k, v in values.items()]
+               for name, values in figures.items()}
+    return answers, list(suspects.values())
 
 
 def exact_queries(start: float, end: float, selector: str = "") -> dict[str, str]:
@@ -174,35 +246,28 @@ def node_selector(selector: str) -> str:
 
 def recheck_query(start: float, end: float, selector: str = "", copies: bool = False) -> str:
     """PromQL for the nodes whose figures over the range ``queries`` may miss, one series per
-    node (its host labels), to be read again by ``exact_queries``:
+    node (its host labels), to be read again by ``exact_queries`` (``edges`` names those with
+    an account the edges cannot read):
 
     - its exporter started within the range (a restart zeroes the counters and forgets the
-      ended jobs before their day is out, between two steps);
+      ended jobs before their day is out, between two copies or steps);
     - it was scraped at the range's start or within it, and not at its end (an exporter gone
       with its jobs running: what they did after it was last read between the edges is
       nowhere);
-    - an account running at the start (first seen before it) that Prometheus did not scrape
-      within its lookback there, whose value at the start is unknown;
-    - an account opened again within the range (its first-seen time changed: the exporter
-      forgot it after its day and counts it from 0 again);
     - with ``copies``: it was read within the range, and the copies of it began more than
       ``STEP_S`` after the range's start (the recording rules were loaded later: a job that
       ended early in the range may have been forgotten before any copy held it).
+
+    Its series are each exporter's own, one per node: cheap however many jobs ran.
     """
     r = _range(start, end)
     node = node_selector(selector)
     began = own.EXPORTER_START + node
-    first = own.JOB_FIRST_SEEN + selector
-    newest_first = newest(own.JOB_FIRST_SEEN, selector, start, end, copies=copies)
     restarted = (f"(max by ({HOST}) {newest(own.EXPORTER_START, node, start, end, copies=copies)}"
                  f" > {start:.3f})")
     read = (f"(max by ({HOST}) ({began} offset {r})"
             f" or max by ({HOST}) ({across(own.EXPORTER_START, node, start, end, 'max', copies)}))")
-    gone = f"({read} unless max by ({HOST}) ({began}))"
-    unseen = f"(({newest_first} < {start:.3f}) unless ({first} offset {r}))"
-    reopened = (f"(({newest_first} > {across(own.JOB_FIRST_SEEN, selector, start, end, 'min', copies)})"
-                f" or ({newest_first} > ({first} offset {r})))")
-    out = f"{restarted} or {gone} or count by ({HOST}) ({unseen} or {reopened})"
+    out = f"{restarted} or ({read} unless max by ({HOST}) ({began}))"
     if copies:
         # the copies in the range's first STEP_S (all of it, if shorter)
         early = min(STEP_S, end - start)
@@ -310,14 +375,14 @@ def fetch_records(url: str, start: float, end: float, *, selector: str | None = 
     deadline = time.monotonic() + timeout
     late = PrometheusTimeout(f"Prometheus at {base} did not answer within {timeout:g} s")
 
-    def one(promql: str) -> list[dict]:
+    def one(promql: str, at: float) -> list[dict]:
         left = deadline - time.monotonic()
         if left <= 0:
             raise late
-        return ask(base, promql, left, end)
+        return ask(base, promql, left, at)
 
-    def answer_all(texts: dict[str, str]) -> dict[str, list[dict]]:
-        futures = {name: pool.submit(one, promql) for name, promql in texts.items()}
+    def answer_all(texts: dict[str, tuple[str, float]]) -> dict[str, list[dict]]:
+        futures = {name: pool.submit(one, *text) for name, text in texts.items()}
         wait_all(futures.values(), max(0.0, deadline - time.monotonic()) + PARSE_GRACE_S)
         answers: dict[str, list[dict]] = {}
         for name, future in futures.items():
@@ -328,25 +393,35 @@ def fetch_records(url: str, start: float, end: float, *, selector: str | None = 
                 raise late from None
             if isinstance(failure, PrometheusError):
                 # its line names the query, a screenful of PromQL: the figure says which
-                raise type(failure)(str(failure).replace(texts[name], f"the query for {name}")) \
-                    from None
+                raise type(failure)(str(failure).replace(texts[name][0],
+                                                         f"the query for {name}")) from None
             answers[name] = future.result()
         return answers
 
     pool = ThreadPoolExecutor(PARALLEL_QUERIES, thread_name_prefix="gputop-report")
     try:
-        copies = bool(answer_all({COPIES: copies_query(start, end, matchers)})[COPIES])
-        answers = answer_all({**queries(start, end, matchers, copies),
-                              RECHECK: recheck_query(start, end, matchers, copies)})
-        recheck = {_node(s["labels"]): s["labels"] for s in answers.pop(RECHECK)}
+        copies = bool(answer_all({COPIES: (copies_query(start, end, matchers), end)})[COPIES])
+        at_end = {name: (promql, end)
+                  for name, promql in queries(start, end, matchers, copies).items()}
+        at_start = {START + name: (promql, start)
+                    for name, promql in start_queries(matchers).items()}
+        answers = answer_all({**at_end, **at_start,
+                              RECHECK: (recheck_query(start, end, matchers, copies), end)})
+        figures, suspects = edges({name: answers[name] for name in at_end},
+                                  {name: answers[START + name] for name in start_queries()},
+                                  start)
+        recheck = {_node(labels): labels for labels in [
+            *(s["labels"] for s in answers[RECHECK]), *suspects]}
         exact: dict[str, list[dict]] = {}
         for narrowed in exact_selectors(matchers, recheck.values()) if recheck else ():
-            for name, series in answer_all(exact_queries(start, end, narrowed)).items():
+            texts = {name: (promql, end)
+                     for name, promql in exact_queries(start, end, narrowed).items()}
+            for name, series in answer_all(texts).items():
                 exact.setdefault(name, []).extend(series)
     finally:
         # a request still out ends by its own deadline: nothing waits for it
         pool.shutdown(wait=False, cancel_futures=True)
-    return build_records(merge(answers, exact, set(recheck)), start)
+    return build_records(merge(figures, exact, set(recheck)), start)
 
 
 def merge(answers: dict[str, list[dict]], exact: dict[str, list[dict]],

@@ -14,9 +14,9 @@ from gputop.cluster.prometheus import PrometheusError, PrometheusTimeout
 from gputop.core.units import MIB
 from gputop.exporter import own
 from gputop.report.prometheus import (
-    RECHECK,
     build_records,
     copies_query,
+    edges,
     exact_queries,
     exact_selectors,
     fetch_records,
@@ -24,6 +24,7 @@ from gputop.report.prometheus import (
     node_selector,
     queries,
     recheck_query,
+    start_queries,
 )
 
 URL = "http://prom:9090"
@@ -51,6 +52,38 @@ ANSWERS = {
 }
 
 
+# What Prometheus answers `queries` at END and `start_queries` at START, whose rises are ANSWERS.
+AT_END = {
+    "gpu_s": vector((ALICE, 9000.0), (BOB, 3600.0), (OLD, 50.0)),
+    "idle_gpu_s": vector((ALICE, 2000.0), (BOB, 3600.0), (OLD, 0.0)),
+    "energy_j": vector((ALICE, 4.0e6)),
+    "idle_energy_j": vector((ALICE, 2.0e5)),
+    "sm_active_s": vector((ALICE, 700.0), (BOB, 0.0)),
+    "sm_measured_s": vector((ALICE, 1000.0), (BOB, 0.0)),
+    **{name: ANSWERS[name] for name in ("first_seen", "last_seen", "peak_memory_mib", "gpu_count")},
+    "first_low": ANSWERS["first_seen"],
+}
+AT_START = {  # Bob's job is new since START: none of his series were there
+    "gpu_s": vector((ALICE, 1800.0), (OLD, 50.0)),
+    "idle_gpu_s": vector((ALICE, 200.0), (OLD, 0.0)),
+    "energy_j": vector((ALICE, 4.0e5)),
+    "idle_energy_j": vector((ALICE, 2.0e4)),
+    "sm_active_s": vector((ALICE, 148.894)),
+    "sm_measured_s": vector((ALICE, 100.0)),
+    "first_seen": vector((ALICE, 900.0), (OLD, 100.0)),
+}
+
+
+def answer(promql: str, at: float, selector: str = "", copies: bool = False) -> list[dict]:
+    """Prometheus's answer to one of the first round's queries, by where it is asked."""
+    for texts, when, answers in ((queries(START, END, selector, copies), END, AT_END),
+                                 (start_queries(selector), START, AT_START)):
+        names = [k for k, v in texts.items() if v == promql]
+        if names and at == when:
+            return answers[names[0]]
+    return []  # whether there are copies, and the nodes to read again: none
+
+
 def test_each_account_and_node_is_a_record_in_the_ledgers_format():
     bob, alice = build_records(ANSWERS, START)  # the most idle first
     assert alice == {
@@ -76,20 +109,38 @@ FAMILIES = [own.JOB_GPU_SECONDS, own.IDLE_SECONDS, own.JOB_ENERGY, own.IDLE_ENER
             own.JOB_MEMORY_PEAK, own.JOB_GPUS_PEAK]
 
 
-def test_every_family_is_asked_under_the_selector_at_the_edges_and_at_steps():
+def test_every_family_is_asked_under_the_selector_at_each_edge_and_at_steps():
     selector = '{job="gpus", cluster=~"a|b"}'
-    texts = queries(START, END, selector)
-    assert set(texts) == set(ANSWERS)
-    asked = "\n".join(texts.values())
+    texts, starts = queries(START, END, selector), start_queries(selector)
+    assert set(texts) == set(AT_END) and set(starts) == set(AT_START)
+    asked = "\n".join([*texts.values(), *starts.values()])
     for family in FAMILIES:
         assert family + selector in asked, family
         # no family without it, and every subquery the whole range at half a day's steps
         assert not re.search(re.escape(family) + r"(?!\{)", asked), family
     assert set(re.findall(r"\[(\w+(?::\w+)?)\]", asked)) == {"3600000ms:43200s"}
-    assert set(re.findall(r"offset (\w+)", asked)) == {"3600000ms"}
+    # each edge in queries of its own: no query reads the raw series at both
+    assert "offset" not in asked and "[" not in "\n".join(starts.values())
     assert "by (Hostname, hostname, user, hpc_job, workload, inferred)" in texts["gpu_s"]
     # what is held now is not read: it is gone at the steps after a job's end
     assert own.JOB_MEMORY + "{" not in asked and own.JOB_GPUS + "{" not in asked
+
+
+def test_a_figure_is_its_rise_between_the_edges_and_a_new_job_all_of_its_newest():
+    figures, suspects = edges(AT_END, AT_START, START)
+    assert build_records(figures, START) == build_records(ANSWERS, START)
+    assert suspects == []
+
+
+def test_an_account_unseen_at_the_start_or_opened_again_has_its_node_read_again():
+    # Bob ran at the start (first seen before it) but no series of his was scraped there
+    unseen = {**AT_END, "first_seen": vector((ALICE, 900.0), (BOB, 500.0), (OLD, 100.0))}
+    assert edges(unseen, AT_START, START)[1] == [{"Hostname": "n2"}]
+    # Alice's job was forgotten after its day and seen again: two first-seen times
+    again = {**AT_END, "first_low": vector((ALICE, 200.0), (BOB, 2000.0), (OLD, 100.0))}
+    assert edges(again, AT_START, START)[1] == [{"hostname": "n1"}]
+    before = {**AT_START, "first_seen": vector((ALICE, 300.0), (OLD, 100.0))}
+    assert edges(AT_END, before, START)[1] == [{"hostname": "n1"}]
 
 
 def test_the_exact_queries_read_every_sample_of_the_range():
@@ -122,19 +173,21 @@ def test_a_node_read_again_has_its_series_from_the_second_round_alone():
     assert merged == {"gpu_s": vector((BOB, 2.0), ({**ALICE, "user": "dave"}, 5.0))}
 
 
-def test_it_asks_instant_queries_at_the_ranges_end_and_builds_the_records():
+def test_it_asks_instant_queries_at_each_edge_and_builds_the_records():
     asked = []
-    texts = queries(START, END)
 
     def ask(base: str, promql: str, timeout: float, at: float) -> list[dict]:
-        asked.append((base, at))
-        names = [k for k, v in texts.items() if v == promql]
-        return ANSWERS[names[0]] if names else []  # no copies; no node to read again
+        asked.append((base, promql, at))
+        return answer(promql, at)
 
     got = fetch_records(URL + "/", START, END, ask=ask)
     assert got == build_records(ANSWERS, START)
-    # whether there are copies, then the figures and the recheck: one round
-    assert asked == [(URL, END)] * (1 + len(texts) + 1)
+    # whether there are copies, then one round: each edge's queries at it, and the recheck
+    assert asked[0] == (URL, copies_query(START, END), END)
+    assert sorted(asked[1:]) == sorted(
+        [(URL, q, END) for q in queries(START, END).values()]
+        + [(URL, q, START) for q in start_queries().values()]
+        + [(URL, recheck_query(START, END), END)])
 
 
 @pytest.mark.parametrize("copied", [False, True])
@@ -145,11 +198,13 @@ def test_the_figures_read_the_hourly_copies_where_the_rules_keep_them(copied):
 
     def ask(base: str, promql: str, timeout: float, at: float) -> list[dict]:
         asked.append(promql)
-        return vector(({}, 12.0)) if promql == copies_query(START, END) and copied else []
+        if promql == copies_query(START, END):
+            return vector(({}, 12.0)) if copied else []
+        return answer(promql, at, copies=copied)
 
-    fetch_records(URL, START, END, ask=ask)
-    assert asked[0] == copies_query(START, END)
+    assert fetch_records(URL, START, END, ask=ask) == build_records(ANSWERS, START)
     assert set(asked[1:]) == {*queries(START, END, copies=copied).values(),
+                              *start_queries().values(),
                               recheck_query(START, END, copies=copied)}
     between = "\n".join(asked[1:])
     assert (":43200s]" in between) is not copied
@@ -164,6 +219,7 @@ def test_the_figures_read_the_hourly_copies_where_the_rules_keep_them(copied):
 
 
 def test_the_nodes_the_recheck_names_are_read_again_under_a_selector_naming_them():
+    selector = '{job="gpus"}'
     exact = exact_queries(START, END, '{job="gpus", hostname=~"n1"}')
     fixed = {**ALICE, "user": "alice"}
     asked = []
@@ -173,14 +229,12 @@ def test_the_nodes_the_recheck_names_are_read_again_under_a_selector_naming_them
         if promql in exact.values():
             [name] = [k for k, v in exact.items() if v == promql]
             return vector((fixed, 999.0)) if name == "gpu_s" else ANSWERS[name]
-        if promql == copies_query(START, END, '{job="gpus"}'):
-            return []
-        [name] = [k for k, v in queries(START, END, '{job="gpus"}').items() if v == promql] \
-            or [RECHECK]
-        return vector(({"hostname": "n1"}, 1.0)) if name == RECHECK else ANSWERS[name]
+        if promql == recheck_query(START, END, selector):
+            return vector(({"hostname": "n1"}, 1.0))
+        return answer(promql, at, selector)
 
-    got = fetch_records(URL, START, END, selector='{job="gpus"}', ask=ask)
-    assert len(asked) == 1 + len(ANSWERS) + 1 + len(exact)
+    got = fetch_records(URL, START, END, selector=selector, ask=ask)
+    assert len(asked) == 1 + len(AT_END) + len(AT_START) + 1 + len(exact)
     by_job = {r["job"]: r for r in got}
     assert by_job["job 4242"]["gpu_s"] == 999.0  # n1's, from the second round
     assert by_job["python nb.py"]["gpu_s"] == 3600.0  # n2's, from the first
@@ -188,6 +242,7 @@ def test_the_nodes_the_recheck_names_are_read_again_under_a_selector_naming_them
 
 def test_a_peak_memory_figure_is_in_mib():
     assert f"/ {MIB}" in queries(START, END)["peak_memory_mib"]
+    assert f"/ {MIB}" in exact_queries(START, END)["peak_memory_mib"]
 
 
 @pytest.mark.parametrize(("url", "selector", "needle"), [
