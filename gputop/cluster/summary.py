@@ -24,6 +24,9 @@ class NodeSummary:
     power_limit_w: float | None
     hints: int
     simulated: bool = False  # the node's agent reads the simulator, not a device
+    # The ids of the batch jobs its processes belong to (None: not known, as over Prometheus),
+    # so that a job's screen builds the snapshots of its nodes alone.
+    jobs: frozenset[str] | None = None
 
 
 def _sum(values: list[Any]) -> float | None:
@@ -31,8 +34,8 @@ def _sum(values: list[Any]) -> float | None:
     return sum(known) if known else None
 
 
-def _summarize(time: float, devices: list[Any], get, hints: int,
-               simulated: bool = False) -> NodeSummary:
+def _summarize(time: float, devices: list[Any], get, hints: int, simulated: bool,
+               jobs: frozenset[str]) -> NodeSummary:
     ok = [d for d in devices if get(d, "status") == "ok"]
     utils = [u for u in (get(d, "utilization_gpu_pct") for d in ok) if u is not None]
     return NodeSummary(
@@ -44,16 +47,20 @@ def _summarize(time: float, devices: list[Any], get, hints: int,
         power_limit_w=_sum([get(d, "power_limit_w") for d in ok]),
         hints=hints,
         simulated=simulated,
+        jobs=jobs,
     )
 
 
 def summarize_snapshot(snap: Snapshot) -> NodeSummary:
+    jobs = frozenset(p.job.id for d in snap.devices for p in d.processes if p.job is not None)
     return _summarize(snap.time, list(snap.devices), getattr, len(snap.hints),
-                      snap.backend == "sim")
+                      snap.backend == "sim", jobs)
 
 
 def summarize_document(doc: dict[str, Any]) -> NodeSummary:
     """From a document that ``protocol.clean_document`` has checked."""
+    jobs = frozenset(p["job"]["id"] for d in doc["devices"] for p in d.get("processes") or ()
+                     if p.get("job"))
     return _summarize(float(doc["time"]), doc["devices"],
                       lambda d, k: d.get(k, "ok" if k == "status" else None), len(doc["hints"]),
-                      doc.get("backend") == "sim")
+                      doc.get("backend") == "sim", jobs)

@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
-from gputop.cluster.job_view import job_gpus, render_report, report, report_document, stragglers
-from gputop.core.model import Device, Snapshot
+from dataclasses import replace
+
+from gputop.cluster.job_view import (
+    job_gpus,
+    render_report,
+    report,
+    report_document,
+    report_from,
+    stragglers,
+)
+from gputop.cluster.node import NodeStatus
+from gputop.cluster.protocol import clean_document
+from gputop.cluster.slurm import GpuGrant
+from gputop.core.model import Device, Job, Process, Snapshot, snapshot_from_json, snapshot_to_json
 
 
 def gpu(index: int, clock: float | None = 1980, util: float | None = 97,
@@ -104,3 +116,31 @@ def test_the_multinode_straggler_scenario_is_the_slow_node_of_a_job_on_training(
     found = stragglers(job_gpus({"n1": sample("training"), "n2": sample("multinode-straggler")}))
     assert [(s.node, s.index) for s in found] == [("n2", 1)]
     assert "SM clock 72% of max" in found[0].reason and "sw_thermal_slowdown" in found[0].reason
+
+
+def _status(host: str, *devices: Device) -> NodeStatus:
+    """A node as the SSH transport holds it: the checked document, built on first use."""
+    doc = snapshot_to_json(Snapshot(host=host, time=0.0, backend="sim", devices=devices))
+    return NodeStatus(host=host, state="live", mode="agent", reason="", data=clean_document(doc))
+
+
+def test_the_job_screen_builds_only_the_nodes_that_carry_the_job():
+    """A node whose processes belong to other jobs, and where Slurm gave the job nothing, is
+    passed over without building its snapshot; one Slurm gave the job GPUs on is read even
+    before the job runs anything there."""
+    ours = Process(pid=7, user="alice", name="train", job=Job("slurm", "42"))
+    theirs = Process(pid=8, user="bob", name="serve", job=Job("slurm", "99"))
+    running = _status("n1", replace(gpu(0), processes=(ours,)), gpu(1))
+    other = _status("n2", replace(gpu(0), processes=(theirs,)))
+    granted = _status("n3", *(replace(gpu(k), minor_number=k) for k in (0, 1)))
+    got = report_from("42", [running, other, granted],
+                      {"n3": {"42": GpuGrant(frozenset({1}), 2)}})
+    assert sorted({g.node for g in got.gpus}) == ["n1", "n3"]
+    assert "_snapshot" not in other.__dict__ and "_snapshot" in running.__dict__
+    # a summary that does not know its node's jobs (Prometheus) passes nothing over
+    unknown = NodeStatus(host="n4", state="live", mode="agent", reason="",
+                         data=snapshot_from_json(snapshot_to_json(Snapshot(
+                             host="n4", time=0.0, backend="sim",
+                             devices=(replace(gpu(0), processes=(ours,)),)))))
+    object.__setattr__(unknown, "_summary", replace(unknown.summary, jobs=None))
+    assert {g.node for g in report_from("42", [unknown]).gpus} == {"n4"}
