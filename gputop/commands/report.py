@@ -121,6 +121,10 @@ def run(config: ReportConfig) -> int:
     return 0
 
 
+def _note(line: str) -> None:
+    print(f"gputop report: {line}", file=sys.stderr, flush=True)
+
+
 def _read(config: ReportConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Return the records of the source and what the report says it covers."""
     if config.prometheus is not None:
@@ -132,7 +136,8 @@ def _read(config: ReportConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         from gputop.report.prometheus import fetch_records
 
         try:
-            records = fetch_records(config.prometheus, since, last, selector=config.selector)
+            records = fetch_records(config.prometheus, since, last, selector=config.selector,
+                                    note=_note)
         except PrometheusError as exc:  # unreachable, not Prometheus, too slow: one line
             raise GputopError(f"--prometheus {config.prometheus}: {exc}") from None
         hosts = sorted({n for r in records for n in r["nodes"]})

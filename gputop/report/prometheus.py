@@ -74,6 +74,9 @@ STEP_S = OWNER_RETENTION_S / 2
 RECHECK = "nodes to re-read"
 COPIES = "hourly copies"
 START = "at the start: "  # the names of the queries asked at the range's start
+NO_COPIES = ("no hourly copies of the job families in this range: reading the raw series at "
+             "steps, slower over days (load the rules `gputop exporter --recording-rules` "
+             "writes into Prometheus)")
 
 _MATCHER = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*(?:=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"')
 
@@ -358,11 +361,14 @@ Ask = Callable[[str, str, float, float], list[dict]]
 
 
 def fetch_records(url: str, start: float, end: float, *, selector: str | None = None,
-                  timeout: float = 30.0, ask: Ask = http_query) -> list[dict[str, Any]]:
+                  timeout: float = 30.0, ask: Ask = http_query,
+                  note: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """Every job's records over [start, end] (Unix times) from the Prometheus at ``url``, one
     per node and account (``build_records``), all its queries answered within ``timeout``
-    seconds: ``queries`` and ``recheck_query`` together, then, where that names nodes,
-    ``exact_queries`` for those nodes, whose answers replace theirs. Raises PrometheusError
+    seconds: ``queries``, ``start_queries`` and ``recheck_query`` together, then, where those
+    name nodes, ``exact_queries`` for those nodes, whose answers replace theirs. ``note`` hears
+    one line, before the figures are asked, where a range longer than a step holds no hourly
+    copies (the slow way over days, and how to make it fast). Raises PrometheusError
     (PrometheusTimeout for the time) with one line for a URL or selector that is not one, a
     server unreachable or answering something that is not Prometheus's, or late; ValueError
     for a range that ends before it starts."""
@@ -401,6 +407,8 @@ def fetch_records(url: str, start: float, end: float, *, selector: str | None = 
     pool = ThreadPoolExecutor(PARALLEL_QUERIES, thread_name_prefix="gputop-report")
     try:
         copies = bool(answer_all({COPIES: (copies_query(start, end, matchers), end)})[COPIES])
+        if not copies and end - start > STEP_S and note is not None:
+            note(NO_COPIES)
         at_end = {name: (promql, end)
                   for name, promql in queries(start, end, matchers, copies).items()}
         at_start = {START + name: (promql, start)

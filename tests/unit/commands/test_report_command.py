@@ -163,8 +163,9 @@ def test_bad_input_is_one_line_naming_the_file_and_exit_2(tmp_path, cluster):
 def test_prometheus_hands_the_range_to_the_source_and_reports_its_records(monkeypatch):
     calls = []
 
-    def fetch_records(url, start, end, *, selector=None, timeout=30.0):
+    def fetch_records(url, start, end, *, selector=None, timeout=30.0, note=None):
         calls.append((url, start, end, selector))
+        note("no copies here")  # what the source has to say goes to stderr, named
         return [{"job": "job 7", "inferred": False, "hpc_job": "7", "user": "bob",
                  "users": ["bob"], "gpus": ["GPU-a"], "first_seen": 1000.0,
                  "last_seen": 4600.0, "started": None, "gpu_s": 3600.0, "idle_gpu_s": 900.0,
@@ -174,7 +175,7 @@ def test_prometheus_hands_the_range_to_the_source_and_reports_its_records(monkey
     monkeypatch.setattr("gputop.report.prometheus.fetch_records", fetch_records)
     code, out, err = report("--prometheus", "http://prom:9090", "--since", "1000",
                             "--until", "2h", "--selector", '{job="gpus"}', "--format", "json")
-    assert (code, err) == (0, "")
+    assert (code, err) == (0, "gputop report: no copies here\n")
     ((url, start, end, selector),) = calls
     assert (url, start, selector) == ("http://prom:9090", 1000.0, '{job="gpus"}')
     doc = json.loads(out)

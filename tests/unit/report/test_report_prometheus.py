@@ -14,6 +14,7 @@ from gputop.cluster.prometheus import PrometheusError, PrometheusTimeout
 from gputop.core.units import MIB
 from gputop.exporter import own
 from gputop.report.prometheus import (
+    NO_COPIES,
     build_records,
     copies_query,
     edges,
@@ -284,3 +285,22 @@ def test_a_server_that_does_not_answer_in_time_is_a_timeout_in_one_line():
     finally:
         hold.set()
     assert str(caught.value) == f"Prometheus at {URL} did not answer within 0.2 s"
+
+
+@pytest.mark.parametrize(("copied", "span", "heard"), [
+    (False, 2 * 86400.0, True), (True, 2 * 86400.0, False), (False, 3600.0, False)])
+def test_a_long_range_without_copies_says_how_to_make_it_fast(copied, span, heard):
+    """Over days, the raw series at steps are slow: the person is told, once and before the
+    figures are asked (a report that then runs out of time has said why)."""
+    end = START + span
+    heard_lines: list[str] = []
+
+    def ask(base: str, promql: str, timeout: float, at: float) -> list[dict]:
+        if promql == copies_query(START, end):
+            return vector(({}, 3.0)) if copied else []
+        assert heard_lines == [NO_COPIES] if heard else not heard_lines
+        return []
+
+    fetch_records(URL, START, end, ask=ask, note=heard_lines.append)
+    assert heard_lines == ([NO_COPIES] if heard else [])
+    assert "gputop exporter --recording-rules" in NO_COPIES
