@@ -218,27 +218,46 @@ def served(job: Job, family: str, times: Sequence[int]) -> Sequence[int]:
     return [t for t in times if job.start <= t <= until]
 
 
-def openmetrics(jobs: Sequence[Job], times: Sequence[int]) -> Iterator[str]:
+def openmetrics(jobs: Sequence[Job], times: Sequence[int],
+                copies: Sequence[int] = ()) -> Iterator[str]:
     """The OpenMetrics text of every job family at ``times`` and of each node's exporter start,
     family by family, each series' samples oldest first (what promtool's backfill asks for),
-    in chunks of one series."""
+    in chunks of one series; with ``copies`` (scrape times an hour apart), the copies the
+    recording rules of `gputop exporter --recording-rules` keep of the families they copy (a
+    rule evaluated at a scrape time reads that scrape's value), under their own names."""
     for family in ACCOUNT_FAMILIES:
-        # OpenMetrics declares a counter by its series' name less ``_total``
         kind = "counter" if family in COUNTERS else "gauge"
-        yield f"# TYPE {family.removesuffix('_total')} {kind}\n"
-        for job in jobs:
-            at = served(job, family, times)
-            if not at:
-                continue
-            for node in job.nodes:
-                head = f"{family}{{{account_labels(job, node)}}} "
-                yield "".join([f"{head}{values(job, family, t):.3f} {t}\n" for t in at])
-    yield f"# TYPE {own.EXPORTER_START} gauge\n"
-    began = times[0] - STARTED_BEFORE_S
-    for node in sorted({node for job in jobs for node in job.nodes}):
-        head = f"{own.EXPORTER_START}{{{node_labels(node)}}} {began:.3f}"
-        yield "".join([f"{head} {t}\n" for t in times])
+        yield from _family(jobs, family, family, kind, times)
+    yield from _starts(jobs, own.EXPORTER_START, times[0], times)
+    if copies:
+        for family in own.COPIED:
+            if family != own.EXPORTER_START:
+                yield from _family(jobs, family, own.copy_of(family), "gauge", copies)
+        yield from _starts(jobs, own.copy_of(own.EXPORTER_START), times[0], copies)
     yield "# EOF\n"
+
+
+def _family(jobs: Sequence[Job], family: str, name: str, kind: str,
+            times: Sequence[int]) -> Iterator[str]:
+    """``family``'s series at ``times`` under ``name`` (its own, or its copy's)."""
+    # OpenMetrics declares a counter by its series' name less ``_total``
+    yield f"# TYPE {name.removesuffix('_total') if kind == 'counter' else name} {kind}\n"
+    for job in jobs:
+        at = served(job, family, times)
+        if not at:
+            continue
+        for node in job.nodes:
+            head = f"{name}{{{account_labels(job, node)}}} "
+            yield "".join([f"{head}{values(job, family, t):.3f} {t}\n" for t in at])
+
+
+def _starts(jobs: Sequence[Job], name: str, first: int, times: Sequence[int]) -> Iterator[str]:
+    """Each node's exporter start (a month before ``first``) at ``times``, under ``name``."""
+    yield f"# TYPE {name} gauge\n"
+    began = first - STARTED_BEFORE_S
+    for node in sorted({node for job in jobs for node in job.nodes}):
+        head = f"{name}{{{node_labels(node)}}} {began:.3f}"
+        yield "".join([f"{head} {t}\n" for t in times])
 
 
 def truth(jobs: Sequence[Job], start: float, end: float) -> dict[str, float]:

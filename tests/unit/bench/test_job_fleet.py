@@ -124,3 +124,18 @@ def test_the_counters_add_up_to_the_mix(jobs):
     assert gpu_s == pytest.approx(want["gpu_s"])
     assert idle_s == pytest.approx(want["idle_gpu_s"])
     assert idle_s > 0
+
+
+def test_the_copies_are_the_scrapes_at_their_hours_under_the_rules_names(jobs):
+    times = fleet.steps(START, END, 600)
+    copies = times[::6]
+    some = [j for j in jobs if j.start >= START][:4]
+    by_series = series("".join(fleet.openmetrics(some, times, copies)))
+    for family in own.COPIED:
+        raw = {k.removeprefix(family): v for k, v in by_series.items()
+               if k.startswith(family + "{")}
+        copied = {k.removeprefix(own.copy_of(family)): v for k, v in by_series.items()
+                  if k.startswith(own.copy_of(family) + "{")}
+        assert copied and copied.keys() <= raw.keys(), family
+        for labels, points in copied.items():
+            assert points == [p for p in raw[labels] if p[1] in copies], (family, labels)
