@@ -58,6 +58,7 @@ if TYPE_CHECKING:
 
 if TYPE_CHECKING:  # imported when first used, for the start-up time
     from gputop.query.recorder import Recording
+    from gputop.tui.screens.advisor import AdvisorScreen
     from gputop.tui.screens.process_view import ProcessView
     from gputop.tui.widgets.hintbar import HintBar
 
@@ -176,6 +177,7 @@ class GputopApp(ShellApp):
         self._local_host = socket.gethostname()
         self._notices: dict = {}
         self._process_view: ProcessView | None = None  # the process view, once opened
+        self._advisor: AdvisorScreen | None = None  # the advisor screen, once opened
         # this machine's load, read on the sampler's thread; a replayed log is another node
         self.host_reader = None if self.player is not None else HostReader()
         # The alert rules at work on every sample, read and built after the first frame (None:
@@ -784,8 +786,16 @@ class GputopApp(ShellApp):
     def action_advisor(self) -> None:
         from gputop.tui.screens.advisor import AdvisorScreen
 
-        self.push_screen(AdvisorScreen(backend=self.backend, sampler=self.sampler,
-                                       readonly=self.readonly))
+        screen = self._advisor
+        if screen is not None and screen in self.screen_stack:
+            return  # already shown (the palette can ask twice)
+        if screen is None:  # built once, kept installed, shown again as a new one shows
+            screen = self._advisor = AdvisorScreen(backend=self.backend, sampler=self.sampler,
+                                                   readonly=self.readonly)
+            self.install_screen(screen, "advisor")
+        else:
+            screen.opened()
+        self.push_screen(screen)
 
     def action_record(self) -> None:
         if self.recorder is not None:

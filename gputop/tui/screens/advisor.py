@@ -130,30 +130,43 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
+        self.query_one("#adv-table", DataTable).add_columns(*COLUMNS)
+        if self.backend is not None:
+            if self.devices is None:
+                self.devices = [d.index for d in self.backend.info().devices]
+            if self.sampler is None:
+                self.sampler = Sampler(self.backend, self.config.interval_s, self.devices)
+                self.sampler.start()
+                self._own_sampler = True
+            names = sorted({d.name or "?" for d in self.backend.info().devices})
+            sim = " — SIMULATED" if self.backend.name == "sim" else ""
+            self.query_one("#adv-title", Static).update(
+                f"Power-limit advisor: GPU {','.join(map(str, self.devices))} "
+                f"({', '.join(names)}){sim}")
+        self._passive_timer = self.set_interval(2.0, self.refresh_passive, pause=True)
+        self.opened()
+
+    def opened(self) -> None:
+        """Show the screen as a new one shows it: the passive view and what the journal says, no
+        sweep's rows. The dashboard builds the screen once and calls this at each later open
+        (#26: building its widgets and their CSS cost most of opening it)."""
         table = self.query_one("#adv-table", DataTable)
-        table.add_columns(*COLUMNS)
+        table.clear()
         table.display = False
         self.query_one("#adv-progress", ProgressBar).display = False
-        if self.backend is None:
+        self.query_one("#adv-plot", Static).update("")
+        self.query_one("#adv-rec", Static).update("")
+        self.plan = self.result = self.error = self.restored = None
+        if self.backend is None or self.sampler is None:
             self._status("no backend: the advisor needs the dashboard's open backend")
             return
-        if self.devices is None:
-            self.devices = [d.index for d in self.backend.info().devices]
-        if self.sampler is None:
-            self.sampler = Sampler(self.backend, self.config.interval_s, self.devices)
-            self.sampler.start()
-            self._own_sampler = True
         # power, limits and the energy counter on every tick while the advisor is open
         self.sampler.want("advisor", budget.EVERYTHING)
-        names = sorted({d.name or "?" for d in self.backend.info().devices})
-        sim = " — SIMULATED" if self.backend.name == "sim" else ""
-        self.query_one("#adv-title", Static).update(
-            f"Power-limit advisor: GPU {','.join(map(str, self.devices))} ({', '.join(names)}){sim}")
+        self._passive_timer.resume()
         if self.recorded is not None:
             self._status(f"{self.recorded}: no sweep, no restore. The passive view below reads"
                          " the recorded power.")
             self.refresh_passive()
-            self.set_interval(2.0, self.refresh_passive)
             return
         try:
             left = journal.leftovers(self.backend, self.journal_dir)
@@ -169,7 +182,14 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
                          " limits, restores them after)" if not self.readonly else
                          "passive view (read-only session: no sweeps)")
         self.refresh_passive()
-        self.set_interval(2.0, self.refresh_passive)
+
+    def _hide(self) -> None:
+        """Leave the screen: the sampler back to what the dashboard reads, the passive view's
+        refresh stopped while nobody sees it (the dashboard keeps the screen for the next open)."""
+        self._passive_timer.pause()
+        if self.sampler is not None:
+            self.sampler.unwant("advisor")
+        self.app.pop_screen()
 
     def on_unmount(self) -> None:
         self._stop_and_restore()
@@ -295,13 +315,13 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
             # Textual's WorkType infers Never from a coroutine function that returns None
             self.run_worker(self._close_when_done, group="advisor-close")  # type: ignore[arg-type]
             return
-        self.app.pop_screen()
+        self._hide()
 
     async def _close_when_done(self) -> None:
         import asyncio
 
         await asyncio.get_running_loop().run_in_executor(None, self.finished.wait, RESTORE_WAIT_S)
-        self.app.pop_screen()
+        self._hide()
 
     # ------------------------------------------------------------------ the sweep thread
     def _sweep_thread(self) -> None:
