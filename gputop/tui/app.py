@@ -282,6 +282,7 @@ class GputopApp(ShellApp):
             # first frame needs (http, ssl, email, json: tests/support/start_imports.py).
             self._start_alerting()
             gc.freeze()
+            self.prepare_next_theme()
 
     def on_unmount(self) -> None:
         self._close_alerting()

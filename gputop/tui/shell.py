@@ -16,12 +16,18 @@ from textual.widgets import Input
 
 from gputop.tui import actions
 from gputop.tui.actions import Action
+from gputop.tui.stylesheet import ThemedStylesheet, theme_variables
 from gputop.tui.terminal import TerminalApp
 from gputop.tui.text.no_color import no_color
 from gputop.tui.themes import APP_VARIABLES, install_themes
 
 if TYPE_CHECKING:
     from gputop.tui.screens.modals import HelpScreen
+
+# When the next theme's CSS is parsed (about 10 ms): after the first frame, once the first
+# samples are drawn; after a `t`, once its frames (the new colours, then its notice) are out.
+PREPARE_AFTER_S = 2.0
+PREPARE_AFTER_KEY_S = 0.5
 
 
 class ShellApp(TerminalApp):
@@ -42,12 +48,20 @@ class ShellApp(TerminalApp):
         # into shades of grey, which drew the 16-colour theme's terminal-default colours as black
         # on black.
         super().__init__(ansi_color=True if refused else None)
+        # no source is in Textual's yet: its app adds them as it starts
+        self.themed_css = self.stylesheet = ThemedStylesheet(variables=self.get_css_variables())
         self.app_themes: list[str] = []
         self.theme_warnings: list[str] = []
         install_themes(self, themes, theme_warnings, theme, refused)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(APP_VARIABLES)
+
+    def get_css_variables(self) -> dict[str, str]:
+        """Return the current theme's variables (built as for any theme: see prepare_themes)."""
+        self.theme_variables = theme_variables(self.current_theme,
+                                               self.get_theme_variable_defaults())
+        return self.theme_variables
 
     def warn_of_themes(self) -> None:
         """Show the warnings of the user themes that could not be used (once mounted)."""
@@ -61,14 +75,30 @@ class ShellApp(TerminalApp):
 
     # ------------------------------------------------------------------ themes
     def action_cycle_theme(self) -> None:
-        names = self.app_themes
-        cur = names.index(self.theme) if self.theme in names else -1
-        self.theme = names[(cur + 1) % len(names)]
+        self.theme = self._next_theme()
         self.theme_cycled()
         self.notify(f"theme: {self.theme}", timeout=2)
+        self.prepare_next_theme(PREPARE_AFTER_KEY_S)
 
     def theme_cycled(self) -> None:
         """Follow a theme just picked with ``t`` (what the CSS does not redraw itself)."""
+
+    def prepare_next_theme(self, delay: float = PREPARE_AFTER_S) -> None:
+        """Parse the CSS of the theme the next `t` shows, ``delay`` seconds from now (idle
+        time), so that the `t` only restyles and redraws (#26); only that theme is kept ahead."""
+
+        def prepare() -> None:
+            theme = self.get_theme(self._next_theme()) if self.is_running else None
+            if theme is not None:
+                self.themed_css.prepare(theme_variables(theme, self.get_theme_variable_defaults()))
+
+        self.set_timer(delay, prepare)
+
+    def _next_theme(self) -> str:
+        """Return the theme after the current one in the cycle of `t`."""
+        names = self.app_themes
+        cur = names.index(self.theme) if self.theme in names else -1
+        return names[(cur + 1) % len(names)]
 
     # ------------------------------------------------------------------ filter
     def check_action(self, action: str, parameters: tuple) -> bool | None:
