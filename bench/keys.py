@@ -18,7 +18,8 @@ What it does (every process it starts is killed by PID; tmux runs on its own -L 
   (a toggle) the same key again.
 
 Figures are median / max in milliseconds over --presses; "settled" is the last change before the
-screen stood still for 60 ms. The tmux client's own delay is in every figure alike.
+screen stood still for 60 ms. The tmux client's own delay is in every figure alike. gputop runs
+as installed: its bytecode compiled first (a PYTHONDONTWRITEBYTECODE here is dropped).
 
     python bench/keys.py                          # 8x32 and 8x256, 3 presses each (~8 min)
     python bench/keys.py --configs 8x32 --keys d,enter,?  # some keys only
@@ -475,6 +476,10 @@ def main() -> int:
         return 2
     size = tuple(int(x) for x in args.size.lower().split("x"))
     keys = set(args.keys.split(",")) if args.keys else None
+    # as installed: bytecode compiled once, so that a screen's first open does not compile its
+    # modules (the tmux pane inherits this environment)
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "gputop")], check=True)
     print(f"gputop key -> screen latency on the C fake of libnvidia-ml, {args.size}, interval "
           f"{args.interval:g} s, {args.presses} presses; {time.strftime('%Y-%m-%d %H:%M:%S %Z')},"
           f" {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}, ESCDELAY "
