@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 import threading
 import time
+import weakref
 
 import pytest
 
@@ -54,6 +56,27 @@ async def test_eight_gpus_at_120x40_show_cards_with_history_and_the_process_tabl
         assert "PID" in text and "python train.py" in text
         await pilot.press("q")
     assert app.return_code in (0, None)
+
+
+async def test_the_garbage_left_before_the_first_frame_is_collected_not_frozen():
+    # The first frame freezes what lives as long as the app; garbage frozen with it would be
+    # held as long (the collector is off here, so that only the app's own collection counts).
+    class Cycle:
+        me: object = None
+
+    gc.disable()
+    try:
+        cycle = Cycle()
+        cycle.me = cycle
+        gone = weakref.ref(cycle)
+        del cycle
+        app = make_app("training")
+        async with app.run_test(size=(120, 40)) as pilot:
+            while app.first_frame_s is None:
+                await pilot.pause(0.02)
+            assert gone() is None
+    finally:
+        gc.enable()
 
 
 async def test_sixteen_gpus_switch_to_one_line_each_and_fit_80x24():
