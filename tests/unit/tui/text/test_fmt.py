@@ -19,6 +19,13 @@ def test_sparkline_scales_pads_and_shows_gaps():
     assert fmt.sparkline(range(100), 3) == "███"
 
 
+def test_a_sparkline_cell_is_one_shared_object_per_character():
+    # the cards keep a cell per point (7200 at 8 GPUs): each must not be a string of its own
+    assert fmt.trace_char(50.0) is fmt.trace_char(51.0)
+    assert fmt.spark_char(50.0) is fmt.spark_char(51.0)
+    assert fmt.trace_char(99.0) != fmt.trace_char(1.0)
+
+
 def test_duration_drops_seconds_past_an_hour():
     assert duration(59) == "0:59"
     assert duration(3599) == "59:59"
