@@ -10,12 +10,13 @@ import re
 import sys
 from dataclasses import dataclass, fields
 from functools import lru_cache
-from importlib import resources
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
+
+from gputop.core import datafiles
 
 FIGURES = (
     "fp64_tflops",
@@ -78,7 +79,7 @@ def parse_table(data: dict) -> tuple[PeakSpec, ...]:
 
 @lru_cache(maxsize=1)
 def table() -> tuple[PeakSpec, ...]:
-    text = (resources.files("gputop") / "data" / "peaks.toml").read_text(encoding="utf-8")
+    text = datafiles.read_text("peaks.toml")
     return parse_table(tomllib.loads(text))
 
 

@@ -19,7 +19,6 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 if sys.version_info >= (3, 11):
@@ -28,6 +27,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 from gputop.analysis.jobs import job_name
+from gputop.core import datafiles
 from gputop.core.model import Device, Process, Snapshot, XidEvent
 
 SEVERITIES = ("info", "warning", "critical")
@@ -121,7 +121,7 @@ def parse_catalog(data: Mapping[str, Any]) -> Catalog:
 
 @lru_cache(maxsize=1)
 def catalog() -> Catalog:
-    text = resources.files("gputop").joinpath("data", "xid-catalog.toml").read_text("utf-8")
+    text = datafiles.read_text("xid-catalog.toml")
     return parse_catalog(tomllib.loads(text))
 
 

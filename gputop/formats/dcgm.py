@@ -13,7 +13,6 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 if sys.version_info >= (3, 11):
@@ -21,6 +20,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
+from gputop.core import datafiles
 from gputop.core.model import COMPUTE_MODES, Device, MigInstance, Snapshot
 from gputop.core.units import MB_PER_MIB
 from gputop.core.vendors import has_nvidia_figures
@@ -134,7 +134,7 @@ def parse_table(doc: Mapping[str, Any]) -> Table:
 
 
 def _load() -> Table:
-    text = resources.files("gputop").joinpath("data", "dcgm-fields.toml").read_text("utf-8")
+    text = datafiles.read_text("dcgm-fields.toml")
     return parse_table(tomllib.loads(text))
 
 
@@ -229,7 +229,7 @@ XID_ERRORS = 230
 
 @lru_cache(maxsize=1)
 def _xid_texts() -> tuple[dict[int, str], str]:
-    text = resources.files("gputop").joinpath("data", "dcgm-xid-errors.toml").read_text("utf-8")
+    text = datafiles.read_text("dcgm-xid-errors.toml")
     data = tomllib.loads(text)
     return {int(k): str(v) for k, v in data["err_msg"].items()}, str(data["source"]["unknown"])
 

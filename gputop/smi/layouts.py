@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import cache
-from importlib.resources import files
 
+from gputop.core.datafiles import DATA
 from gputop.formats import smi_doc
 
 DEFAULT = "580.159.04"  # table, -L, -q and -q -x captured on one H200 (tests/fixtures)
@@ -28,7 +28,7 @@ def _version(text: str) -> tuple[int, ...]:
 def _catalog() -> dict[tuple[bool, str], tuple[str, ...]]:
     """(XML?, version) -> the names of its capture files, sorted."""
     out: dict[tuple[bool, str], list[str]] = {}
-    for entry in files("gputop").joinpath("data/nvidia-smi").iterdir():
+    for entry in (DATA / "nvidia-smi").iterdir():
         m = _NAME.match(entry.name)
         if m:
             out.setdefault((m.group(1) == "qx", m.group(2)), []).append(entry.name)
@@ -59,7 +59,7 @@ def claim(driver: str | None, xml: bool) -> str:
 
 @cache
 def _docs(xml: bool, version: str) -> tuple[smi_doc.Document, ...]:
-    folder = files("gputop").joinpath("data/nvidia-smi")
+    folder = DATA / "nvidia-smi"
     return tuple(smi_doc.parse(folder.joinpath(name).read_text("utf-8"))
                  for name in _catalog()[(xml, version)])
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 from gputop.config.dashboard import DashboardConfig
-from gputop.core import userfile
+from gputop.core import datafiles, userfile
 from gputop.core.errors import UsageError
 
 DEFAULT_THEME = "dark"
@@ -30,8 +29,7 @@ def _dark_variables() -> dict[str, str]:
     """Read the app's own variables from the default theme's file, the one place they are
     declared: a new variable is added to dark.toml (and every other shipped theme, which a test
     checks) and nowhere else."""
-    text = (resources.files("gputop") / "data" / "themes" / f"{DEFAULT_THEME}.toml").read_text(
-        encoding="utf-8")
+    text = datafiles.read_text("themes", f"{DEFAULT_THEME}.toml")
     return dict(userfile.load_toml(text)["variables"])
 
 
@@ -123,7 +121,7 @@ def load_theme_file(path: Path) -> Theme:
 
 
 def shipped_themes() -> list[Theme]:
-    root = resources.files("gputop") / "data" / "themes"
+    root = datafiles.DATA / "themes"
     found: dict[str, Theme] = {}
     for entry in root.iterdir():
         if entry.name.endswith(".toml"):

@@ -20,6 +20,8 @@ NOT_AT_START = (
     "gputop.tui.cluster",
     # libraries and the standard library's heavier parts no first-screen path needs
     "psutil", "ssl", "hashlib", "json", "http", "email", "urllib.request",
+    # what importlib.resources reads a folder with (gputop/core/datafiles.py reads its own)
+    "zipfile", "importlib.readers",
 )
 
 # Each backend's own modules: the dashboard loads those of the backend it reads, no other's.

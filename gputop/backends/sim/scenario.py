@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
 if sys.version_info >= (3, 11):
@@ -14,6 +13,7 @@ else:  # pragma: no cover - Python 3.10
 
 from gputop.backends.base import BackendError
 from gputop.backends.sim.mig import Slot, place
+from gputop.core import datafiles
 
 
 @dataclass(frozen=True)
@@ -200,12 +200,12 @@ class UnknownScenario(BackendError):
 
 
 def available() -> list[str]:
-    root = resources.files("gputop") / "data" / "scenarios"
+    root = datafiles.DATA / "scenarios"
     return sorted(p.name[:-5] for p in root.iterdir() if p.name.endswith(".toml"))
 
 
 def load(name: str) -> Scenario:
-    root = resources.files("gputop") / "data" / "scenarios"
+    root = datafiles.DATA / "scenarios"
     path = root / f"{name}.toml"
     if not name.replace("-", "").replace("_", "").isalnum() or not path.is_file():
         raise UnknownScenario(f"unknown scenario {name!r} (available: {', '.join(available())})")

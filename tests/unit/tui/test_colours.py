@@ -18,10 +18,9 @@ SHIPPED = ("dark", "light", "high-contrast", "ansi")
 
 
 def theme_colours(name: str) -> dict[str, str]:
-    from importlib import resources
+    from gputop.core import datafiles
 
-    data = tomllib.loads((resources.files("gputop") / "data" / "themes" / f"{name}.toml")
-                        .read_text(encoding="utf-8"))
+    data = tomllib.loads(datafiles.read_text("themes", f"{name}.toml"))
     return {**data["colors"], **data["variables"]}
 
 

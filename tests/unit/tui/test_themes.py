@@ -17,10 +17,11 @@ def test_at_least_four_shipped_themes_each_defining_every_app_variable():
 def test_theme_files_define_the_variables_themselves(tmp_path):
     # Falling back to defaults would hide a theme that forgot a colour: the files are complete.
     import sys
-    from importlib import resources
+
+    from gputop.core import datafiles
 
     tomllib = __import__("tomllib" if sys.version_info >= (3, 11) else "tomli")
-    root = resources.files("gputop") / "data" / "themes"
+    root = datafiles.DATA / "themes"
     for entry in root.iterdir():
         if entry.name.endswith(".toml"):
             data = tomllib.loads(entry.read_text(encoding="utf-8"))
