@@ -123,7 +123,8 @@ def counted(family: str, selector: str, start: float, end: float) -> str:
             f" or increase({counter}[{r}]))")
 
 
-# The counters of a record, by the key of their rise over the range.
+# The counters of a record, by the key of their rise over the range; the two SM counters make
+# one figure, the mean SM activity (their rises' ratio), not two.
 COUNTERS = {
     "gpu_s": own.JOB_GPU_SECONDS,
     "idle_gpu_s": own.IDLE_SECONDS,
@@ -132,18 +133,17 @@ COUNTERS = {
     "sm_active_s": own.JOB_SM_ACTIVE,
     "sm_measured_s": own.JOB_SM_MEASURED,
 }
+SM = ("sm_active_s", "sm_measured_s")
 
 
 def _figures(total: Callable[[str], str], gauge: Callable[[str, str], str]) -> dict[str, str]:
     """One query per figure of a record (its key), from ``total`` (a counter's rise, summed per
     node and account) and ``gauge`` (a gauge's max or min over the range, per series)."""
+    active, measured = (total(COUNTERS[key]) for key in SM)
     return {
-        "gpu_s": total(own.JOB_GPU_SECONDS),
-        "idle_gpu_s": total(own.IDLE_SECONDS),
-        "energy_j": total(own.JOB_ENERGY),
-        "idle_energy_j": total(own.IDLE_ENERGY),
+        **{key: total(family) for key, family in COUNTERS.items() if key not in SM},
         # 0 / 0 (nothing measured) is NaN, which the answer's parser leaves out: None
-        "sm_active_pct": f"100 * {total(own.JOB_SM_ACTIVE)} / {total(own.JOB_SM_MEASURED)}",
+        "sm_active_pct": f"100 * {active} / {measured}",
         **_gauges(gauge),
     }
 
@@ -211,10 +211,10 @@ def edges(at_end: dict[str, list[dict]], at_start: dict[str, list[dict]],
     labels_of = {_key(s["labels"]): s["labels"] for series in at_end.values() for s in series}
     rise = {key: {k: v - first[key].get(k, 0.0) for k, v in last[key].items()}
             for key in COUNTERS}
-    figures = {key: rise[key] for key in COUNTERS if not key.startswith("sm_")}
-    figures["sm_active_pct"] = {
-        k: 100.0 * rise["sm_active_s"].get(k, 0.0) / measured
-        for k, measured in rise["sm_measured_s"].items() if measured > 0}
+    figures = {key: rise[key] for key in COUNTERS if key not in SM}
+    active, measured = (rise[key] for key in SM)
+    figures["sm_active_pct"] = {k: 100.0 * active.get(k, 0.0) / m
+                                for k, m in measured.items() if m > 0}
     for name in ("first_seen", "last_seen", "peak_memory_mib", "gpu_count"):
         figures[name] = last[name]
     suspects: dict[tuple[str, ...], dict[str, str]] = {}
