@@ -20,6 +20,10 @@ took 100 to 200 ms whatever ESCDELAY said. gputop waits 25 ms, as nvitop does (E
 still says otherwise), and :class:`KeyReader` looks again when that wait ends. A sequence that
 arrives split by more than the wait (a very slow link) reads as esc and then keys; every screen
 also closes with the key that opened it or q, which never wait (docs/dashboard.md, Keys).
+
+With nothing pending the input thread sleeps until a byte comes or the driver stops reading
+(:class:`_WakingEvent`): Textual's loop woke ten times a second to look at its exit event, a
+fifth of a millisecond of CPU each time, as much as the rest of a quiet dashboard's second.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import os
 import selectors
+import threading
 from codecs import getincrementaldecoder
 from collections.abc import Iterator, Mapping
 from typing import Any, TextIO, cast
@@ -175,7 +180,6 @@ class _DroppingWhenGone:
 
 
 ESCAPE_DELAY_MS = 25  # how long a lone esc waits for the rest of a sequence; as nvitop's
-IDLE_POLL_S = 0.1  # with no input pending, how often the input thread looks at the exit event
 
 
 def escape_delay_s(environ: Mapping[str, str] = os.environ) -> float:
@@ -198,10 +202,11 @@ class KeyReader:
         self.parser = parser
         self._pending = False  # the last input may have left an esc waiting
 
-    def wait(self) -> float:
-        """Return how long the next wait for input may last."""
+    def wait(self) -> float | None:
+        """Return how long the next wait for input may last (None: until input comes; the
+        parser has no deadline then)."""
         # a hair over the delay: the parser's deadline counts from when it took the esc
-        return constants.ESCAPE_DELAY + 0.002 if self._pending else IDLE_POLL_S
+        return constants.ESCAPE_DELAY + 0.002 if self._pending else None
 
     def take(self, text: str | None) -> Iterator[Any]:
         """Yield the events of ``text`` (None: the wait ended with no input)."""
@@ -210,6 +215,48 @@ class KeyReader:
             yield from self.parser.feed(text)
         self._pending = bool(text)
         yield from self.parser.tick()
+
+
+class _WakingEvent(threading.Event):
+    """The driver's exit event, which also wakes the input thread's wait: set() writes a byte
+    to a pipe that the thread's selector watches beside the terminal (made by the first
+    thread that asks for it); clear() drains it, so that the next input thread (after a
+    suspend) starts from an empty pipe."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._fds: tuple[int, int] | None = None
+
+    def fileno(self) -> int:
+        """The pipe's end to watch."""
+        if self._fds is None:
+            self._fds = os.pipe()
+            for fd in self._fds:
+                os.set_blocking(fd, False)
+        return self._fds[0]
+
+    def set(self) -> None:
+        super().set()
+        if self._fds is not None:
+            try:
+                os.write(self._fds[1], b"x")
+            except OSError:  # full: the thread is awake already
+                pass
+
+    def clear(self) -> None:
+        super().clear()
+        if self._fds is not None:
+            try:
+                while os.read(self._fds[0], 64):
+                    pass
+            except OSError:  # empty
+                pass
+
+    def close(self) -> None:
+        """Close the pipe (once no thread waits on it)."""
+        fds, self._fds = self._fds, None
+        for fd in fds or ():
+            os.close(fd)
 
 
 class TerminalDriver(LinuxDriver):
@@ -222,6 +269,7 @@ class TerminalDriver(LinuxDriver):
         self._lifeline = app.lifeline if isinstance(app, TerminalApp) else None
         # stands in for Textual's file object: it has what the driver calls on it
         self._file = cast(Any, _DroppingWhenGone(cast(TextIO, self._file), self._hung_up))
+        self.exit_event = self._wake = _WakingEvent()
 
     def _hung_up(self) -> None:
         if self._lifeline is not None:
@@ -245,6 +293,8 @@ class TerminalDriver(LinuxDriver):
 
     def close(self) -> None:
         super().close()  # the writer thread has written everything, the restore included
+        if self._key_thread is None or not self._key_thread.is_alive():
+            self._wake.close()  # else left to the process's end: a wait on it must not fail
         terminal = self._lifeline.terminal if self._lifeline is not None else None
         if terminal is not None:
             terminal.taken = False
@@ -261,11 +311,12 @@ class TerminalDriver(LinuxDriver):
         """Textual's input loop (LinuxDriver.run_input_thread), its waits set by a KeyReader."""
         selector = selectors.SelectSelector()
         selector.register(self.fileno, selectors.EVENT_READ)
+        selector.register(self._wake.fileno(), selectors.EVENT_READ)  # the exit event was set
         reader = KeyReader(XTermParser(self._debug))
         decode = getincrementaldecoder("utf-8")().decode
 
-        def read(wait: float, final: bool = False) -> None:
-            ready = selector.select(wait)
+        def read(wait: float | None, final: bool = False) -> None:
+            ready = any(key.fd == self.fileno for key, _ in selector.select(wait))
             text = decode(os.read(self.fileno, 4096), final=final) if ready else None
             for event in reader.take(text):
                 self.process_message(event)

@@ -11,7 +11,7 @@ from textual import constants, events
 from textual._xterm_parser import XTermParser
 from textual.app import App
 
-from gputop.tui.terminal import IDLE_POLL_S, KeyReader, TerminalDriver, escape_delay_s
+from gputop.tui.terminal import KeyReader, TerminalDriver, escape_delay_s
 
 
 @pytest.fixture(name="delay")
@@ -43,10 +43,10 @@ def test_a_lone_esc_is_a_key_as_soon_as_the_delay_is_over(delay):
     reader = KeyReader(XTermParser(False))
     assert keys(reader.take("\x1b")) == []  # it may start a sequence
     # the next look is when the delay ends, not Textual's 100 ms later
-    assert delay < reader.wait() < IDLE_POLL_S / 2
+    assert delay < reader.wait() < 0.05
     time.sleep(reader.wait())
     assert keys(reader.take(None)) == ["escape"]
-    assert reader.wait() == IDLE_POLL_S  # nothing pending: the thread idles again
+    assert reader.wait() is None  # nothing pending: the thread sleeps until input comes
 
 
 def test_an_esc_and_a_key_after_the_delay_are_two_keys_not_alt_key(delay):
@@ -59,3 +59,40 @@ def test_an_esc_and_a_key_after_the_delay_are_two_keys_not_alt_key(delay):
 def test_a_sequence_in_one_read_is_still_one_key(delay):
     reader = KeyReader(XTermParser(False))
     assert keys(reader.take("\x1b[A")) == ["up"]
+
+
+async def test_the_idle_input_thread_sleeps_until_a_key_or_the_exit(monkeypatch):
+    """With nothing typed the input thread does not wake (Textual's woke ten times a second,
+    a fifth of a millisecond of CPU each); a key and the exit event each wake it at once."""
+    import os
+    import threading
+
+    read_fd, write_fd = os.pipe()  # stands in for the terminal
+    driver = TerminalDriver(App())
+    driver.fileno = read_fd
+    got: list = []
+    monkeypatch.setattr(driver, "process_message", got.append)
+    looks: list = []
+    take = KeyReader.take
+    monkeypatch.setattr(KeyReader, "take", lambda self, text: (looks.append(text),
+                                                               *take(self, text)))
+    thread = threading.Thread(target=driver._read_input, daemon=True)
+    try:
+        thread.start()
+        time.sleep(0.35)
+        assert looks == []  # idle: no wake-up at all
+        os.write(write_fd, b"a")
+        deadline = time.monotonic() + 2
+        while keys(got) != ["a"] and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert keys(got) == ["a"]
+        started = time.monotonic()
+        driver.exit_event.set()
+        thread.join(2)
+        assert not thread.is_alive() and time.monotonic() - started < 0.05
+    finally:
+        driver.exit_event.set()
+        thread.join(2)
+        driver.close()
+        os.close(read_fd)
+        os.close(write_fd)
