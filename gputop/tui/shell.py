@@ -92,7 +92,8 @@ class ShellApp(TerminalApp):
             if theme is not None:
                 self.themed_css.prepare(theme_variables(theme, self.get_theme_variable_defaults()))
 
-        self.set_timer(delay, prepare)
+        # a Textual timer divides by its interval when it runs late: never 0
+        self.set_timer(max(delay, 0.001), prepare)
 
     def _next_theme(self) -> str:
         """Return the theme after the current one in the cycle of `t`."""
