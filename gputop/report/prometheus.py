@@ -144,14 +144,15 @@ def _figures(total: Callable[[str], str], gauge: Callable[[str, str], str]) -> d
         **{key: total(family) for key, family in COUNTERS.items() if key not in SM},
         # 0 / 0 (nothing measured) is NaN, which the answer's parser leaves out: None
         "sm_active_pct": f"100 * {active} / {measured}",
+        "first_seen": f"min by ({GROUP}) ({gauge(own.JOB_FIRST_SEEN, 'min')})",
         **_gauges(gauge),
     }
 
 
 def _gauges(gauge: Callable[[str, str], str]) -> dict[str, str]:
-    """The record's figures read from gauges (``gauge``: a gauge's max or min, per series)."""
+    """The record's figures read from gauges that only grow (``gauge``: a gauge's max, per
+    series); the first-seen time, which each kind of query reads its own way, is not here."""
     return {
-        "first_seen": f"min by ({GROUP}) ({gauge(own.JOB_FIRST_SEEN, 'min')})",
         "last_seen": f"max by ({GROUP}) ({gauge(own.JOB_LAST_SEEN, 'max')})",
         "peak_memory_mib": f"sum by ({GROUP}) ({gauge(own.JOB_MEMORY_PEAK, 'max')}) / {MIB}",
         "gpu_count": f"sum by ({GROUP}) ({gauge(own.JOB_GPUS_PEAK, 'max')})",
@@ -172,9 +173,9 @@ def queries(start: float, end: float, selector: str = "", copies: bool = False) 
         return newest(family, selector, start, end, fn, copies)
 
     out = {key: f"sum by ({GROUP}) {last(family, 'max')}" for key, family in COUNTERS.items()}
-    out.update(_gauges(last))
     # the newest first-seen time: an account opened again has a later one than its lowest
     out["first_seen"] = f"max by ({GROUP}) {last(own.JOB_FIRST_SEEN, 'max')}"
+    out.update(_gauges(last))
     out["first_low"] = (f"min by ({GROUP}) "
                         f"({across(own.JOB_FIRST_SEEN, selector, start, end, 'min', copies)})")
     return out
@@ -215,8 +216,9 @@ def edges(at_end: dict[str, list[dict]], at_start: dict[str, list[dict]],
     active, measured = (rise[key] for key in SM)
     figures["sm_active_pct"] = {k: 100.0 * active.get(k, 0.0) / m
                                 for k, m in measured.items() if m > 0}
-    for name in ("first_seen", "last_seen", "peak_memory_mib", "gpu_count"):
-        figures[name] = last[name]
+    for name, values in last.items():  # the gauges' figures, as read at the end
+        if name not in COUNTERS and name != "first_low":
+            figures[name] = values
     suspects: dict[tuple[str, ...], dict[str, str]] = {}
     for k, newest_first in last["first_seen"].items():
         lowest = min(last["first_low"].get(k, newest_first), first["first_seen"].get(k, newest_first))
