@@ -211,9 +211,9 @@ def run_dashboard(config: DashboardConfig) -> int:
     alerts = None if config.source.backend == "replay" else partial(alert_config,
                                                                     config.settings)
     terminal = Terminal()
+    backend = None
     with Lifeline(quit_code, terminal) as lifeline:
-        backend = None
-        try:
+        try:  # first in the body: a signal from __enter__ on raises Stopped, caught here
             backend = open_backend_telling_why(lambda: _open(config.source))
             devices = select_devices(config.source.ids, backend.info().devices)
             first = None

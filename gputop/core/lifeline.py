@@ -287,8 +287,11 @@ class Lifeline:
 
     def __enter__(self) -> Lifeline:
         self._entered = True
-        self._previous = catch(self._on_signal, SIGNALS)
         threading.Thread(target=self._watch, name="gputop-lifeline", daemon=True).start()
+        # Last: from here a signal raises Stopped, which only the body of ``with`` catches.
+        # Caught before the thread had started, one raised inside Thread.start() (it waits for
+        # the thread) and left the process by a traceback, exit status 1.
+        self._previous = catch(self._on_signal, SIGNALS)
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -36,6 +36,24 @@ def test_before_attach_a_signal_raises_stopped_once_then_goes_to_the_app():
     assert stops == [129]
 
 
+def test_no_signal_raises_stopped_while_the_lifeline_starts_its_thread(monkeypatch):
+    """Thread.start() waits for the thread; a signal caught then raised Stopped out of
+    ``__enter__``, where no ``with`` body catches it: a traceback and exit status 1 (seen in
+    the terminal trials under load). Its handlers go in only once the thread runs."""
+    handlers_at_start = []
+    start = threading.Thread.start
+
+    def starting(thread: threading.Thread) -> None:
+        handlers_at_start.append(signal.getsignal(signal.SIGTERM))
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", starting)
+    before = signal.getsignal(signal.SIGTERM)
+    with Lifeline(quit_code, grace=60):
+        assert signal.getsignal(signal.SIGTERM) is not before  # in force in the body
+    assert handlers_at_start == [before]
+
+
 def test_a_request_made_before_attach_is_delivered_on_attach():
     stops: list[int] = []
     with Lifeline(quit_code, grace=60) as line:
