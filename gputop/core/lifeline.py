@@ -21,6 +21,7 @@ Textual-free: the dashboard's preview runs under it before Textual is imported.
 from __future__ import annotations
 
 import os
+import select
 import signal
 import sys
 import termios
@@ -35,7 +36,7 @@ from gputop.core.stop_signals import catch, release
 
 GRACE_S = 1.0  # from the first request to stop until the process is gone
 CRITICAL_LIMIT_S = 30.0  # the longest a critical section may hold off the forced end
-WATCH_PERIOD_S = 0.2  # how often the terminal and the parent are looked at
+WATCH_PERIOD_S = 0.2  # how often the terminal and the parent are looked at without pidfds
 RESET_TRIES = 20  # a forced end's restore: tries 10 ms apart before the terminal is left as is
 SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"))
 HANGUP_CODE = 128 + signal.SIGHUP
@@ -240,6 +241,46 @@ class Terminal:
             os.close(fd)
 
 
+# ------------------------------------------------------------------ the watch
+
+class _Watch:
+    """What the lifeline's thread sleeps on until something may have ended the run: the
+    terminal (it wakes on a hang-up alone), the parent and the session's leader (pidfds: the
+    parent dying leaves this process to init; the leader dying takes the session's terminal
+    away without a hang-up), and ``wake`` (the run is over). An idle dashboard so costs no
+    wake-ups; where pidfds are missing (Linux before 5.3) it looks every WATCH_PERIOD_S."""
+
+    def __init__(self, wake: int, parent: int, terminal: Terminal | None) -> None:
+        self._poll = select.poll()
+        self._poll.register(wake, select.POLLIN)
+        self._fds = [wake]  # closed by close()
+        self._timeout_ms: float | None = None
+        self._terminal = terminal.fd_out if terminal is not None and terminal.watched else -1
+        if self._terminal >= 0:
+            self._poll.register(self._terminal, 0)  # POLLHUP and POLLERR are always reported
+        for pid in {parent, os.getsid(0)} - {1, os.getpid()}:
+            try:
+                fd = os.pidfd_open(pid)
+            except OSError:  # no pidfds here, or it has gone already (the first look sees it)
+                self._timeout_ms = WATCH_PERIOD_S * 1000
+                continue
+            self._fds.append(fd)
+            self._poll.register(fd, select.POLLIN)
+
+    def wait(self) -> None:
+        """Sleep until something happened or the period passed. What woke it is not waited on
+        again (a dead process stays readable, a hung-up terminal keeps saying so): the caller
+        looks at the state itself, and then only the period is left for it."""
+        for fd, _ in self._poll.poll(self._timeout_ms):
+            if fd != self._fds[0]:
+                self._poll.unregister(fd)
+                self._timeout_ms = WATCH_PERIOD_S * 1000
+
+    def close(self) -> None:
+        for fd in self._fds:
+            os.close(fd)
+
+
 # ------------------------------------------------------------------ the lifeline
 
 _terminal_run_over = False  # a lifeline of this process has ended: see `exit_process`
@@ -287,7 +328,9 @@ class Lifeline:
 
     def __enter__(self) -> Lifeline:
         self._entered = True
-        threading.Thread(target=self._watch, name="gputop-lifeline", daemon=True).start()
+        wake, self._wake = os.pipe()
+        threading.Thread(target=self._watch, args=(wake,), name="gputop-lifeline",
+                         daemon=True).start()
         # Last: from here a signal raises Stopped, which only the body of ``with`` catches.
         # Caught before the thread had started, one raised inside Thread.start() (it waits for
         # the thread) and left the process by a traceback, exit status 1.
@@ -298,6 +341,11 @@ class Lifeline:
         global _terminal_run_over
         _terminal_run_over = True
         self._done.set()
+        try:  # wake the watch; it may have ended already (it asked for a hang-up)
+            os.write(self._wake, b"x")
+        except OSError:
+            pass
+        os.close(self._wake)
         self._entered = False
         with self._ending:
             if not self._forcing.is_set():
@@ -356,18 +404,25 @@ class Lifeline:
             self._raising = False
             raise Stopped(self.code_for(signum))
 
-    def _watch(self) -> None:
-        """Turn a lost terminal or a dead parent into a request, as SIGHUP would."""
-        while not self._done.wait(WATCH_PERIOD_S):
-            parent_gone = self._parent != 1 and os.getppid() != self._parent
-            if not parent_gone and not (self.terminal is not None and self.terminal.lost()):
-                continue
-            if self._raising and signal.SIGHUP in self._previous:
-                # the main thread may be waiting on anything: a real signal interrupts it
-                signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGHUP)
+    def _watch(self, wake: int) -> None:
+        """Turn a lost terminal or a dead parent into a request, as SIGHUP would; ``wake`` is
+        readable once the run is over."""
+        watch = _Watch(wake, self._parent, self.terminal)
+        try:
+            while not self._done.is_set():
+                parent_gone = self._parent != 1 and os.getppid() != self._parent
+                if parent_gone or (self.terminal is not None and self.terminal.lost()):
+                    break
+                watch.wait()
             else:
-                self.request(HANGUP_CODE)
-            return
+                return
+        finally:
+            watch.close()
+        if self._raising and signal.SIGHUP in self._previous:
+            # the main thread may be waiting on anything: a real signal interrupts it
+            signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGHUP)
+        else:
+            self.request(HANGUP_CODE)
 
     def _force(self, code: int) -> None:
         time.sleep(self.grace)

@@ -130,3 +130,23 @@ def test_the_terminal_is_written_back_only_when_taken_and_its_modes_always():
         os.close(slave)
 
 
+
+
+def _switches(thread: threading.Thread) -> int:
+    """The times the kernel switched the thread out: each sleep it woke from counts one."""
+    with open(f"/proc/self/task/{thread.native_id}/status") as fh:
+        return sum(int(line.split()[1]) for line in fh if "ctxt_switches" in line)
+
+
+def test_an_idle_lifeline_sleeps_until_something_can_have_ended_the_run():
+    """Its thread waits on the parent, the session's leader (pidfds) and the terminal, not on a
+    clock. Before: it woke five times a second for the whole run, about a tenth of an idle
+    dashboard's CPU."""
+    with Lifeline(quit_code):
+        watch = next(t for t in threading.enumerate() if t.name == "gputop-lifeline")
+        time.sleep(0.1)
+        before = _switches(watch)
+        time.sleep(1.0)
+        assert _switches(watch) == before
+    watch.join(1.0)
+    assert not watch.is_alive()  # the run's end wakes it
