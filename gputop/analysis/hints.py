@@ -94,6 +94,8 @@ MEMORY_FULL_PCT = 95.0
 # that the advice (raise the limit) stays right.
 POWER_REASONS = frozenset({"sw_power_cap"})
 THERMAL_REASONS = frozenset({"sw_thermal_slowdown", "hw_thermal_slowdown"})
+HW_THERMAL_REASONS = frozenset({"hw_thermal_slowdown"})
+IDLE_REASONS = frozenset({"gpu_idle"})
 
 ADVICE = {
     "input-bound": "feed it faster: raise DataLoader num_workers, prefetch_factor and "
@@ -170,21 +172,26 @@ class Series:
     def utils(self) -> list[float]:
         return [d.utilization_gpu_pct for d in self.devices if d.utilization_gpu_pct is not None]
 
-    def share(self, predicate) -> float:
+    def share_holding(self, reasons: frozenset[str]) -> float:
+        """The share of the readings that held any of the clock-event ``reasons``."""
         n = len(self.devices)
-        return sum(1 for d in self.devices if predicate(d)) / n if n else 0.0
+        held = sum(1 for d in self.devices
+                   if (r := d.clock_event_reasons) is not None and not reasons.isdisjoint(r))
+        return held / n if n else 0.0
 
 
 def device_series(window: Sequence[Snapshot]) -> dict[int, Series]:
-    times: dict[int, list[float]] = {}
-    devs: dict[int, list[Device]] = {}
+    columns: dict[int, tuple[list[float], list[Device]]] = {}
     for snap in window:
         for dev in snap.devices:
             if dev.status != "ok":
                 continue
-            times.setdefault(dev.index, []).append(snap.time)
-            devs.setdefault(dev.index, []).append(dev)
-    return {i: Series(i, tuple(times[i]), tuple(devs[i])) for i in devs}
+            column = columns.get(dev.index)
+            if column is None:
+                column = columns[dev.index] = ([], [])
+            column[0].append(snap.time)
+            column[1].append(dev)
+    return {i: Series(i, tuple(times), tuple(devs)) for i, (times, devs) in columns.items()}
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -192,7 +199,8 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 def _has(dev: Device, reasons: frozenset[str]) -> bool:
-    return any(r in reasons for r in dev.clock_event_reasons or ())
+    held = dev.clock_event_reasons
+    return held is not None and not reasons.isdisjoint(held)
 
 
 def _measured(dev: Device) -> bool:
@@ -239,9 +247,11 @@ def underfilled(s: Series) -> Hint | None:
     if not s.enough():
         return None
     util = _mean(s.utils())
+    if util is None or util < UNDERFILLED_BUSY_PCT:
+        return None
     sm = _mean([d.saturation.sm_active_pct for d in s.devices
                 if _measured(d) and d.saturation.sm_active_pct is not None])
-    if util is None or sm is None or util < UNDERFILLED_BUSY_PCT or sm >= UNDERFILLED_SM_PCT:
+    if sm is None or sm >= UNDERFILLED_SM_PCT:
         return None
     return _hint(s.index, "underfilled", "warning",
                  f"GPU {s.index} is busy {util:.0f}% of the time but only {sm:.0f}% of its SMs "
@@ -269,7 +279,7 @@ def memory_bound(s: Series) -> Hint | None:
 def power_capped(s: Series) -> Hint | None:
     if not s.enough():
         return None
-    share = s.share(lambda d: _has(d, POWER_REASONS))
+    share = s.share_holding(POWER_REASONS)
     if share < CAPPED_SHARE:
         return None
     dev = s.latest
@@ -292,10 +302,10 @@ def power_capped(s: Series) -> Hint | None:
 def thermal_throttled(s: Series) -> Hint | None:
     if not s.enough():
         return None
-    share = s.share(lambda d: _has(d, THERMAL_REASONS))
+    share = s.share_holding(THERMAL_REASONS)
     if share < THERMAL_SHARE:
         return None
-    hw = any(_has(d, frozenset({"hw_thermal_slowdown"})) for d in s.devices)
+    hw = any(_has(d, HW_THERMAL_REASONS) for d in s.devices)
     temp = s.latest.temperature_c
     temp_txt = f" at {temp:.0f} °C" if temp is not None else ""
     return _hint(s.index, "thermal-throttled", "critical" if hw else "warning",
@@ -605,7 +615,7 @@ def _busy_clock(s: Series) -> float | None:
     ratios = [d.clock_sm_mhz / d.clock_sm_max_mhz for d in s.devices
               if d.clock_sm_mhz and d.clock_sm_max_mhz
               and (d.utilization_gpu_pct or 0) >= BUSY_UTIL_PCT
-              and not _has(d, frozenset({"gpu_idle"}))]
+              and not _has(d, IDLE_REASONS)]
     return statistics.median(ratios) if len(ratios) >= MIN_SAMPLES // 2 else None
 
 
