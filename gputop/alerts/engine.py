@@ -128,17 +128,19 @@ class AlertEngine:
         memory = self._memory.setdefault(node, _NodeMemory())
         out: list[Alert] = []
         slack = 0.0 if memory.before is None else _NEAREST * max(0.0, snap.time - memory.before.time)
+        owners = _Owners()
         for rule in self.rules:
             if _is_state(rule):
-                out.extend(self._step_state(rule, node, snap, slack))
+                out.extend(self._step_state(rule, node, snap, slack, owners))
             else:
                 out.extend(self._step_events(rule, node, snap, memory))
         _remember(memory, snap)
         return tuple(out)
 
-    def _step_state(self, rule: Rule, node: str, snap: Snapshot, slack: float) -> list[Alert]:
+    def _step_state(self, rule: Rule, node: str, snap: Snapshot, slack: float,
+                    owners: _Owners) -> list[Alert]:
         now = snap.time
-        seen = {s.key: s for s in _state_subjects(rule, node, snap)}
+        seen = {s.key: s for s in _state_subjects(rule, node, snap, owners)}
         prefix = f"{rule.name}/{node}/"
         keys = list(seen) + [k for k, t in self._tracks.items()
                              if k.startswith(prefix) and k not in seen
@@ -269,12 +271,25 @@ def _field_words(field_name: str) -> str:
     return base.replace("_", " ")
 
 
-def _state_subjects(rule: Rule, node: str, snap: Snapshot) -> Iterable[_Seen]:
+class _Owners:
+    """Each GPU's ``_who`` within one sample, worked out once for all the rules that ask."""
+
+    def __init__(self) -> None:
+        self._of: dict[int, tuple[str, tuple[tuple[str, str], ...]]] = {}
+
+    def __call__(self, dev: Device) -> tuple[str, tuple[tuple[str, str], ...]]:
+        found = self._of.get(dev.index)
+        if found is None:
+            found = self._of[dev.index] = _who(dev.processes)
+        return found
+
+
+def _state_subjects(rule: Rule, node: str, snap: Snapshot, owners: _Owners) -> Iterable[_Seen]:
     c = rule.condition
     for dev in snap.devices:
         if not _in_scope(rule.scope, dev.index, dev.processes):
             continue
-        who, who_labels = _who(dev.processes)
+        who, who_labels = owners(dev)
         key = f"{rule.name}/{node}/gpu{dev.index}"
         gpu = f"GPU {dev.index}"
         if c.kind == "threshold":
