@@ -586,10 +586,12 @@ class GpuPanel(StripCache, ScrollView):
                 return row, vy - top
         return None
 
-    def place(self, index: int) -> tuple[int, int]:
-        """(x, y) of a card's top-left cell in the panel's virtual space."""
+    def place(self, index: int, card_width: int | None = None) -> tuple[int, int]:
+        """(x, y) of a card's top-left cell in the panel's virtual space; ``card_width`` where
+        the caller has it (the panel's size is worked out anew on each look)."""
         row, col = divmod(self.order.index(index), self.columns)
-        return col * (self.card_width() + self.GAP_X), self._rows[row][0]
+        cw = self.card_width() if card_width is None else card_width
+        return col * (cw + self.GAP_X), self._rows[row][0]
 
     def _row_height(self, index: int) -> int:
         return self._rows[self.order.index(index) // self.columns][1]
@@ -633,7 +635,7 @@ class GpuPanel(StripCache, ScrollView):
             self.order = sorted(self.cards)
             self._relines_all()
             return
-        width = self.size.width
+        width, height = self.size
         if width <= 0:
             return
         cw = self.card_width(width)
@@ -644,11 +646,11 @@ class GpuPanel(StripCache, ScrollView):
             changes = card.relines(cw)
             if not changes:
                 continue
-            x0, y0 = self.place(index)
+            x0, y0 = self.place(index, cw)
             for y, start, end in changes:
                 vy = y0 + y
                 self._strips.pop(vy, None)
-                if 0 <= vy - top < self.size.height:
+                if 0 <= vy - top < height:
                     regions.append(Region(x0 + start, vy - top, end - start, 1))
         if regions:
             self.refresh(*regions)
