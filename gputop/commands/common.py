@@ -1,5 +1,6 @@
-"""The command line's shared parts: the one-line parser, the options every command takes, the
-argparse type of a bounded number, and the `SourceConfig` those options become.
+"""The command line's shared parts: which command line is nvidia-smi's query mode, the one-line
+parser, the options every command takes, the argparse type of a bounded number, and the
+`SourceConfig` those options become.
 
 argparse stops here: every command turns its namespace into a frozen config object
 (`gputop.config`) before handing anything down.
@@ -9,11 +10,24 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from gputop.config.options import DEFAULT_INTERVAL_S, SIM_STATE_ENV, SourceConfig
 from gputop.core import bounds
+
+QUERY_FLAGS = (  # any of these on a command line means query mode
+    "--query-gpu",
+    "--query-compute-apps",
+    "--query-accounted-apps",
+    "--help-query-gpu",
+    "--help-query-compute-apps",
+)
+
+
+def is_query(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` asks for query mode (`--query-gpu=…`, `--help-query-gpu`, …)."""
+    return any(a == f or a.startswith(f + "=") for a in argv for f in QUERY_FLAGS)
 
 
 class OneLineParser(argparse.ArgumentParser):

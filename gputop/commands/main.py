@@ -16,8 +16,14 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from gputop import __version__
-from gputop.commands import dashboard, query
-from gputop.commands.common import OneLineParser, add_common_arguments, bounded, source_config
+from gputop.commands import dashboard
+from gputop.commands.common import (
+    OneLineParser,
+    add_common_arguments,
+    bounded,
+    is_query,
+    source_config,
+)
 from gputop.core import bounds
 from gputop.core.errors import GputopError, UsageError
 
@@ -214,7 +220,9 @@ def main(argv: Sequence[str] | None = None, program: str | None = None) -> int:
     try:
         if (split := _personality(argv, program)) is not None:
             return _run_personality(*split)
-        if query.is_query(argv):
+        if is_query(argv):
+            from gputop.commands import query  # the dashboard does not load query mode
+
             return query.main(argv)
         parser = build_parser()
         return run_command(parser, argv, parser.parse_args(argv))

@@ -45,9 +45,10 @@ def main(argv: Sequence[str], source: SourceConfig, gputop_argv: Sequence[str] =
     """Answer ``argv`` (nvidia-smi's arguments) from ``source``; ``gputop_argv``: the gputop
     options before `nvidia-smi`, handed on to query mode."""
     from gputop.commands import query
+    from gputop.commands.common import is_query
     from gputop.smi.request import DISPLAY, SmiRefusal, parse
 
-    if query.is_query(argv):
+    if is_query(argv):
         return query.main([*gputop_argv, *argv])
     try:
         request = parse(argv)

@@ -32,18 +32,6 @@ if TYPE_CHECKING:
     from gputop.formats.query_fields import Field
 
 FORMAT_HELP = "csv[,noheader][,nounits]"
-QUERY_FLAGS = (  # any of these on a command line means query mode
-    "--query-gpu",
-    "--query-compute-apps",
-    "--query-accounted-apps",
-    "--help-query-gpu",
-    "--help-query-compute-apps",
-)
-
-
-def is_query(argv: Sequence[str]) -> bool:
-    """Whether ``argv`` asks for query mode (`--query-gpu=…`, `--help-query-gpu`, …)."""
-    return any(a == f or a.startswith(f + "=") for a in argv for f in QUERY_FLAGS)
 DEFAULT_LOOP_S = 5.0  # nvidia-smi's interval for a bare -l
 
 

@@ -11,6 +11,7 @@ NOT_AT_START = (
     "gputop.commands.advise", "gputop.commands.agent", "gputop.commands.cluster",
     "gputop.commands.exporter", "gputop.commands.nvidia_smi", "gputop.commands.replay",
     "gputop.commands.snapshot", "gputop.commands.web", "gputop.commands.report",
+    "gputop.commands.query",
     "gputop.cluster", "gputop.exporter", "gputop.web", "gputop.smi", "gputop.query",
     "gputop.report",
     # the advisor (its journal is read only where a killed run left one) and its plot
