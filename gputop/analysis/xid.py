@@ -21,11 +21,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 from gputop.analysis.jobs import job_name
 from gputop.core import datafiles
 from gputop.core.model import Device, Process, Snapshot, XidEvent
@@ -121,6 +116,13 @@ def parse_catalog(data: Mapping[str, Any]) -> Catalog:
 
 @lru_cache(maxsize=1)
 def catalog() -> Catalog:
+    """Load the catalog, at the first Xid explained: a dashboard that sees none (and reads no
+    settings file) never loads the TOML parser."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+
     text = datafiles.read_text("xid-catalog.toml")
     return parse_catalog(tomllib.loads(text))
 

@@ -112,3 +112,22 @@ def test_the_xid_hint_names_the_xid_its_meaning_the_job_it_hit_and_what_to_do():
         (1, "critical", "GPU 1 Xid 79 (GPU has fallen off the bus): job 1234 (alice) — drain the"
                         " node and reboot it")]
     assert found[0].advice.startswith("This event is logged when the GPU driver attempts")
+
+
+def test_the_toml_parser_loads_with_the_catalog_at_the_first_xid_not_before():
+    """A dashboard that sees no Xid (and reads no settings file) keeps the parser out (#26)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from gputop.analysis.xid import XidLog\n"
+            "from gputop.core.model import Device, Snapshot, XidEvent\n"
+            "log = XidLog()\n"
+            "log.add(Snapshot(host='n', time=1.0, backend='sim', devices=(Device(index=0),)))\n"
+            "print('tomllib' in sys.modules)\n"
+            "log.add(Snapshot(host='n', time=2.0, backend='sim', devices=(\n"
+            "    Device(index=0, xid_events=(XidEvent(0, 79, 2.0),)),)))\n"
+            "print('tomllib' in sys.modules, log.events()[0].info.code)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.split("\n")[:2] == ["False", "True 79"]
