@@ -13,7 +13,6 @@ Default path: ``$XDG_STATE_HOME/gputop/alerts.jsonl`` (``~/.local/state/gputop/a
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -22,7 +21,6 @@ from pathlib import Path
 from gputop.alerts.model import Alert
 from gputop.core import userfile
 from gputop.core.errors import UsageError
-from gputop.core.jsonout import dumps
 
 MAX_BYTES = 1 << 20  # per file: a few thousand alerts, read whole at start in milliseconds
 ROTATED = ".1"
@@ -75,6 +73,10 @@ def read(path: Path, max_bytes: int = MAX_BYTES) -> tuple[list[Alert], int]:
     skipped = 0
     for part in (_rotated(path), path):
         data = _tail(part, 2 * max_bytes)
+        if not data:
+            continue
+        import json  # here, not at start: a dashboard with no journal yet does not load it
+
         for line in data.split(b"\n"):
             if not line.strip():
                 continue
@@ -121,6 +123,8 @@ class Journal:
 
     def append(self, alerts: Iterable[Alert]) -> None:
         """Write ``alerts`` as whole lines in one write; raises OSError where it cannot."""
+        from gputop.core.jsonout import dumps  # json: loaded at the first alert written
+
         data = "".join(dumps(a.to_json(), separators=(",", ":")) + "\n"
                        for a in alerts).encode()
         if not data:

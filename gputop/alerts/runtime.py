@@ -15,17 +15,19 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gputop.alerts import journal as journals
 from gputop.alerts.engine import AlertEngine
 from gputop.alerts.model import Alert, Rule
-from gputop.alerts.notify import channels as channel_configs
-from gputop.alerts.notify.channels import ChannelConfig
-from gputop.alerts.notify.dispatch import ChannelStatus, DeliveryEvent, Dispatcher
-from gputop.alerts.notify.terminal import Writable
+from gputop.alerts.notify.dispatch import Channel, ChannelStatus, DeliveryEvent, Dispatcher
 from gputop.alerts.rules import parse_rules
 from gputop.core.model import Snapshot
 from gputop.core.userfile import one_line
+
+if TYPE_CHECKING:  # the channels' machinery loads only where a channel is set up
+    from gputop.alerts.notify.channels import ChannelConfig
+    from gputop.alerts.notify.terminal import Writable
 
 HISTORY = 500  # alerts a screen can list; older ones are in the journal
 CLOSE_DEADLINE_S = 5.0  # what an exiting consumer gives its channels to deliver what they hold
@@ -48,7 +50,11 @@ def read_config(table: Mapping[str, object] | None, where: str,
     defaults alone) into an `AlertConfig`; raises `UsageError` naming the rule, channel or key
     that is wrong, before any device is opened."""
     rules = parse_rules(table, where)
-    channels = channel_configs.parse((table or {}).get("channel", {}), where)
+    channels: tuple[ChannelConfig, ...] = ()
+    if table and "channel" in table:
+        from gputop.alerts.notify import channels as channel_configs
+
+        channels = channel_configs.parse(table["channel"], where)
     return AlertConfig(rules, channels, journals.journal_path(table, where, environ), where)
 
 
@@ -95,9 +101,14 @@ class Alerting:
         self.config = config
         state = journals.load_state(config.journal) if config.journal is not None else None
         self.engine = AlertEngine(config.rules, node=node, journal_state=state)
-        built = channel_configs.build(config.channels, config.where, terminal)
-        self.skipped = built.skipped
-        self.dispatcher = Dispatcher(built.channels, on_event)
+        channels: tuple[Channel, ...] = ()
+        self.skipped: tuple[str, ...] = ()
+        if config.channels:
+            from gputop.alerts.notify import channels as channel_configs
+
+            built = channel_configs.build(config.channels, config.where, terminal)
+            channels, self.skipped = built.channels, built.skipped
+        self.dispatcher = Dispatcher(channels, on_event)
         self._journal = journals.Journal(config.journal) if config.journal is not None else None
         self._notify = {r.name: r.notify for r in config.rules}
         self._history: deque[Alert] = deque(maxlen=HISTORY)

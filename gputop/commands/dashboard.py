@@ -177,11 +177,13 @@ def alert_config(found: Settings) -> AlertConfig:
     """Return the settings file's ``[alerts]`` table checked: its rules (the defaults where
     there is none), channels and journal. A bad rule, channel or journal path, a mail channel
     with no sendmail or a command that is not there is a `UsageError`, one line."""
-    from gputop.alerts.notify.channels import check
     from gputop.alerts.runtime import read_config
 
     config = read_config(found.alerts, found.path or "settings")
-    check(config.channels, config.where)  # what only this node can say; loads no http or mail
+    if config.channels:  # what only this node can say; loads no http or mail
+        from gputop.alerts.notify.channels import check
+
+        check(config.channels, config.where)
     return config
 
 

@@ -19,6 +19,10 @@ NOT_AT_START = (
     # the screens over the dashboard, opened by their keys
     "gputop.tui.screens.advisor", "gputop.tui.screens.modals", "gputop.tui.screens.process_view",
     "gputop.tui.cluster",
+    # the alert channels' machinery, where no channel is set up, and the journal's JSON until
+    # it has an alert to read or write
+    "gputop.alerts.notify.channels", "gputop.alerts.notify.payloads", "gputop.core.toolrun",
+    "gputop.core.jsonout",
     # libraries and the standard library's heavier parts no first-screen path needs
     "psutil", "ssl", "hashlib", "json", "http", "email", "urllib.request",
     # what importlib.resources reads a folder with (gputop/core/datafiles.py reads its own)

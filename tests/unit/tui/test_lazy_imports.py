@@ -11,10 +11,12 @@ from tests.support import paths
 from tests.support.start_imports import held_out, loaded
 
 # The dashboard's start (gputop/commands/dashboard.py) on the simulator, up to its first screen
-# drawn headless, with one process seen for the first time as the NVML, AMD and Intel backends
-# see theirs (the simulator's processes are not real); then every module loaded.
+# drawn headless and its alert rules at work (built after the first frame, with no settings
+# file and no journal yet), with one process seen for the first time as the NVML, AMD and
+# Intel backends see theirs (the simulator's processes are not real); then every module loaded.
 START = """
 import os, sys
+from functools import partial
 from gputop.backends import open_backend
 from gputop.commands import dashboard, main
 from gputop.host.processes import HostProcesses
@@ -29,9 +31,10 @@ import asyncio
 from gputop.tui.app import GputopApp
 
 async def first_screen():
-    app = GputopApp(backend, interval=0.1)
+    app = GputopApp(backend, interval=0.1,
+                    alerts=partial(dashboard.alert_config, config.settings))
     async with app.run_test(size=(120, 40)) as pilot:
-        while app.snapshot is None:
+        while app.snapshot is None or app.alerting is None:
             await pilot.pause(0.02)
 
 asyncio.run(first_screen())
