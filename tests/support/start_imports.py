@@ -24,7 +24,7 @@ NOT_AT_START = (
     "gputop.alerts.notify.channels", "gputop.alerts.notify.payloads", "gputop.core.toolrun",
     "gputop.core.jsonout",
     # libraries and the standard library's heavier parts no first-screen path needs
-    "psutil", "ssl", "hashlib", "json", "http", "email", "urllib.request",
+    "psutil", "ssl", "hashlib", "json", "http", "email", "urllib.request", "statistics",
     # what importlib.resources reads a folder with (gputop/core/datafiles.py reads its own)
     "zipfile", "importlib.readers",
 )

@@ -297,3 +297,10 @@ def test_an_amd_straggler_is_not_said_to_lack_a_reason_its_driver_never_gives():
     assert "(its driver reports no clock-event reasons)" in found[0].message
     assert "(no reason reported)" in [x for x in H.analyze(job(2, 0, 1500.0))
                                       if x.code == "straggler"][0].message
+
+
+@pytest.mark.parametrize("values", [[3.0], [5, 1, 4], [2.0, 8.0], [7, 1, 3, 5], [0.1, 0.7, 0.2, 0.4]])
+def test_the_hints_median_is_the_standard_librarys(values):
+    import statistics
+
+    assert H._median(values) == statistics.median(values)
