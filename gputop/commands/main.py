@@ -12,7 +12,8 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, NoReturn
 
 from gputop import __version__
@@ -150,9 +151,10 @@ def _run_personality(mine: list[str], theirs: list[str]) -> int:
     return nvidia_smi.main(theirs, source_config(_smi_parser().parse_args(mine)), mine)
 
 
-def run_command(parser: argparse.ArgumentParser, argv: list[str],
-                args: argparse.Namespace) -> int:
-    """Turn the parsed command line into the chosen command's config and run the command.
+def prepare_command(parser: argparse.ArgumentParser, argv: list[str],
+                    args: argparse.Namespace) -> Callable[[], int]:
+    """Turn the parsed command line into the chosen command's config; return the command, to
+    be run once the parser is gone (`command`).
 
     Only the dashboard (``gputop``, ``gputop replay``) reads the settings file, and ``gputop
     alerts``, ``gputop watch``, the cluster view and ``gputop exporter --alert-rules`` its
@@ -163,26 +165,26 @@ def run_command(parser: argparse.ArgumentParser, argv: list[str],
         if args.command == "replay":
             from gputop.commands import replay
 
-            return replay.run(replay.configure(args, config))
+            return partial(replay.run, replay.configure(args, config))
         if not dashboard.has_terminal():  # a script, a pipe, cron, setsid: the text view once
             dashboard.checked(config)  # a bad option is said even here
             dashboard.check_theme(config)
             from gputop.commands import snapshot
 
-            return snapshot.print_once(config.source)
-        return dashboard.run_dashboard(config)
+            return partial(snapshot.print_once, config.source)
+        return partial(dashboard.run_dashboard, config)
     if args.command == "alerts":
         from gputop.commands import alerts
 
-        return alerts.run(alerts.configure(args))
+        return partial(alerts.run, alerts.configure(args))
     if args.command == "watch":
         from gputop.commands import watch
 
-        return watch.run(watch.configure(args))
+        return partial(watch.run, watch.configure(args))
     if args.command == "cluster":  # its live view evaluates the file's alert rules
         from gputop.commands import cluster
 
-        return cluster.run(cluster.configure(args))
+        return partial(cluster.run, cluster.configure(args))
     alert_rules = args.command == "exporter" and args.alert_rules is not None  # reads its rules
     if args.config is not None and not alert_rules:  # asked for, and it would do nothing: say so
         raise UsageError(f"--config: only the dashboard reads a settings file, not "
@@ -191,27 +193,35 @@ def run_command(parser: argparse.ArgumentParser, argv: list[str],
     if args.command == "snapshot":
         from gputop.commands import snapshot
 
-        return snapshot.run(snapshot.configure(args))
+        return partial(snapshot.run, snapshot.configure(args))
     if args.command == "agent":
         from gputop.commands import agent
 
-        return agent.run(agent.configure(args))
+        return partial(agent.run, agent.configure(args))
     if args.command == "advise":
         from gputop.commands import advise
 
-        return advise.run(advise.configure(args))
+        return partial(advise.run, advise.configure(args))
     if args.command == "exporter":
         from gputop.commands import exporter
 
-        return exporter.run(exporter.configure(args))
+        return partial(exporter.run, exporter.configure(args))
     if args.command == "report":
         from gputop.commands import report
 
-        return report.run(report.configure(args))
+        return partial(report.run, report.configure(args))
     from gputop.commands import web
 
     # `gputop web` checks the command line it will serve with this same parser.
-    return web.run(web.configure(args, build_parser))
+    return partial(web.run, web.configure(args, build_parser))
+
+
+def command(argv: list[str]) -> Callable[[], int]:
+    """Parse ``argv`` and return its command, configured, to run. The parser (a quarter of a MB
+    of help and actions) is let go here: a dashboard, an agent or an exporter runs for weeks
+    without it (#26)."""
+    parser = build_parser()
+    return prepare_command(parser, argv, parser.parse_args(argv))
 
 
 def main(argv: Sequence[str] | None = None, program: str | None = None) -> int:
@@ -224,8 +234,7 @@ def main(argv: Sequence[str] | None = None, program: str | None = None) -> int:
             from gputop.commands import query  # the dashboard does not load query mode
 
             return query.main(argv)
-        parser = build_parser()
-        return run_command(parser, argv, parser.parse_args(argv))
+        return command(argv)()
     except GputopError as exc:
         print(f"gputop: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -247,4 +256,4 @@ def run_main() -> NoReturn:
     exit_process(main())
 
 
-__all__ = ["main", "build_parser", "run_command", "run_main"]
+__all__ = ["main", "build_parser", "command", "prepare_command", "run_main"]

@@ -25,3 +25,26 @@ def test_no_first_frame_where_stdout_is_not_a_terminal():
     backend.open()
     assert draw_first_frame(backend.info().host, out) is False
     assert out.getvalue() == ""
+
+
+def test_the_dashboard_runs_after_the_command_line_parser_is_gone(monkeypatch):
+    """The parser (a quarter of a MB of actions and help) lived as long as the dashboard (#26)."""
+    import weakref
+
+    from gputop.commands import dashboard, main
+
+    built = []
+    real = main.build_parser
+
+    def build_parser():
+        parser = real()
+        built.append(weakref.ref(parser))
+        return parser
+
+    alive = []
+    monkeypatch.setattr(main, "build_parser", build_parser)
+    monkeypatch.setattr(dashboard, "has_terminal", lambda: True)
+    monkeypatch.setattr(dashboard, "run_dashboard",
+                        lambda config: alive.append(built[0]() is not None) or 0)
+    assert main.main(["--backend", "sim", "--interval", "2", "--no-config"]) == 0
+    assert alive == [False]

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from gputop.commands.dashboard import configure
-from gputop.commands.main import build_parser, run_command
+from gputop.commands.main import build_parser, prepare_command
 from gputop.config.columns import PROCESS_COLUMNS
 from gputop.config.settings import Settings, load
 from gputop.core.errors import UsageError
@@ -163,7 +163,7 @@ def test_commands_for_scripts_never_read_it(config_home, monkeypatch):
 
     def command_config(*argv: str):
         parser = build_parser()
-        assert run_command(parser, list(argv), parser.parse_args(list(argv))) == 0
+        assert prepare_command(parser, list(argv), parser.parse_args(list(argv)))() == 0
         return seen.pop()
 
     for argv in (["snapshot"], ["agent"], ["advise"], ["exporter"], ["cluster", "h"]):
