@@ -125,6 +125,13 @@ class KeyedTable(StripCache, ScrollView, can_focus=True):
     """
     DOUBLE_CLICK_OPENS = True
 
+    def __init_subclass__(cls, inherit_component_classes: bool = True, **kwargs: Any) -> None:
+        """Take Textual's ``inherit_component_classes`` class option, which its Widget does not
+        pass on (Textual 8): a subclass with its own prefix (the process table) sets it False,
+        so that Textual builds no styled node for each class it never draws with (#26)."""
+        super().__init_subclass__(**kwargs)
+        cls._inherit_component_classes = inherit_component_classes
+
     class Selected(Message):
         def __init__(self, table: KeyedTable, key: str) -> None:
             super().__init__()

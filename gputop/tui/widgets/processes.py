@@ -204,8 +204,9 @@ def build_rows(snapshot: Snapshot, now: float | None = None, *, needle: str = ""
     return rows
 
 
-class ProcessTable(KeyedTable):
-    """Keyboard: up/down/page/home/end move the cursor; enter opens the detail view."""
+class ProcessTable(KeyedTable, inherit_component_classes=False):
+    """Keyboard: up/down/page/home/end move the cursor; enter opens the detail view. Its look
+    is its own ``proctable--`` classes alone."""
 
     BINDINGS = [Binding("enter", "open", "details", show=False)]
     COMPONENT_PREFIX = "proctable"

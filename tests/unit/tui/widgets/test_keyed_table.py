@@ -32,3 +32,12 @@ def test_process_table_is_a_keyed_table_with_its_own_look():
     assert table.empty_message() == "no GPU processes"
     table.needle = "bob"
     assert table.empty_message() == "no process matches the filter 'bob'"
+
+
+def test_the_process_table_holds_only_its_own_component_classes():
+    """Textual builds a styled DOM node per component class (#26's memory), and restyles each
+    at a theme change: none for the generic table's, which the process table never draws with."""
+    assert ProcessTable._get_component_classes() == {
+        "proctable--header", "proctable--sorted", "proctable--cursor", "proctable--key",
+        "proctable--empty"}
+    assert "keyedtable--bad" in KeyedTable._get_component_classes()
