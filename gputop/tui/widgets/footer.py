@@ -4,7 +4,8 @@ Textual's Footer rebuilds all its key widgets each time a screen says its bindin
 changed: on every focus change, on a screen being shown again, on each widget mounted. Opening
 the process view asked it four times (about 9 ms each, and a new layout after each), going back
 to the dashboard twice, for the same keys. This one compares what it would show with what it
-shows, and rebuilds at most once per refresh, only when they differ.
+shows, and rebuilds at most once per refresh, only when they differ; its first compose
+already shows the screen's keys.
 """
 
 from __future__ import annotations
@@ -33,8 +34,12 @@ class KeyFooter(Footer):
                 self.show_command_palette, self.app.ENABLE_COMMAND_PALETTE)
 
     def compose(self) -> ComposeResult:
-        if self._bindings_ready:
-            self._shown = self.keys(self.screen)
+        # The keys from the screen's first frame on: Textual's footer composes empty until the
+        # screen's first bindings signal, then rebuilds after that frame (a screen's first
+        # open drew its keys 40-50 ms after the rest). Those the first focus changes are
+        # rebuilt, as any change (bindings_changed).
+        self.set_reactive(Footer._bindings_ready, True)
+        self._shown = self.keys(self.screen)
         yield from super().compose()
 
     def bindings_changed(self, screen: Screen) -> None:

@@ -41,3 +41,27 @@ async def test_each_screen_shows_its_own_keys():
         await settle(pilot)
         footer = screen_text(app).splitlines()[-1]
         assert "/ filter" in footer and "back" not in footer
+
+
+async def test_a_screen_opened_the_first_time_has_its_keys_from_its_first_compose(monkeypatch):
+    """#26: Textual's footer composed empty on a new screen and rebuilt after its first frame:
+    the process view's keys came 40-50 ms after the view itself."""
+    from gputop.tui.widgets.footer import KeyFooter
+
+    rebuilds: list[KeyFooter] = []
+    real = KeyFooter.recompose
+
+    async def counted(self):
+        rebuilds.append(self)
+        await real(self)
+
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        advance(app, 2)
+        await settle(pilot)
+        monkeypatch.setattr(KeyFooter, "recompose", counted)
+        await pilot.press("d")
+        await settle(pilot)
+        assert isinstance(app.screen, ProcessView)
+        assert "back" in screen_text(app).splitlines()[-1]
+        assert rebuilds == []
