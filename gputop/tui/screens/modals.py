@@ -90,6 +90,9 @@ class HelpScreen(ModalScreen[None]):
 
 class ConfirmSignal(ModalScreen[bool]):
     BINDINGS = [Binding("y", "answer(True)", "yes"), Binding("n,escape,q", "answer(False)", "no")]
+    # No has the focus from the first frame: focused once mounted, the first frame showed Yes
+    # focused (Textual's first focusable) and a second frame moved it (#26)
+    AUTO_FOCUS = "#no"
     DEFAULT_CSS = """
     ConfirmSignal { align: center middle; }
     ConfirmSignal > Vertical { width: 70; max-width: 100%; height: auto; border: thick $error;
@@ -140,9 +143,6 @@ class ConfirmSignal(ModalScreen[bool]):
             with Horizontal():
                 yield Button(f"Yes, send {self.signal_name} (y)", variant="error", id="yes")
                 yield Button("No (n / esc)", id="no")
-
-    def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")

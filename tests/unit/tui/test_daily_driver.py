@@ -520,6 +520,31 @@ async def test_the_kill_question_names_user_gpu_pid_and_the_whole_command(child)
         assert child.poll() is None  # no: nothing was sent
 
 
+async def test_the_kill_question_has_no_focused_from_its_first_frame(child, monkeypatch):
+    """#26: No was focused once the question was mounted: its first frame showed Yes focused
+    and a second frame moved the focus."""
+    from gputop.tui.screens.modals import ConfirmSignal
+
+    focused: list[str | None] = []
+    real = ConfirmSignal._compositor_refresh
+
+    def drawn(self) -> None:
+        focused.append(self.focused.id if self.focused else None)
+        real(self)
+
+    monkeypatch.setattr(ConfirmSignal, "_compositor_refresh", drawn)
+    app = GputopApp(_LongCommandBackend([child.pid]), autostart=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.sampler.tick()
+        await settle(pilot)
+        await pilot.press("k")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmSignal)
+        assert focused and set(focused) == {"no"}
+        await pilot.press("q")
+        await settle(pilot)
+
+
 async def test_a_key_of_the_view_pressed_in_the_help_closes_it_and_does_its_work():
     """#27: `p` and `t` were swallowed by the help (nvitop returns on any key). A key the
     dashboard has closes the help and does what it says; the help's own keys (q, esc, ?)
