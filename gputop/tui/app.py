@@ -635,10 +635,7 @@ class GputopApp(ShellApp):
         hinted = cast("HintBar", self.query_one("#hints")).device
         if hinted is not None:  # the panel opens at the GPU the hint bar names
             self.dashboard.select_gpu(hinted)
-        screen = SaturationScreen(self.sampler)
-        self.push_screen(screen)
-        if self.snapshot is not None:
-            self.call_after_refresh(self._first_sample_on, screen, self.snapshot)
+        self.push_screen(SaturationScreen(self.sampler, self.snapshot))
 
     def action_xid_events(self) -> None:
         from gputop.tui.screens.xid_events import XidEventsScreen
@@ -781,12 +778,6 @@ class GputopApp(ShellApp):
         dispatcher's grace for a channel it stops (`alerts_delivered` says how it went)."""
         if self._alerts_closing is not None:
             self._alerts_closing.join(ALERTS_CLOSE_S + ALERTS_STOP_GRACE_S)
-
-    def _first_sample_on(self, screen: TakesSnapshots, snap: Snapshot) -> None:
-        """Show ``snap`` on a screen just opened, unless the app began leaving in between (a
-        SIGTERM after `s`): its widgets are being torn down, and a query would fail there."""
-        if not self.leaving and screen in self.screen_stack:
-            screen.update(snap)
 
     def action_advisor(self) -> None:
         from gputop.tui.screens.advisor import AdvisorScreen

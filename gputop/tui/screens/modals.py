@@ -193,7 +193,9 @@ class Prompt(ModalScreen[str | None]):
 
 class SaturationScreen(Screen[None]):
     """The saturation panel over the dashboard, fed each sample (TakesSnapshots); the sampler
-    reads GPM on every tick while it is open."""
+    reads GPM on every tick while it is open. ``first``: the sample on screen when it opens,
+    drawn in its first frame (fed after that frame, it drew the panel twice: `s` settled at
+    114-120 ms)."""
 
     BINDINGS = [Binding("escape,s,q", "close", "back to the dashboard")]
     DEFAULT_CSS = """
@@ -202,9 +204,10 @@ class SaturationScreen(Screen[None]):
                                   height: 1; padding: 0 1; }
     """
 
-    def __init__(self, sampler: Sampler) -> None:
+    def __init__(self, sampler: Sampler, first: Snapshot | None = None) -> None:
         super().__init__()
         self.sampler = sampler
+        self._first = first
 
     def compose(self) -> ComposeResult:
         from gputop.tui.widgets.saturation import SaturationPanel
@@ -215,6 +218,9 @@ class SaturationScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.sampler.want("saturation-panel", SATURATION_PANEL)
+        if self._first is not None:
+            self.update(self._first)
+            self._first = None
 
     def on_unmount(self) -> None:
         self.sampler.unwant("saturation-panel")

@@ -247,25 +247,21 @@ async def test_a_key_queued_before_an_exit_opens_no_screen():
     assert app.return_code == 143
 
 
-async def test_an_exit_right_after_s_draws_nothing_on_the_panel_being_torn_down():
-    """`s` then a SIGTERM before the next refresh: the panel's first sample was drawn after the
-    exit began, on widgets being torn down (NoMatches, exit status 1, a traceback; CI saw it).
-    Here the teardown is staged: the panel's widgets gone, the exit asked for, then the first
-    sample's turn comes."""
+async def test_s_draws_the_sample_on_screen_in_the_panels_first_frame():
+    """The sample on screen goes into the saturation panel as it mounts, before its first
+    frame. Before: it was fed after that frame (call_after_refresh), so `s` drew the panel
+    twice and settled at 114-120 ms; and a SIGTERM in between fed it to widgets being torn
+    down (NoMatches, exit status 1)."""
     from gputop.tui.screens.modals import SaturationScreen
+    from gputop.tui.widgets.saturation import SaturationPanel
 
     app = make_app("training")
     async with app.run_test(size=(120, 40)) as pilot:
         advance(app, 2)
         await settle(pilot)
-        app.action_saturation()
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, SaturationScreen)
-        await screen.query_one("#saturation").remove()  # as the exit's teardown does
-        app.exit(return_code=143)
-        app._first_sample_on(screen, app.snapshot)  # the turn call_after_refresh gave it
-    assert app.return_code == 143
+        screen = SaturationScreen(app.sampler, app.snapshot)
+        await app.push_screen(screen)  # mounted; not drawn yet
+        assert screen.query_one(SaturationPanel).snapshot is app.snapshot
 
 
 async def test_p_pauses_and_resumes_sampling():
