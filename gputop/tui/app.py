@@ -114,7 +114,7 @@ class GputopApp(ShellApp):
     ModalScreen { background: $background 60%; }
     #filter { display: none; height: 3; border: round $primary; background: $surface; }
     #filter.-shown { display: block; }
-    Footer { background: $panel; }
+    KeyFooter { background: $panel; }
     .-nocolor ProcessTable > .proctable--cursor { text-style: bold reverse; }
     """
     ENABLE_COMMAND_PALETTE = True

@@ -309,7 +309,7 @@ class ClusterApp(ShellApp):
     #filter { dock: bottom; display: none; height: 3; border: round $primary;
               background: $surface; }
     #filter.-shown { display: block; }
-    Footer { background: $panel; }
+    KeyFooter { background: $panel; }
     """
     KEY_HELP = actions.CLUSTER_VIEW
     BINDINGS = actions.bindings(KEY_HELP)

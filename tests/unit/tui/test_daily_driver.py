@@ -66,7 +66,7 @@ async def test_the_filter_box_is_whole_above_the_footer():
         await pilot.press("slash")
         await settle(pilot)
         box = app.query_one("#filter").region
-        footer = app.query_one("Footer").region
+        footer = app.query_one("KeyFooter").region
         assert box.height == 3 and box.bottom <= footer.y
 
 
