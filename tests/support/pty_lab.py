@@ -28,7 +28,7 @@ from tests.support.procs import gone_soon
 ROOT = str(paths.ROOT)
 PREVIEW = b"starting the dashboard"  # the pre-frame's one line (gputop.commands.dashboard)
 TEXTUAL = b"\x1b[?1003h"  # Textual's first mode change: mouse reports on (its driver started)
-FIRST_FRAME = b"quit"  # the footer's first key, drawn by Textual (the preview has no footer)
+FIRST_FRAME = b"quit"  # the footer's first key, drawn by the app (the preview has no footer)
 _PRIVATE = re.compile(rb"\x1b\[\?([0-9;]+)([hl])")
 _KITTY = re.compile(rb"\x1b\[([><])([0-9]*)u")
 MOUSE_MODES = (1000, 1002, 1003, 1006, 1015, 1016)

@@ -14,8 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 # A region's row: the header starts with the program's name; the host line with its CPU figure;
-# the process table's header names PID. (Textual's footer is docked to the last row: its keys
-# come a frame after the rest, in place.)
+# the process table's header names PID. (The footer is docked to the last row.)
 HEADER = re.compile(r"^gputop\b")
 HOST = re.compile(r"^CPU\b")
 TABLE = re.compile(r"\bPID\b")
