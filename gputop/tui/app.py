@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:  # imported when first used, for the start-up time
     from gputop.query.recorder import Recording
     from gputop.tui.screens.advisor import AdvisorScreen
+    from gputop.tui.screens.modals import SaturationScreen
     from gputop.tui.screens.process_view import ProcessView
     from gputop.tui.widgets.hintbar import HintBar
 
@@ -178,6 +179,7 @@ class GputopApp(ShellApp):
         self._notices: dict = {}
         self._process_view: ProcessView | None = None  # the process view, once opened
         self._advisor: AdvisorScreen | None = None  # the advisor screen, once opened
+        self._saturation: SaturationScreen | None = None  # the saturation panel, once opened
         # this machine's load, read on the sampler's thread; a replayed log is another node
         self.host_reader = None if self.player is not None else HostReader()
         # The alert rules at work on every sample, read and built after the first frame (None:
@@ -630,12 +632,20 @@ class GputopApp(ShellApp):
         from gputop.tui.screens.modals import SaturationScreen
 
         if isinstance(self.screen, SaturationScreen):
-            self.pop_screen()
+            self.screen.action_close()
             return
+        screen = self._saturation
+        if screen is not None and screen in self.screen_stack:
+            return  # under another screen (the palette can ask)
         hinted = cast("HintBar", self.query_one("#hints")).device
         if hinted is not None:  # the panel opens at the GPU the hint bar names
             self.dashboard.select_gpu(hinted)
-        self.push_screen(SaturationScreen(self.sampler, self.snapshot))
+        if screen is None:  # built once, kept installed, shown again with the sample on screen
+            screen = self._saturation = SaturationScreen(self.sampler, self.snapshot)
+            self.install_screen(screen, "saturation")
+        else:
+            screen.opened(self.snapshot)
+        self.push_screen(screen)
 
     def action_xid_events(self) -> None:
         from gputop.tui.screens.xid_events import XidEventsScreen

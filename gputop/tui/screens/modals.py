@@ -193,9 +193,10 @@ class Prompt(ModalScreen[str | None]):
 
 class SaturationScreen(Screen[None]):
     """The saturation panel over the dashboard, fed each sample (TakesSnapshots); the sampler
-    reads GPM on every tick while it is open. ``first``: the sample on screen when it opens,
-    drawn in its first frame (fed after that frame, it drew the panel twice: `s` settled at
-    114-120 ms)."""
+    reads GPM on every tick while it is open. Built once and shown again (:meth:`opened`), with
+    the sample on screen drawn in its first frame: built and fed after its first frame on each
+    open, it drew the panel twice and built its cards each time (`s` settled at 114-120 ms).
+    ``first``: the sample on screen when it is built."""
 
     BINDINGS = [Binding("escape,s,q", "close", "back to the dashboard")]
     DEFAULT_CSS = """
@@ -217,10 +218,14 @@ class SaturationScreen(Screen[None]):
             yield SaturationPanel(id="saturation")
 
     def on_mount(self) -> None:
+        self.opened(self._first)
+        self._first = None
+
+    def opened(self, first: Snapshot | None) -> None:
+        """Start showing samples again (GPM read on every tick), from ``first`` on."""
         self.sampler.want("saturation-panel", SATURATION_PANEL)
-        if self._first is not None:
-            self.update(self._first)
-            self._first = None
+        if first is not None:
+            self.update(first)
 
     def on_unmount(self) -> None:
         self.sampler.unwant("saturation-panel")
@@ -231,4 +236,5 @@ class SaturationScreen(Screen[None]):
         self.query_one(SaturationPanel).update_snapshot(snapshot, self.sampler.history)
 
     def action_close(self) -> None:
+        self.sampler.unwant("saturation-panel")  # kept installed: it is not unmounted
         self.dismiss(None)

@@ -264,6 +264,37 @@ async def test_s_draws_the_sample_on_screen_in_the_panels_first_frame():
         assert screen.query_one(SaturationPanel).snapshot is app.snapshot
 
 
+async def test_s_builds_the_panel_once_and_reads_for_it_only_while_it_is_open():
+    """The panel is built at the first `s` and shown again after: a second open builds neither
+    the screen nor its cards (each open built both). Kept installed, it is not unmounted when
+    closed: the sampler must stop reading for it then all the same."""
+    from gputop.tui.screens.modals import SaturationScreen
+
+    app = make_app("training")
+    async with app.run_test(size=(120, 40)) as pilot:
+        advance(app, 2)
+        await settle(pilot)
+        dashboard_wants = app.sampler.wants
+        await pilot.press("s")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SaturationScreen) and app.sampler.wants != dashboard_wants
+        cards = dict(screen.query_one("#saturation").cards)
+        await pilot.press("s")
+        await settle(pilot)
+        assert app.screen is not screen and app.sampler.wants == dashboard_wants
+        advance(app, 1)
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        assert app.screen is screen and app.sampler.wants != dashboard_wants
+        assert screen.query_one("#saturation").cards == cards  # the same card widgets
+        assert screen.query_one("#saturation").snapshot is app.snapshot
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.sampler.wants == dashboard_wants
+
+
 async def test_p_pauses_and_resumes_sampling():
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
