@@ -58,9 +58,6 @@ if TYPE_CHECKING:
 
 if TYPE_CHECKING:  # imported when first used, for the start-up time
     from gputop.query.recorder import Recording
-    from gputop.tui.screens.advisor import AdvisorScreen
-    from gputop.tui.screens.modals import SaturationScreen
-    from gputop.tui.screens.process_view import ProcessView
     from gputop.tui.widgets.hintbar import HintBar
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
@@ -177,16 +174,12 @@ class GputopApp(ShellApp):
         self._t0 = time.monotonic()
         self._local_host = socket.gethostname()
         self._notices: dict = {}
-        self._process_view: ProcessView | None = None  # the process view, once opened
-        self._advisor: AdvisorScreen | None = None  # the advisor screen, once opened
-        self._saturation: SaturationScreen | None = None  # the saturation panel, once opened
         # this machine's load, read on the sampler's thread; a replayed log is another node
         self.host_reader = None if self.player is not None else HostReader()
         # The alert rules at work on every sample, read and built after the first frame (None:
         # no alerts, as in a replay: its samples happened long ago, their alerts went out then).
         self.alert_config = alerts if self.player is None else None
         self.alerting: Alerting | None = None
-        self._alerts_screen: AlertsScreen | None = None  # built at the first `!`, shown again
         self._delivery_trouble: set[tuple[str, str]] = set()  # (channel, cause) said already
         self._alerts_closing: threading.Thread | None = None
         # after the close: True if every channel delivered what it held in time
@@ -533,17 +526,11 @@ class GputopApp(ShellApp):
                         severity="warning")
             return
         local = self._processes_are_local()
-        view = self._process_view
-        if view is not None and view in self.screen_stack:
-            return  # already shown (the palette can ask twice)
         shown = (row, self.snapshot, self.sampler.history, local,
                  local_pid(row.process) if local else None)
-        if view is None:  # built once, kept installed: see ProcessView.follow
-            view = self._process_view = ProcessView(*shown, readonly=self.readonly)
-            self.install_screen(view, "process")
-        else:
-            view.follow(*shown)
-        self.push_screen(view)
+        self.show_kept("process", ProcessView,
+                        lambda: ProcessView(*shown, readonly=self.readonly),
+                        lambda view: view.follow(*shown))  # see ProcessView.follow
 
     def on_key(self, event) -> None:
         """Say why a signal key did nothing: the footer no longer offers it where it cannot
@@ -634,18 +621,21 @@ class GputopApp(ShellApp):
         if isinstance(self.screen, SaturationScreen):
             self.screen.action_close()
             return
-        screen = self._saturation
-        if screen is not None and screen in self.screen_stack:
-            return  # under another screen (the palette can ask)
-        hinted = cast("HintBar", self.query_one("#hints")).device
-        if hinted is not None:  # the panel opens at the GPU the hint bar names
-            self.dashboard.select_gpu(hinted)
-        if screen is None:  # built once, kept installed, shown again with the sample on screen
-            screen = self._saturation = SaturationScreen(self.sampler, self.snapshot)
-            self.install_screen(screen, "saturation")
-        else:
+
+        def at_hinted_gpu() -> None:  # the panel opens at the GPU the hint bar names
+            hinted = cast("HintBar", self.query_one("#hints")).device
+            if hinted is not None:
+                self.dashboard.select_gpu(hinted)
+
+        def build() -> SaturationScreen:
+            at_hinted_gpu()
+            return SaturationScreen(self.sampler, self.snapshot)
+
+        def again(screen: SaturationScreen) -> None:
+            at_hinted_gpu()
             screen.opened(self.snapshot)
-        self.push_screen(screen)
+
+        self.show_kept("saturation", SaturationScreen, build, again)
 
     def action_xid_events(self) -> None:
         from gputop.tui.screens.xid_events import XidEventsScreen
@@ -702,9 +692,9 @@ class GputopApp(ShellApp):
             self.notify(notice.message, title=notice.title, severity=notice.severity,
                         timeout=notice.timeout)
         self._show_alert_count()
-        screen = self._alerts_screen
+        screen = self.get_screen("alerts") if self.is_screen_installed("alerts") else None
         if screen is not None and screen in self.screen_stack:
-            screen.show_alerts(self.snapshot.time if self.snapshot else None)
+            cast("AlertsScreen", screen).show_alerts(self.snapshot.time if self.snapshot else None)
 
     def _show_alert_count(self) -> None:
         if self.alerting is not None:
@@ -750,16 +740,10 @@ class GputopApp(ShellApp):
 
         if self.alerting is None:  # not yet built, or off (a replay): check_action hides it
             return
-        screen = self._alerts_screen
-        if screen is not None and screen in self.screen_stack:
-            return  # already shown (the palette can ask twice)
+        alerting = self.alerting
         now = self.snapshot.time if self.snapshot is not None else time.time()
-        if screen is None:  # built once, kept installed, shown again with what changed
-            screen = self._alerts_screen = AlertsScreen(self.alerting, now)
-            self.install_screen(screen, "alerts")
-        else:
-            screen.show_alerts(now)
-        self.push_screen(screen)
+        self.show_kept("alerts", AlertsScreen, lambda: AlertsScreen(alerting, now),
+                       lambda screen: screen.show_alerts(now))  # shown again with what changed
 
     def _close_alerting(self) -> None:
         """Give the channels `ALERTS_CLOSE_S` to deliver what they hold, on a thread of its
@@ -792,16 +776,10 @@ class GputopApp(ShellApp):
     def action_advisor(self) -> None:
         from gputop.tui.screens.advisor import AdvisorScreen
 
-        screen = self._advisor
-        if screen is not None and screen in self.screen_stack:
-            return  # already shown (the palette can ask twice)
-        if screen is None:  # built once, kept installed, shown again as a new one shows
-            screen = self._advisor = AdvisorScreen(backend=self.backend, sampler=self.sampler,
-                                                   readonly=self.readonly)
-            self.install_screen(screen, "advisor")
-        else:
-            screen.opened()
-        self.push_screen(screen)
+        self.show_kept("advisor", AdvisorScreen,
+                        lambda: AdvisorScreen(backend=self.backend, sampler=self.sampler,
+                                              readonly=self.readonly),
+                        AdvisorScreen.opened)  # shown again as a new one shows
 
     def action_record(self) -> None:
         if self.recorder is not None:

@@ -5,8 +5,8 @@ registry (:mod:`gputop.tui.actions`)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Callable, Iterable
+from typing import ClassVar, TypeVar
 
 from textual.app import SystemCommand
 from textual.markup import escape
@@ -21,8 +21,7 @@ from gputop.tui.terminal import TerminalApp
 from gputop.tui.text.no_color import no_color
 from gputop.tui.themes import APP_VARIABLES, install_themes
 
-if TYPE_CHECKING:
-    from gputop.tui.screens.modals import HelpScreen
+KeptScreen = TypeVar("KeptScreen", bound=Screen)  # a screen built once, shown again
 
 # When the next theme's CSS is parsed (about 10 ms): after the first frame, once the first
 # samples are drawn; after a `t`, once its frames (the new colours, then its notice) are out.
@@ -169,19 +168,28 @@ class ShellApp(TerminalApp):
         return [row for group, rows in groups.items()
                 for row in [("", self.help_heading(group)), *rows]]
 
-    _help: HelpScreen | None = None  # built at the first `?`, then shown again
-
     def action_help(self) -> None:
         from gputop.tui.screens.modals import HelpScreen
 
-        if self._help is None:
-            self._help = HelpScreen(self.help_rows())
-            self.install_screen(self._help, "help")
-        elif self._help in self.screen_stack:
-            return
+        self.show_kept("help", HelpScreen, lambda: HelpScreen(self.help_rows()),
+                       lambda screen: screen.show(self.help_rows()))
+
+    def show_kept(self, name: str, kind: type[KeptScreen], build: Callable[[], KeptScreen],
+                   again: Callable[[KeptScreen], None]) -> None:
+        """Show the screen kept installed as ``name``: made by ``build`` at its first open and
+        kept (building its widgets and their CSS cost most of opening it, #26), brought up to
+        date by ``again`` at each later open; nothing while it is on the stack already (the
+        palette can ask twice)."""
+        if self.is_screen_installed(name):
+            screen = self.get_screen(name)
+            assert isinstance(screen, kind)
+            if screen in self.screen_stack:
+                return
+            again(screen)
         else:
-            self._help.show(self.help_rows())
-        self.push_screen(self._help)
+            screen = build()
+            self.install_screen(screen, name)
+        self.push_screen(screen)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """Offer the app's own actions by name, with their keys (Textual's theme picker would
