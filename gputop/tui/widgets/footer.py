@@ -133,15 +133,16 @@ class KeyFooter(Widget, can_focus=False):
         for index, item in enumerate(self._items):
             if x >= right:
                 break
-            spans.append((x, min(x + _width(item), right), index))
-            x += _width(item)
+            end = x + self._width(item)
+            spans.append((x, min(end, right), index))
+            x = end
         if self._palette is not None:
             spans.append((right, width, len(self._items)))
         return spans
 
     def _palette_width(self) -> int:
         """Return the cells the palette's key takes: its separator, itself, a blank."""
-        return 0 if self._palette is None else _width(self._palette, compact=True) + 2
+        return 0 if self._palette is None else self._width(self._palette, compact=True) + 2
 
     def render_line(self, y: int) -> Strip:
         if self._shown is None:  # the first frame: the keys the screen has now
@@ -180,6 +181,10 @@ class KeyFooter(Widget, can_focus=False):
         if compact:
             return [Segment(item.display, key), Segment(f" {item.description}", description)]
         return [Segment(f" {item.display} ", key), Segment(f"{item.description} ", description)]
+
+    def _width(self, item: Item, compact: bool = False) -> int:
+        """Return the cells ``item`` takes, as _segments draws it."""
+        return sum(cell_len(segment.text) for segment in self._segments(item, False, compact))
 
     def _style(self, part: str, hover: bool, enabled: bool) -> Style:
         """Return the Rich style of ``part`` of a key, its colours composed over the key's
@@ -241,11 +246,3 @@ class KeyFooter(Widget, can_focus=False):
             self._hover = index
             self.tooltip = None if index is None else self._item(index).tooltip or None
             self.refresh()
-
-
-def _width(item: Item, compact: bool = False) -> int:
-    """Return the cells ``item`` takes: ` key description ` (compact: `key description`;
-    just `key` without a description)."""
-    if not item.description:
-        return cell_len(item.display)
-    return cell_len(item.display) + cell_len(item.description) + (1 if compact else 3)
