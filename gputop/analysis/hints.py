@@ -174,9 +174,7 @@ class Series:
     def share_holding(self, reasons: frozenset[str]) -> float:
         """The share of the readings that held any of the clock-event ``reasons``."""
         n = len(self.devices)
-        held = sum(1 for d in self.devices
-                   if (r := d.clock_event_reasons) is not None and not reasons.isdisjoint(r))
-        return held / n if n else 0.0
+        return sum(1 for d in self.devices if _has(d, reasons)) / n if n else 0.0
 
 
 def device_series(window: Sequence[Snapshot]) -> dict[int, Series]:

@@ -49,10 +49,9 @@ ProcessKey = tuple[int, float | None]
 # A process rebuilt with its idle figures, its other fields read at once by C and passed by
 # position (dataclasses.replace, generic, took 80% of a tick's cost; keywords a third of what
 # was left). The idle figures are Process's last two fields.
-_IDLE_FIELDS = ("idle_s", "idle_energy_j")
-_PROCESS_NAMES = tuple(f.name for f in fields(Process))[:-len(_IDLE_FIELDS)]
-_PROCESS_REST = operator.attrgetter(*_PROCESS_NAMES)
-assert tuple(f.name for f in fields(Process))[len(_PROCESS_NAMES):] == _IDLE_FIELDS
+_PROCESS_FIELDS = tuple(f.name for f in fields(Process))
+assert _PROCESS_FIELDS[-2:] == ("idle_s", "idle_energy_j")
+_PROCESS_REST = operator.attrgetter(*_PROCESS_FIELDS[:-2])
 # Likewise a device with new processes: its fields read at once, by C, and by position.
 _DEVICE_FIELDS = tuple(f.name for f in fields(Device))
 _DEVICE_ALL = operator.attrgetter(*_DEVICE_FIELDS)

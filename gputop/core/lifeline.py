@@ -255,9 +255,8 @@ class _Watch:
         self._poll.register(wake, select.POLLIN)
         self._fds = [wake]  # closed by close()
         self._timeout_ms: float | None = None
-        self._terminal = terminal.fd_out if terminal is not None and terminal.watched else -1
-        if self._terminal >= 0:
-            self._poll.register(self._terminal, 0)  # POLLHUP and POLLERR are always reported
+        if terminal is not None and terminal.watched:
+            self._poll.register(terminal.fd_out, 0)  # POLLHUP and POLLERR are always reported
         for pid in {parent, os.getsid(0)} - {1, os.getpid()}:
             try:
                 fd = os.pidfd_open(pid)
