@@ -255,9 +255,12 @@ class _Watch:
         self._poll.register(wake, select.POLLIN)
         self._fds = [wake]  # closed by close()
         self._timeout_ms: float | None = None
+        watched = {parent}
         if terminal is not None and terminal.watched:
             self._poll.register(terminal.fd_out, 0)  # POLLHUP and POLLERR are always reported
-        for pid in {parent, os.getsid(0)} - {1, os.getpid()}:
+            watched.add(os.getsid(0))  # its death matters only for the terminal it takes away
+        # A leader outside this PID namespace reads as 0 and cannot be watched but by the clock.
+        for pid in watched - {1, os.getpid()}:
             try:
                 fd = os.pidfd_open(pid)
             except OSError:  # no pidfds here, or it has gone already (the first look sees it)
