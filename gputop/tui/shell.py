@@ -20,13 +20,15 @@ from gputop.tui.stylesheet import ThemedStylesheet, theme_variables
 from gputop.tui.terminal import TerminalApp
 from gputop.tui.text.no_color import no_color
 from gputop.tui.themes import APP_VARIABLES, install_themes
+from gputop.tui.widgets.footer import KeyFooter
 
 KeptScreen = TypeVar("KeptScreen", bound=Screen)  # a screen built once, shown again
 
 # When the next theme's CSS is parsed (about 10 ms): after the first frame, once the first
-# samples are drawn; after a `t`, once its frames (the new colours, then its notice) are out.
+# samples are drawn; after a `t`, once its frame is out.
 PREPARE_AFTER_S = 2.0
 PREPARE_AFTER_KEY_S = 0.5
+THEME_SAID_S = 3.0  # how long the footer names the theme a `t` picked
 
 
 class ShellApp(TerminalApp):
@@ -76,8 +78,16 @@ class ShellApp(TerminalApp):
     def action_cycle_theme(self) -> None:
         self.theme = self._next_theme()
         self.theme_cycled()
-        self.notify(f"theme: {self.theme}", timeout=2)
+        self.say("cycle_theme", f"theme: {self.theme}", THEME_SAID_S)
         self.prepare_next_theme(PREPARE_AFTER_KEY_S)
+
+    def say(self, action: str, text: str, seconds: float) -> None:
+        """Tell what ``action``'s key just did: in the key's place in the screen's footer, drawn
+        in the same frame as what it changed (a toast is mounted a frame later, #26); as a toast
+        where the screen has no footer (a dialog) or does not draw that key whole."""
+        footers = self.screen.query(KeyFooter)
+        if not (footers and footers.first().say(action, text, seconds)):
+            self.notify(text, timeout=seconds)
 
     def theme_cycled(self) -> None:
         """Follow a theme just picked with ``t`` (what the CSS does not redraw itself)."""

@@ -8,6 +8,9 @@ mounted. This one is a single widget that draws the same cells as one Strip, fro
 theme variables, and draws them again only when the keys it shows change. Bindings of a group
 are drawn one by one (gputop's have no groups); keys that do not fit are cut at the right, as
 Textual's are.
+
+A key can say what it just did in its own place for a few seconds (`t`: the theme it picked),
+highlighted, in the same frame as what it changed: a toast comes a frame later (#26).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from textual import events
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.strip import Strip
+from textual.timer import Timer
 from textual.widget import Widget
 
 # What the footer shows: each shown binding with whether it is enabled and its tooltip, and the
@@ -38,6 +42,7 @@ class Item(NamedTuple):
     description: str
     enabled: bool
     tooltip: str
+    said: bool = False  # its description is what the key just did (KeyFooter.say)
 
 
 class KeyFooter(Widget, can_focus=False):
@@ -65,6 +70,8 @@ class KeyFooter(Widget, can_focus=False):
     _due = False  # a comparison is queued
     _hover: int | None = None  # the item under the mouse (len(_items): the palette's)
     _line: tuple[tuple, Strip] | None = None  # the last line drawn, with what it was drawn for
+    _said: tuple[str, str] | None = None  # (action, text): what its key just did (say)
+    _said_timer: Timer | None = None
 
     def __init__(self) -> None:
         super().__init__()
@@ -84,10 +91,13 @@ class KeyFooter(Widget, can_focus=False):
         """Take ``keys`` (from keys()) as those drawn: one item per action, its first key."""
         shown, palette = keys
         display = self.app.get_key_display
+        said_action, said = self._said or ("", "")
         by_action: dict[str, Item] = {}
         for binding, enabled, tooltip in shown:
+            here = binding.action == said_action
             by_action.setdefault(binding.action, Item(
-                binding.key, display(binding), binding.description, enabled, tooltip))
+                binding.key, display(binding), said if here else binding.description, enabled,
+                tooltip, here))
         self._shown = keys
         self._items = tuple(by_action.values())
         self._palette = None if palette is None else Item(
@@ -121,6 +131,27 @@ class KeyFooter(Widget, can_focus=False):
                 self._show(keys)
                 self.refresh()
 
+    def say(self, action: str, text: str, seconds: float) -> bool:
+        """Show ``text`` as the description of ``action``'s key for ``seconds``, highlighted:
+        what the key just did, drawn in this refresh, with what it changed. Return whether it
+        shows: False where this footer does not draw that key whole (a narrow terminal)."""
+        if self._said_timer is not None:
+            self._said_timer.stop()
+        self._said = (action, text)
+        self._show(self._shown or self.keys(self.screen))
+        self.refresh()
+        self._said_timer = self.set_timer(seconds, self._unsay)
+        return any(index < len(self._items) and self._items[index].said
+                   and end - start == self._width(self._items[index])
+                   for start, end, index in self._cells())
+
+    def _unsay(self) -> None:
+        """Draw the key that said something with its own description again."""
+        self._said = self._said_timer = None
+        if self._shown is not None:
+            self._show(self._shown)
+            self.refresh()
+
     # ------------------------------------------------------------------ drawing
     def _cells(self) -> list[tuple[int, int, int]]:
         """(start, end, index) of each item drawn, in cells from the left edge: the keys from
@@ -151,7 +182,7 @@ class KeyFooter(Widget, can_focus=False):
         fill = Style(bgcolor=self.rich_style.bgcolor)  # Textual pads with the background alone
         if y > 0:
             return Strip.blank(width, fill)
-        key = (width, self._shown, self._hover, fill)
+        key = (width, self._shown, self._said, self._hover, fill)
         if self._line is None or self._line[0] != key:
             self._line = (key, self._draw(width, fill))
         return self._line[1]
@@ -160,7 +191,7 @@ class KeyFooter(Widget, can_focus=False):
         """Draw the line: the keys, cut or padded to where the palette's key starts, then
         the palette's key."""
         keys = [segment for index, item in enumerate(self._items)
-                for segment in self._segments(item, index == self._hover)]
+                for segment in self._segments(item, index == self._hover or item.said)]
         right = width - self._palette_width()
         line = Strip(keys).adjust_cell_length(max(right, 0), fill)
         if self._palette is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import textual.css.stylesheet
 
+from gputop.tui import shell
 from gputop.tui.shell import PREPARE_AFTER_KEY_S
 from tests.support.demo import advance
 from tests.support.tui import make_app, screen_styles, settle
@@ -30,7 +31,7 @@ async def test_t_to_the_theme_prepared_ahead_parses_no_css(monkeypatch):
     async with app.run_test(size=(120, 40)) as pilot:
         advance(app, 2)
         await settle(pilot)
-        await pilot.press("t")  # the first notice: the toast's own CSS comes in
+        await pilot.press("t")
         await pilot.pause(PREPARE_AFTER_KEY_S + 0.2)  # the next theme, parsed in idle time
         parsed = count_parses(monkeypatch)
         await pilot.press("t")
@@ -39,7 +40,8 @@ async def test_t_to_the_theme_prepared_ahead_parses_no_css(monkeypatch):
         assert parsed == []
 
 
-async def test_a_theme_reached_with_t_is_drawn_as_a_dashboard_started_in_it():
+async def test_a_theme_reached_with_t_is_drawn_as_a_dashboard_started_in_it(monkeypatch):
+    monkeypatch.setattr(shell, "THEME_SAID_S", 0.05)  # the footer's `t` names it, then not
     started = {}
     for theme in ("light", "high-contrast", "ansi", "dark"):
         app = make_app(theme=theme)
@@ -55,6 +57,7 @@ async def test_a_theme_reached_with_t_is_drawn_as_a_dashboard_started_in_it():
             app.prepare_next_theme(0)
             await pilot.pause(0.05)
             await pilot.press("t")
+            await pilot.pause(0.1)
             await settle(pilot)
             assert app.theme == theme
             assert screen_styles(app) == started[theme], theme

@@ -8,6 +8,7 @@ from __future__ import annotations
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 
+from gputop.tui import shell
 from gputop.tui.screens.process_view import ProcessView
 from gputop.tui.widgets.footer import KeyFooter
 from tests.support.demo import advance
@@ -142,3 +143,57 @@ async def test_hovering_a_key_highlights_its_cells_only():
         after = footer.render_line(0)
         hovered = [s.style for s in after][:2]  # ` a ` and `one `
         assert hovered != before[:2] and [s.style for s in after][2:] == before[2:]
+
+
+async def test_t_names_its_theme_in_its_own_key_for_a_while_and_raises_no_toast(monkeypatch):
+    """#26: the theme's name was a toast, mounted a frame after the new colours (`t` settled in
+    54-61 ms, its colours in 28): the footer's `t` says it, drawn with the colours."""
+    monkeypatch.setattr(shell, "THEME_SAID_S", 0.2)
+    app = make_app()
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        advance(app, 2)
+        await settle(pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        assert app.theme == "light"
+        assert " t theme: light " in screen_text(app).splitlines()[-1]
+        assert not app.screen.query("Toast")
+        await pilot.pause(0.3)
+        await settle(pilot)
+        line = screen_text(app).splitlines()[-1]
+        assert " t theme " in line and "light" not in line
+
+
+async def test_the_key_that_says_what_it_did_is_highlighted_as_under_the_mouse():
+    app = _Keys()
+    async with app.run_test(size=(40, 3)) as pilot:
+        await settle(pilot)
+        footer = app.query_one(KeyFooter)
+        await pilot.hover(KeyFooter, offset=(1, 0))
+        await settle(pilot)
+        hovered = [s.style for s in footer.render_line(0)][:2]
+        await pilot.hover(KeyFooter, offset=(20, 0))  # no key there
+        assert footer.say("count('a')", "one: done", 5)
+        await settle(pilot)
+        said = footer.render_line(0)
+        assert said.text.startswith(" a one: done  b two ")
+        assert [s.style for s in said][:2] == hovered
+
+
+async def test_where_no_footer_draws_the_key_a_toast_says_it():
+    app = make_app()
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        advance(app, 2)
+        await settle(pilot)
+        await pilot.press("s")  # the saturation panel: no footer of its own
+        await settle(pilot)
+        assert not app.screen.query(KeyFooter)
+        await pilot.press("t")
+        await pilot.pause(0.1)
+        assert [str(toast.render()) for toast in app.screen.query("Toast")] == ["theme: light"]
+    app = _Keys()
+    async with app.run_test(size=(20, 3)) as pilot:  # ` b two ` is cut by the palette key
+        await settle(pilot)
+        footer = app.query_one(KeyFooter)
+        assert footer.say("count('a')", "one", 5)
+        assert not footer.say("count('b')", "two", 5)
