@@ -36,6 +36,12 @@ class ShellApp(TerminalApp):
     ``actions.bindings(KEY_HELP)``); it composes an ``Input`` with id ``filter`` and answers the
     filter hooks below."""
 
+    # The palette's list keeps its scrollbar: Textual adds it once the list's length is known, a
+    # frame after the list, which made ctrl+p settle a frame later (#26).
+    DEFAULT_CSS = """
+    CommandList { overflow-y: scroll; }
+    """
+
     KEY_HELP: ClassVar[tuple[Action, ...]] = ()  # what `?` lists and the palette offers
     readonly = False  # --readonly: the actions that change something are gone
 
