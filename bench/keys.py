@@ -85,12 +85,17 @@ def clock_of(screen: str) -> str | None:
 STYLES = re.compile(r"\x1b\[[0-9;]*m")
 
 
+SAID = re.compile(r" t theme: \S")  # the footer's `t` naming the theme it picked (KeyFooter.say)
+
+
 def has_notice(screen: str, width: int) -> bool:
-    """Return whether a notice (Textual's toast: 60 columns or half the width, at the right, its
-    left edge a ▌) shows on ``screen``."""
+    """Return whether a notice shows on ``screen``: Textual's toast (60 columns or half the
+    width, at the right, its left edge a ▌), or a footer's key saying what it did, for a few
+    seconds (`t`'s theme)."""
     edge = width - min(60, width // 2) - 1
-    return any(len(line) > edge and line[edge] == "▌"
-               for line in STYLES.sub("", screen).splitlines()[:-1])
+    lines = STYLES.sub("", screen).splitlines()
+    return any(len(line) > edge and line[edge] == "▌" for line in lines[:-1]) or \
+        bool(lines and SAID.search(lines[-1]))
 
 
 @dataclass(frozen=True)
