@@ -20,6 +20,7 @@ from textual.app import App, ComposeResult  # noqa: E402
 from gputop.analysis.pipeline import default_analyzer  # noqa: E402
 from gputop.backends.base import BackendOptions  # noqa: E402
 from gputop.backends.sim.backend import SimBackend  # noqa: E402
+from gputop.core.model import Snapshot  # noqa: E402
 from gputop.sampler import Sampler  # noqa: E402
 from gputop.tui.widgets.saturation import SaturationPanel  # noqa: E402
 
@@ -35,20 +36,21 @@ def snapshots(scenario: str):
     backend = SimBackend(BackendOptions(scenario=scenario, sim_speed=1e7))
     backend.open()
     sampler = Sampler(backend, analyze=default_analyzer())
+    taken: list[Snapshot] = []
+    sampler.subscribe(taken.append)
     sampler.run_for(600)
     hist = sampler.history
-    window = hist.window()
     analyze = default_analyzer()
     t0 = time.perf_counter()
     for _ in range(20):
-        analyze(window)
+        analyze(hist)
     analyzer_ms = 1000 * (time.perf_counter() - t0) / 20
     backend.close()
-    return sampler, hist, analyzer_ms
+    return sampler, hist, taken, analyzer_ms
 
 
 async def measure(scenario: str) -> None:
-    sampler, hist, analyzer_ms = snapshots(scenario)
+    sampler, hist, taken, analyzer_ms = snapshots(scenario)
     app = PanelApp()
     async with app.run_test(size=(120, 40)) as pilot:
         panel = app.query_one(SaturationPanel)
@@ -56,7 +58,7 @@ async def measure(scenario: str) -> None:
         await pilot.pause()
         update, render = [], []
         cards = list(panel.cards.values())
-        for snap in hist[-TICKS:]:
+        for snap in taken[-TICKS:]:
             t0 = time.perf_counter()
             panel.update_snapshot(snap, hist)
             t1 = time.perf_counter()
@@ -66,7 +68,7 @@ async def measure(scenario: str) -> None:
             await pilot.pause()
             update.append(t1 - t0)
             render.append(t2 - t1)
-    gpus = len(hist[-1].devices)
+    gpus = len(taken[-1].devices)
     print(f"{scenario:12} {gpus:2d} GPUs: update_snapshot {1000 * statistics.median(update):5.2f} ms,"
           f" render all blocks {1000 * statistics.median(render):5.2f} ms per tick;"
           f" analyzer {analyzer_ms:5.2f} ms per tick (600-snapshot history)")

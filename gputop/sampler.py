@@ -15,7 +15,8 @@ from gputop.core import budget
 from gputop.core.model import Hint, Snapshot
 from gputop.history import History
 
-Analyzer = Callable[[Sequence[Snapshot]], Sequence[Hint]]
+# Reads the history (the sample just taken its newest) and returns the hints for that sample.
+Analyzer = Callable[[History], Sequence[Hint]]
 # Folds each sample into a running account and returns it with the account's figures on it
 # (gputop.analysis.waste.WasteLedger.annotate), before the history and the analyses see it.
 Annotator = Callable[[Snapshot], Snapshot]
@@ -118,7 +119,7 @@ class Sampler:
         self.history.append(snap)
         if self.analyze is not None:
             # A backend's own hints (npu-smi's health) come first, the analyses' after them.
-            snap = snap.with_hints(tuple(snap.hints) + tuple(self.analyze(self.history.window())))
+            snap = snap.with_hints(tuple(snap.hints) + tuple(self.analyze(self.history)))
         self.latest = snap
         self.latest_wants = wants  # what that tick read: a listener may check it covers its own
         for listener in self._listeners:

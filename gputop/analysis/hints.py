@@ -1,11 +1,13 @@
 """Hints: why a GPU is not busier, as pure functions over the sampler's history.
 
-Every hint is computed from a bounded recent window of snapshots (oldest first), so the cost per
-tick does not grow with the history length. Thresholds are module constants; docs/saturation.md
-documents them. They are chosen to hold on real GPUs, not only on the simulator:
-each one is a pattern that practitioners read off nvidia-smi/DCGM by hand.
+Every hint is computed from a bounded recent window (oldest first), so the cost per tick does not
+grow with the history length: the sampler's history keeps it as typed columns of what the hints
+read (gputop.history.window); a list of snapshots is read into the same columns first.
+Thresholds are module constants; docs/saturation.md documents them. They are chosen to hold on
+real GPUs, not only on the simulator: each one is a pattern that practitioners read off
+nvidia-smi/DCGM by hand.
 
-Window: the last ``WINDOW_S`` seconds (at most ``WINDOW_MAX_SAMPLES`` snapshots). A history-based
+Window: the last ``WINDOW_S`` seconds (at most ``WINDOW_MAX_SAMPLES`` samples). A history-based
 hint needs at least ``MIN_SAMPLES`` samples spanning ``MIN_SPAN_S`` seconds; before that only the
 instantaneous hints (memory-nearly-full, device-unhealthy) can appear.
 
@@ -47,14 +49,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import cast
 
 from gputop.analysis.jobs import gpu_list, job_name
-from gputop.analysis.mig import instance_name, instance_of, sm_active
+from gputop.analysis.mig import instance_name, sm_active
 from gputop.analysis.xid import ExplainedXid, XidLog, catalog
+from gputop.core import clock_events
 from gputop.core.model import Device, Hint, MigInstance, Process, Snapshot
 from gputop.core.units import MIB_PER_GIB
+from gputop.history import History
+from gputop.history.fields import INSTANCE_COLUMNS, WINDOW_COLUMNS
+from gputop.history.window import DeviceWindow, Window, values
 
 # ---------------------------------------------------------------- thresholds (documented above)
 WINDOW_S = 60.0
@@ -95,6 +101,8 @@ POWER_REASONS = frozenset({"sw_power_cap"})
 THERMAL_REASONS = frozenset({"sw_thermal_slowdown", "hw_thermal_slowdown"})
 HW_THERMAL_REASONS = frozenset({"hw_thermal_slowdown"})
 IDLE_REASONS = frozenset({"gpu_idle"})
+_BITS = {reasons: clock_events.encode(sorted(reasons))
+         for reasons in (POWER_REASONS, THERMAL_REASONS, HW_THERMAL_REASONS, IDLE_REASONS)}
 
 ADVICE = {
     "input-bound": "feed it faster: raise DataLoader num_workers, prefetch_factor and "
@@ -149,46 +157,87 @@ def recent_window(history: Sequence[Snapshot], seconds: float | None = None,
     return out
 
 
-@dataclass(frozen=True)
 class Series:
-    """One device's readings over the window, oldest first."""
+    """One device's readings over the window, oldest first: a column per field of
+    `gputop.history.fields.WINDOW_FIELDS`, each read once and only where a check asks for it,
+    and its newest reading."""
 
-    index: int
-    times: tuple[float, ...]
-    devices: tuple[Device, ...]
+    __slots__ = ("_columns", "_masks", "window")
+
+    def __init__(self, window: DeviceWindow) -> None:
+        self.window = window
+        self._columns: dict[str, list[float | None]] = {}
+        self._masks: list[int | None] | None = None
+
+    @property
+    def index(self) -> int:
+        return self.window.index
+
+    @property
+    def times(self) -> list[float]:
+        return self.window.times
 
     @property
     def latest(self) -> Device:
-        return self.devices[-1]
+        return self.window.latest
+
+    def column(self, name: str) -> list[float | None]:
+        found = self._columns.get(name)
+        if found is None:
+            found = self._columns[name] = values(self.window.columns[WINDOW_COLUMNS[name]])
+        return found
 
     @property
     def span_s(self) -> float:
         return self.times[-1] - self.times[0] if self.times else 0.0
 
     def enough(self) -> bool:
-        return len(self.devices) >= MIN_SAMPLES and self.span_s >= MIN_SPAN_S
+        return len(self.times) >= MIN_SAMPLES and self.span_s >= MIN_SPAN_S
 
     def utils(self) -> list[float]:
-        return [d.utilization_gpu_pct for d in self.devices if d.utilization_gpu_pct is not None]
+        return [u for u in self.column("utilization_gpu_pct") if u is not None]
+
+    def masks(self) -> list[int | None]:
+        """Each reading's clock-event bit mask (None: no reasons reported)."""
+        if self._masks is None:
+            self._masks = [None if m is None else int(m) for m in self.column("clock_events")]
+        return self._masks
+
+    def holding(self, reasons: frozenset[str]) -> list[bool]:
+        """Whether each reading held any of the clock-event ``reasons``."""
+        bits = _BITS[reasons]
+        return [m is not None and bool(m & bits) for m in self.masks()]
 
     def share_holding(self, reasons: frozenset[str]) -> float:
         """The share of the readings that held any of the clock-event ``reasons``."""
-        n = len(self.devices)
-        return sum(1 for d in self.devices if _has(d, reasons)) / n if n else 0.0
+        n = len(self.times)
+        return sum(self.holding(reasons)) / n if n else 0.0
+
+    def reasons(self) -> list[tuple[str, ...] | None]:
+        """The clock-event reasons of each reading, by name (None: not reported)."""
+        return [None if m is None else clock_events.decode(m) for m in self.masks()]
+
+    def all_idle(self) -> bool:
+        """Whether every reading was idle (`idle_state`)."""
+        return all(idle_reading(sm if sm is not None else util, top) is True
+                   for sm, util, top in zip(self.column("sm_active_pct"),
+                                            self.column("utilization_gpu_pct"),
+                                            self.column("top_process_sm_pct"), strict=True))
+
+    def instance_idle(self, inst: MigInstance) -> bool:
+        """Whether the MIG instance of ``inst``'s ids was there and idle in every reading."""
+        found = self.window.instances.get((inst.gpu_instance_id, inst.compute_instance_id))
+        if found is None or len(found[0]) != len(self.times):
+            return False
+        columns = found[1]
+        return all(idle_reading(sm, top) is True
+                   for sm, top in zip(values(columns[INSTANCE_COLUMNS["sm_active_pct"]]),
+                                      values(columns[INSTANCE_COLUMNS["top_process_sm_pct"]]),
+                                      strict=True))
 
 
-def device_series(window: Sequence[Snapshot]) -> dict[int, Series]:
-    columns: dict[int, tuple[list[float], list[Device]]] = {}
-    for snap in window:
-        for dev in snap.devices:
-            if dev.status != "ok":
-                continue
-            column = columns.get(dev.index)
-            if column is None:
-                column = columns[dev.index] = ([], [])
-            column[0].append(snap.time)
-            column[1].append(dev)
-    return {i: Series(i, tuple(times), tuple(devs)) for i, (times, devs) in columns.items()}
+def device_series(windows: Sequence[DeviceWindow]) -> dict[int, Series]:
+    return {w.index: Series(w) for w in windows}
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -201,15 +250,6 @@ def _median(values: Sequence[float]) -> float:
     ordered = sorted(values)
     mid = len(ordered) // 2
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-
-
-def _has(dev: Device, reasons: frozenset[str]) -> bool:
-    held = dev.clock_event_reasons
-    return held is not None and not reasons.isdisjoint(held)
-
-
-def _measured(dev: Device) -> bool:
-    return dev.saturation.source is not None
 
 
 def _hint(index: int | None, code: str, severity: str, message: str,
@@ -240,11 +280,7 @@ def input_bound(s: Series) -> Hint | None:
 
 def _feeder_cpu(s: Series) -> float | None:
     """Median over the window of the busiest process's CPU% on this device."""
-    per_sample = []
-    for dev in s.devices:
-        cpus = [p.cpu_pct for p in dev.processes if p.cpu_pct is not None]
-        if cpus:
-            per_sample.append(max(cpus))
+    per_sample = [c for c in s.column("top_process_cpu_pct") if c is not None]
     return _median(per_sample) if per_sample else None
 
 
@@ -254,8 +290,8 @@ def underfilled(s: Series) -> Hint | None:
     util = _mean(s.utils())
     if util is None or util < UNDERFILLED_BUSY_PCT:
         return None
-    sm = _mean([d.saturation.sm_active_pct for d in s.devices
-                if _measured(d) and d.saturation.sm_active_pct is not None])
+    sm = _mean([sm for measured, sm in zip(s.column("measured"), s.column("sm_active_pct"),
+                                           strict=True) if measured and sm is not None])
     if sm is None or sm >= UNDERFILLED_SM_PCT:
         return None
     return _hint(s.index, "underfilled", "warning",
@@ -266,12 +302,15 @@ def underfilled(s: Series) -> Hint | None:
 def memory_bound(s: Series) -> Hint | None:
     if not s.enough():
         return None
-    busy = [d for d in s.devices if _measured(d) and (d.utilization_gpu_pct or 0) >= BUSY_UTIL_PCT]
+    busy = [i for i, (measured, util) in enumerate(zip(s.column("measured"),
+                                                       s.column("utilization_gpu_pct"),
+                                                       strict=True))
+            if measured and (util or 0) >= BUSY_UTIL_PCT]
     if len(busy) < MIN_SAMPLES // 2:
         return None
-    dram = _mean([d.saturation.dram_bw_pct for d in busy if d.saturation.dram_bw_pct is not None])
-    tensor = _mean([d.saturation.tensor_active_pct for d in busy
-                    if d.saturation.tensor_active_pct is not None])
+    drams, tensors = s.column("dram_bw_pct"), s.column("tensor_active_pct")
+    dram = _mean([v for i in busy if (v := drams[i]) is not None])
+    tensor = _mean([v for i in busy if (v := tensors[i]) is not None])
     if dram is None or tensor is None:
         return None
     if dram < MEMBOUND_DRAM_PCT or tensor >= MEMBOUND_TENSOR_PCT:
@@ -288,8 +327,8 @@ def power_capped(s: Series) -> Hint | None:
     if share < CAPPED_SHARE:
         return None
     dev = s.latest
-    clocks = [d.clock_sm_mhz / d.clock_sm_max_mhz for d in s.devices
-              if _has(d, POWER_REASONS) and d.clock_sm_mhz and d.clock_sm_max_mhz]
+    clocks = [clock for held, clock in zip(s.holding(POWER_REASONS), s.column("clock_sm_ratio"),
+                                           strict=True) if held and clock is not None]
     clock_txt = f", SM clock {100 * _median(clocks):.0f}% of max" if clocks else ""
     limit, default = dev.power_limit_w, dev.power_limit_default_w
     lowered = limit is not None and default is not None and limit < 0.98 * default
@@ -310,7 +349,7 @@ def thermal_throttled(s: Series) -> Hint | None:
     share = s.share_holding(THERMAL_REASONS)
     if share < THERMAL_SHARE:
         return None
-    hw = any(_has(d, HW_THERMAL_REASONS) for d in s.devices)
+    hw = any(s.holding(HW_THERMAL_REASONS))
     temp = s.latest.temperature_c
     temp_txt = f" at {temp:.0f} °C" if temp is not None else ""
     return _hint(s.index, "thermal-throttled", "critical" if hw else "warning",
@@ -440,11 +479,20 @@ def idle_state(activity: float | None, processes: Iterable[Process]) -> bool | N
     """Return whether a GPU (or MIG instance) with ``activity`` and ``processes`` is idle:
     True, False, or None where there is no activity reading (not idle, and not busy). The hint
     and the idle ledger (gputop.analysis.waste) judge by this one rule."""
+    top = None
+    if activity is not None and activity <= IDLE_UTIL_PCT:  # only then do the processes count
+        top = max((p.sm_pct for p in processes if p.sm_pct is not None), default=None)
+    return idle_reading(activity, top)
+
+
+def idle_reading(activity: float | None, top_process_sm_pct: float | None) -> bool | None:
+    """Return `idle_state` from the busiest process's SM% (None: none reported): what the
+    history's window keeps of the processes."""
     if activity is None:
         return None
     if activity > IDLE_UTIL_PCT:
         return False
-    return all(p.sm_pct is None or p.sm_pct <= IDLE_UTIL_PCT for p in processes)
+    return top_process_sm_pct is None or top_process_sm_pct <= IDLE_UTIL_PCT
 
 
 def _idle(dev: Device) -> bool:
@@ -453,7 +501,7 @@ def _idle(dev: Device) -> bool:
 
 def idle_allocated(s: Series, runs: IdleRuns) -> Hint | None:
     dev = s.latest
-    if not all(_idle(d) for d in s.devices) or s.span_s < IDLE_MIN_OBSERVED_S:
+    if s.span_s < IDLE_MIN_OBSERVED_S or not s.all_idle():
         return None
     held = _held_mib(dev)
     if held < IDLE_MIN_MEMORY_MIB:
@@ -467,10 +515,8 @@ def idle_allocated(s: Series, runs: IdleRuns) -> Hint | None:
                  f"held{found[0]} with 0% {measured} for {found[1]}")
 
 
-def _instance_idle(inst: MigInstance | None) -> bool:
+def _instance_idle(inst: MigInstance) -> bool:
     """Idle by its GPU instance's SM activity (GPM); not measured is not idle."""
-    if inst is None:
-        return False
     return idle_state(sm_active(inst), inst.processes) is True
 
 
@@ -483,7 +529,7 @@ def instances_idle_allocated(s: Series, runs: IdleRuns) -> list[Hint]:
     by_memory: set[int] = set()
     for inst in s.latest.mig_instances:
         ids = (inst.gpu_instance_id, inst.compute_instance_id)
-        if not all(_instance_idle(instance_of(d, *ids)) for d in s.devices):
+        if not s.instance_idle(inst):
             continue
         held = sum(p.gpu_memory_mib or 0.0 for p in inst.processes)
         named = instance_name(s.index, inst)
@@ -617,10 +663,10 @@ def jobs(devices: Sequence[Device]) -> dict[tuple[str, str], list[int]]:
 
 
 def _busy_clock(s: Series) -> float | None:
-    ratios = [d.clock_sm_mhz / d.clock_sm_max_mhz for d in s.devices
-              if d.clock_sm_mhz and d.clock_sm_max_mhz
-              and (d.utilization_gpu_pct or 0) >= BUSY_UTIL_PCT
-              and not _has(d, IDLE_REASONS)]
+    ratios = [clock for clock, util, idle in zip(s.column("clock_sm_ratio"),
+                                                 s.column("utilization_gpu_pct"),
+                                                 s.holding(IDLE_REASONS), strict=True)
+              if clock is not None and (util or 0) >= BUSY_UTIL_PCT and not idle]
     return _median(ratios) if len(ratios) >= MIN_SAMPLES // 2 else None
 
 
@@ -652,10 +698,15 @@ def slow_clock_why(devices: Sequence[Device]) -> str:
     """Say why a GPU's clock is slow, from its readings: the clock-event reasons it held (an
     idle GPU's aside), else that none was held, or that its driver (AMD's, Intel's) gives no
     clock-event reasons at all, whose silence says nothing."""
-    held = sorted({r for d in devices for r in (d.clock_event_reasons or ()) if r != "gpu_idle"})
+    return held_why([d.clock_event_reasons for d in devices])
+
+
+def held_why(readings: Sequence[Sequence[str] | None]) -> str:
+    """Return `slow_clock_why` from each reading's clock-event reasons (None: not reported)."""
+    held = sorted({r for reasons in readings for r in (reasons or ()) if r != "gpu_idle"})
     if held:
         return ", ".join(held)
-    if any(d.clock_event_reasons is not None for d in devices):
+    if any(reasons is not None for reasons in readings):
         return "no reason reported"
     return "its driver reports no clock-event reasons"
 
@@ -664,7 +715,7 @@ def _straggler(s: Series, peers: list[Series], clocks: dict, busy: dict) -> Hint
     n = len(peers) + 1
     detail = straggler_detail(
         clocks[s.index], [clocks[p.index] for p in peers], busy[s.index],
-        [busy[p.index] for p in peers], lambda: slow_clock_why(s.devices))
+        [busy[p.index] for p in peers], lambda: held_why(s.reasons()))
     if detail is None:
         return None
     return _hint(s.index, "straggler", "warning",
@@ -704,9 +755,10 @@ def straggler_detail(clock: float | None, peer_clocks: Sequence[float | None],
 # ---------------------------------------------------------------- everything
 def analyze(history: Sequence[Snapshot], runs: IdleRuns | None = None,
             xids: XidLog | None = None) -> list[Hint]:
-    """All hints for the newest snapshot, from a bounded recent window of ``history``.
+    """All hints for the newest snapshot, from a bounded recent window of ``history``, read
+    into the window's columns as the sampler's history keeps them.
     ``runs``: the idle runs so far, where the caller keeps them over a longer past than
-    ``history`` holds (the sampler's analyzer does); else they are found in ``history``.
+    ``history`` holds; else they are found in ``history``.
     ``xids``: likewise the explained Xid events so far; else those ``history`` holds."""
     if not history:
         return []
@@ -715,8 +767,26 @@ def analyze(history: Sequence[Snapshot], runs: IdleRuns | None = None,
     if xids is None:
         xids = XidLog()
         xids.extend(history)
+    window = Window(WINDOW_S)
+    for snap in recent_window(history):
+        window.append(snap)
+    return judge(history[-1], window.read(WINDOW_S, WINDOW_MAX_SAMPLES), runs, xids)
+
+
+def analyze_history(history: History, runs: IdleRuns, xids: XidLog) -> list[Hint]:
+    """All hints for the history's newest sample, from its window: the sampler's analyzer
+    (gputop.analysis.pipeline), which keeps ``runs`` and ``xids`` over every sample."""
+    latest = history.latest
+    if latest is None:
+        return []
+    return judge(latest, history.window(WINDOW_S, WINDOW_MAX_SAMPLES), runs, xids)
+
+
+def judge(latest: Snapshot, windows: Sequence[DeviceWindow], runs: IdleRuns,
+          xids: XidLog) -> list[Hint]:
+    """All hints for ``latest``, from each device's ``windows`` (gputop.history.window)."""
     hints: list[Hint] = []
-    for dev in history[-1].devices:
+    for dev in latest.devices:
         for check in (device_unhealthy, memory_nearly_full):
             h = check(dev)
             if h is not None:
@@ -724,9 +794,8 @@ def analyze(history: Sequence[Snapshot], runs: IdleRuns | None = None,
         if dev.status == "ok":
             hints.extend(instances_nearly_full(dev))
         hints.extend(device_health(dev, xids.latest(dev.index)))
-    window = recent_window(history)
-    series = device_series(window)
-    current = {d.index for d in history[-1].devices if d.status == "ok"}
+    series = device_series(windows)
+    current = {d.index for d in latest.devices if d.status == "ok"}
     for index, s in series.items():
         if index not in current:
             continue

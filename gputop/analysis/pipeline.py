@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from gputop.core.model import Hint, Snapshot
+from gputop.core.model import Hint
+from gputop.history import History
 from gputop.sampler import Analyzer
 
 
 def default_analyzer() -> Analyzer:
-    """Hints for the newest snapshot. Cost is bounded: hints read only a recent window, and the
-    idle runs and the Xid events, which may be older than it, are folded in one sample at a
+    """Hints for the newest snapshot. Cost is bounded: hints read only the history's window, and
+    the idle runs and the Xid events, which may be older than it, are folded in one sample at a
     time."""
     from gputop.analysis import hints
     from gputop.analysis.xid import XidLog
@@ -18,10 +17,11 @@ def default_analyzer() -> Analyzer:
     runs = hints.IdleRuns()
     xids = XidLog()  # each Xid explained once, as it comes, for the xid hint
 
-    def analyze(window: Sequence[Snapshot]) -> list[Hint]:
-        if window:
-            runs.add(window[-1])
-            xids.add(window[-1])
-        return hints.analyze(window, runs, xids)
+    def analyze(history: History) -> list[Hint]:
+        latest = history.latest
+        if latest is not None:
+            runs.add(latest)
+            xids.add(latest)
+        return hints.analyze_history(history, runs, xids)
 
     return analyze

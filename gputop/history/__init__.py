@@ -1,4 +1,4 @@
-"""The sampler's history: a window of whole snapshots and typed columns sized by time (store.py).
+"""The sampler's history: the hints' window and typed columns sized by time (store.py).
 """
 
 from gputop.history.fields import ProcessKey, process_key

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from gputop.core.model import Device, Process
+from gputop.core import clock_events
+from gputop.core.model import Device, MigInstance, Process
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,3 +93,60 @@ PROCESS_COLUMNS = {f.name: i for i, f in enumerate(PROCESS_FIELDS)}
 def combined(entries: Sequence[Process]) -> dict[str, float | None]:
     """One process's readings from its entries on each GPU it holds, by field name."""
     return {f.name: f.read(entries) for f in PROCESS_FIELDS}
+
+
+# ---------------------------------------------------------------- the hints' window (window.py)
+def _top(values: list[float]) -> float | None:
+    return max(values) if values else None
+
+
+def _measured(dev: Device) -> float:
+    return 1.0 if dev.saturation.source is not None else 0.0
+
+
+def _clock_sm_ratio(dev: Device) -> float | None:
+    """The SM clock over its maximum, as the hints divide it (not ``clock_sm_pct``'s percent:
+    their thresholds compare this very quotient)."""
+    if not dev.clock_sm_mhz or not dev.clock_sm_max_mhz:
+        return None
+    return dev.clock_sm_mhz / dev.clock_sm_max_mhz
+
+
+def _clock_events(dev: Device) -> float | None:
+    reasons = dev.clock_event_reasons
+    return None if reasons is None else float(clock_events.encode(reasons))
+
+
+# What the hints read of each sample of a device that answered (gputop.analysis.hints): raw
+# readings only, the hints' thresholds stay theirs. A device's processes are kept as the two
+# figures the hints take of them: the busiest one's CPU% and SM%.
+WINDOW_FIELDS: tuple[DeviceField, ...] = (
+    DeviceField("utilization_gpu_pct", lambda d: d.utilization_gpu_pct),
+    DeviceField("measured", _measured),  # 1 where saturation was measured (GPM, the simulator)
+    DeviceField("sm_active_pct", lambda d: d.saturation.sm_active_pct),
+    DeviceField("tensor_active_pct", lambda d: d.saturation.tensor_active_pct),
+    DeviceField("dram_bw_pct", lambda d: d.saturation.dram_bw_pct),
+    DeviceField("clock_sm_ratio", _clock_sm_ratio),
+    DeviceField("clock_events", _clock_events),  # NVML's bit mask of the reasons (core.clock_events)
+    DeviceField("top_process_cpu_pct",
+                lambda d: _top([p.cpu_pct for p in d.processes if p.cpu_pct is not None])),
+    DeviceField("top_process_sm_pct",
+                lambda d: _top([p.sm_pct for p in d.processes if p.sm_pct is not None])),
+)
+WINDOW_COLUMNS = {f.name: i for i, f in enumerate(WINDOW_FIELDS)}
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceField:
+    name: str
+    read: Callable[[MigInstance], float | None]
+
+
+# What the hints read of each MIG instance of a device that answered, keyed by its
+# (GPU instance, compute instance).
+INSTANCE_FIELDS: tuple[InstanceField, ...] = (
+    InstanceField("sm_active_pct", lambda i: i.saturation.sm_active_pct),
+    InstanceField("top_process_sm_pct",
+                  lambda i: _top([p.sm_pct for p in i.processes if p.sm_pct is not None])),
+)
+INSTANCE_COLUMNS = {f.name: i for i, f in enumerate(INSTANCE_FIELDS)}

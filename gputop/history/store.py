@@ -2,18 +2,19 @@
 
 Two parts, one interface:
 
-- the **window**: the last ``window_s`` seconds of whole snapshots, what the hints judge a
-  pattern on: the newest always, and before it about one per ``window_s / WINDOW_SAMPLES``
-  seconds (every sample at 1 s; one in ten at 0.1 s), so that a snapshot of a thousand processes
-  is held sixty times at any interval, not six hundred;
+- the **window** (window.py): what the hints judge a pattern on over the last ``window_s``
+  seconds, per device as typed columns of the readings they read (`fields.WINDOW_FIELDS`): the
+  newest sample always, and before it about one per ``window_s / WINDOW_SAMPLES`` seconds (every
+  sample at 1 s; one in ten at 0.1 s), so that the hints read sixty samples at any interval;
 - the **columns**: each field of `fields` per device and per process, as typed frames in a ring
   sized by time (frames.py): at least ``span_s`` (an hour by default) at any interval, older
   points folded into buckets, in a number of bytes fixed up front (`nbytes`). A process that
   ended keeps its series, and its last row, until they age out.
 
 Beside them, per device, the runs of which processes held it (for a job's energy since it took
-the GPU), kept as changes only. Nothing else keeps a copy: the cards, the plot, the saturation
-panel, the advisor's passive view, per-job energy and the process detail view all read here.
+the GPU), kept as changes only; and the newest snapshot, the one whole snapshot kept. Nothing
+else keeps a copy: the hints, the cards, the plot, the saturation panel, the advisor's passive
+view, per-job energy and the process detail view all read here.
 Thread-safe: the sampler appends on its thread, consumers read on theirs.
 """
 
@@ -37,9 +38,10 @@ from gputop.history.fields import (
     process_key,
 )
 from gputop.history.frames import NA, FrameRing, Tiers
+from gputop.history.window import DeviceWindow, Window
 
 SPAN_S = HISTORY_DEFAULT_S  # the least the columns keep, at any interval (--history)
-WINDOW_S = 60.0  # whole snapshots: the hints' window (gputop.analysis.hints.WINDOW_S)
+WINDOW_S = 60.0  # the hints' window (gputop.analysis.hints.WINDOW_S)
 WINDOW_SAMPLES = 60
 # Devices: the cards' sparklines and the plot want the newest samples as read; processes, fewer
 # of them (a node may run a thousand), for the detail view's plots.
@@ -74,7 +76,8 @@ class History:
         self._clear()
 
     def _clear(self) -> None:
-        self._window: deque[Snapshot] = deque()
+        self._window = Window(self.window_s)
+        self._latest: Snapshot | None = None
         self._devices = FrameRing(len(DEVICE_FIELDS), DEVICE_TIERS, "d", self.span_s,
                                   self._interval)
         self._processes = FrameRing(len(PROCESS_FIELDS), PROCESS_TIERS, "f", self.span_s,
@@ -95,22 +98,18 @@ class History:
         """Take one sample in. A repeated one is ignored; an older one (a replay seeking back)
         starts the history again: its past is another timeline."""
         with self._lock:
-            if self._window and snap.time <= self._window[-1].time:
-                if snap.time == self._window[-1].time:
+            previous = self._latest
+            if previous is not None and snap.time <= previous.time:
+                if snap.time == previous.time:
                     return
                 self._clear()
+                previous = None
             self._count += 1
             self._live = None
-            window = self._window
-            previous = window[-1] if window else None
+            self._latest = snap
             # the newest so far stands for its step of the window only if it is a step on
             # (half an interval of slack: a 1 s schedule that ran a little early is still 1 s)
-            step = self.window_s / WINDOW_SAMPLES - self._interval / 2
-            if len(window) >= 2 and window[-1].time - window[-2].time < step:
-                window.pop()
-            window.append(snap)
-            while snap.time - window[0].time > self.window_s + 1e-9:
-                window.popleft()
+            self._window.append(snap, self.window_s / WINDOW_SAMPLES - self._interval / 2)
             self._append_devices(snap)
             self._append_processes(snap, previous)
             self._forget(snap.time)
@@ -177,15 +176,16 @@ class History:
                     runs.popleft()
 
     # ------------------------------------------------------------------ reading
-    def window(self) -> list[Snapshot]:
-        """The whole snapshots of the last ``window_s`` seconds, oldest first."""
+    def window(self, seconds: float, max_samples: int) -> list[DeviceWindow]:
+        """Each device's samples in the window, of the last ``seconds`` before the newest (at
+        most its newest ``max_samples``), in the order the devices first answered in them."""
         with self._lock:
-            return list(self._window)
+            return self._window.read(seconds, max_samples)
 
     @property
     def latest(self) -> Snapshot | None:
         with self._lock:
-            return self._window[-1] if self._window else None
+            return self._latest
 
     def device_series(self, index: int, name: str, since: float | None = None,
                       points: int | None = None) -> Series:
@@ -218,7 +218,7 @@ class History:
         seen)."""
         with self._lock:
             if self._live is None:
-                self._live = _rows(self._window[-1]) if self._window else {}
+                self._live = _rows(self._latest) if self._latest is not None else {}
             return self._live.get(key) or self._seen.get(key)
 
     def holders(self, index: int) -> list[tuple[float, frozenset[ProcessKey]]]:
@@ -242,9 +242,9 @@ class History:
         return self._count
 
     def nbytes(self) -> int:
-        """The bytes the columns' numbers take (the bench prints it)."""
+        """The bytes the columns' and the window's numbers take (the bench prints it)."""
         with self._lock:
-            return self._devices.nbytes() + self._processes.nbytes()
+            return self._devices.nbytes() + self._processes.nbytes() + self._window.nbytes()
 
     def extend(self, snaps: Iterable[Snapshot]) -> None:
         for snap in snaps:

@@ -4,7 +4,7 @@ import time
 from gputop.backends.base import Backend, BackendOptions
 from gputop.backends.sim.backend import SimBackend
 from gputop.core.budget import EVERYTHING, Wants
-from gputop.core.model import Hint, NodeInfo, Snapshot
+from gputop.core.model import Device, Hint, NodeInfo, Snapshot
 from gputop.history import History
 from gputop.sampler import Sampler, next_tick
 
@@ -65,8 +65,8 @@ def test_a_backend_error_is_reported_and_sampling_goes_on():
 def test_the_analyzer_sees_the_history_window_and_every_sample_is_kept():
     seen = []
 
-    def analyze(window):
-        seen.append(len(window))
+    def analyze(history):
+        seen.append([len(w.times) for w in history.window(60.0, 240)])
         return [Hint(device=None, code="idle-allocated", severity="info", message="x")]
 
     backend = SimBackend(BackendOptions(scenario="idle", sim_speed=1000))
@@ -74,8 +74,8 @@ def test_the_analyzer_sees_the_history_window_and_every_sample_is_kept():
     sampler = Sampler(backend, interval=1.0, history=History(window_s=4.0), analyze=analyze)
     sampler.run_for(9.0)
     assert len(sampler.history) == 10
-    assert seen[-1] == 5 and sampler.latest.hints[0].code == "idle-allocated"
-    times = [s.time for s in sampler.history.window()]
+    assert seen[-1] == [5] * 8 and sampler.latest.hints[0].code == "idle-allocated"
+    times = sampler.history.window(60.0, 240)[0].times
     assert [round(b - a, 6) for a, b in zip(times, times[1:])] == [1.0] * 4
     times, draws = sampler.history.device_series(0, "power_draw_w")
     assert len(draws) == 10 and all(v > 0 for v in draws)
@@ -119,10 +119,10 @@ def test_pause_stops_sampling_and_interval_changes_take_effect():
 
 def test_the_history_window_is_a_copy():
     h = History()
-    h.append(Snapshot(host="h", time=1.0, backend="x"))
-    copy = h.window()
-    h.append(Snapshot(host="h", time=2.0, backend="x"))
-    assert len(copy) == 1 and len(h.window()) == 2
+    h.append(Snapshot(host="h", time=1.0, backend="x", devices=(Device(index=0),)))
+    (copy,) = h.window(60.0, 240)
+    h.append(Snapshot(host="h", time=2.0, backend="x", devices=(Device(index=0),)))
+    assert copy.times == [1.0] and h.window(60.0, 240)[0].times == [1.0, 2.0]
 
 
 def test_a_first_sample_handed_to_start_is_tick_zero_and_not_read_again():
@@ -132,7 +132,8 @@ def test_a_first_sample_handed_to_start_is_tick_zero_and_not_read_again():
     time.sleep(0.3)
     sampler.stop()
     assert sampler.backend.calls == 0  # the next read is due one interval later
-    assert sampler.history.window() == [first] and sampler.latest is first
+    assert sampler.history.latest is first and sampler.latest is first
+    assert len(sampler.history) == 1
     plain = Sampler(SlowBackend(0.0), interval=10.0)
     plain.start()
     time.sleep(0.3)
@@ -187,11 +188,11 @@ def test_annotate_runs_before_the_history_and_the_analyses_see_the_sample():
     def annotate(snap: Snapshot) -> Snapshot:
         return Snapshot(host="annotated", time=snap.time, backend=snap.backend)
 
-    def analyze(window):
-        seen.append(window[-1].host)
+    def analyze(history):
+        seen.append(history.latest.host)
         return []
 
     sampler = Sampler(SlowBackend(0.0), interval=1.0, analyze=analyze, annotate=annotate)
     snap = sampler.tick()
     assert snap is not None and snap.host == "annotated"
-    assert seen == ["annotated"] and sampler.history.window()[-1].host == "annotated"
+    assert seen == ["annotated"] and sampler.history.latest.host == "annotated"

@@ -110,9 +110,8 @@ async def test_a_cancelled_sweep_is_not_counted_as_the_jobs_capped_time(adv):
             await wait_until(pilot, lambda: "p95" in text_of(screen, "#adv-passive"))
             await pilot.press("s")
             # the sweep's own lower limit holds the clock down for a while
-            await wait_until(pilot, lambda: any(
-                "sw_power_cap" in (d.clock_event_reasons or ())
-                for s in sampler.history.window()[-3:] for d in s.devices if d.index == 0))
+            await wait_until(pilot, lambda: 1.0 in sampler.history.device_series(
+                0, "power_capped", points=3)[1])
             await pilot.pause(0.3)
             await pilot.press("c")
             await wait_until(pilot, lambda: screen.error == "cancelled")

@@ -43,12 +43,20 @@ def screen_text(app: App) -> str:
 
 
 def sim_history(scenario: str, seconds: float = 60.0):
+    snap, hist, _ = sim_samples(scenario, seconds)
+    return snap, hist
+
+
+def sim_samples(scenario: str, seconds: float = 60.0):
+    """The newest snapshot, the sampler's history and every snapshot it took, oldest first."""
     backend = SimBackend(BackendOptions(scenario=scenario, sim_speed=1e6))
     backend.open()
     sampler = Sampler(backend, analyze=default_analyzer())
+    taken: list = []
+    sampler.subscribe(taken.append)
     snap = sampler.run_for(seconds)
     backend.close()
-    return snap, sampler.history
+    return snap, sampler.history, taken
 
 
 async def test_panel_shows_eight_gpus_with_verdicts_and_hints_at_120x40():
@@ -84,8 +92,8 @@ async def test_panel_shows_eight_gpus_with_verdicts_and_hints_at_120x40():
 async def test_panel_without_gpm_says_what_it_cannot_measure():
     strip = lambda s: replace(s, devices=tuple(  # noqa: E731
         replace(d, name="Tesla V100-SXM2-32GB", saturation=Saturation()) for d in s.devices))
-    snap, hist = sim_history("power-capped")
-    hist = History.of(strip(s) for s in hist.window())
+    snap, _, taken = sim_samples("power-capped")
+    hist = History.of(strip(s) for s in taken)
     snap = replace(strip(snap), hints=snap.hints)
     app = PanelApp()
     async with app.run_test(size=(120, 40)) as pilot:
