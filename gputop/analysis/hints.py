@@ -50,6 +50,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from functools import reduce
+from itertools import compress
+from operator import or_
 from typing import cast
 
 from gputop.analysis.jobs import gpu_list, job_name
@@ -60,6 +63,7 @@ from gputop.core.model import Device, Hint, MigInstance, Process, Snapshot
 from gputop.core.units import MIB_PER_GIB
 from gputop.history import History
 from gputop.history.fields import INSTANCE_COLUMNS, WINDOW_COLUMNS
+from gputop.history.frames import NA
 from gputop.history.window import DeviceWindow, Window, values
 
 # ---------------------------------------------------------------- thresholds (documented above)
@@ -162,24 +166,19 @@ class Series:
     `gputop.history.fields.WINDOW_FIELDS`, each read once and only where a check asks for it,
     and its newest reading."""
 
-    __slots__ = ("_columns", "_masks", "window")
+    __slots__ = ("_columns", "_masks", "_union", "_utils", "index", "latest", "span_s", "times",
+                 "window")
 
     def __init__(self, window: DeviceWindow) -> None:
         self.window = window
+        self.index = window.index
+        self.times = window.times
+        self.latest = window.latest
+        self.span_s = self.times[-1] - self.times[0] if self.times else 0.0
         self._columns: dict[str, list[float | None]] = {}
         self._masks: list[int | None] | None = None
-
-    @property
-    def index(self) -> int:
-        return self.window.index
-
-    @property
-    def times(self) -> list[float]:
-        return self.window.times
-
-    @property
-    def latest(self) -> Device:
-        return self.window.latest
+        self._utils: list[float] | None = None
+        self._union: int | None = None  # every reason any reading held; None: none reported
 
     def column(self, name: str) -> list[float | None]:
         found = self._columns.get(name)
@@ -187,42 +186,55 @@ class Series:
             found = self._columns[name] = values(self.window.columns[WINDOW_COLUMNS[name]])
         return found
 
-    @property
-    def span_s(self) -> float:
-        return self.times[-1] - self.times[0] if self.times else 0.0
-
     def enough(self) -> bool:
         return len(self.times) >= MIN_SAMPLES and self.span_s >= MIN_SPAN_S
 
     def utils(self) -> list[float]:
-        return [u for u in self.column("utilization_gpu_pct") if u is not None]
+        if self._utils is None:
+            self._utils = [u for u in self.column("utilization_gpu_pct") if u is not None]
+        return self._utils
 
     def masks(self) -> list[int | None]:
         """Each reading's clock-event bit mask (None: no reasons reported)."""
         if self._masks is None:
-            self._masks = [None if m is None else int(m) for m in self.column("clock_events")]
+            raw = self.window.columns[WINDOW_COLUMNS["clock_events"]]
+            if NA not in raw:  # reasons reported in every reading: NVML's case
+                masks: list[int | None] = list(map(int, raw))
+            else:
+                masks = [None if m == NA else int(m) for m in raw]
+            reported = [m for m in masks if m is not None]
+            self._union = reduce(or_, reported, 0) if reported else None
+            self._masks = masks
         return self._masks
 
     def holding(self, reasons: frozenset[str]) -> list[bool]:
         """Whether each reading held any of the clock-event ``reasons``."""
         bits = _BITS[reasons]
-        return [m is not None and bool(m & bits) for m in self.masks()]
+        masks = self.masks()
+        if not (self._union or 0) & bits:  # none held them: most GPUs, most of the time
+            return [False] * len(masks)
+        return [m is not None and bool(m & bits) for m in masks]
 
     def share_holding(self, reasons: frozenset[str]) -> float:
         """The share of the readings that held any of the clock-event ``reasons``."""
         n = len(self.times)
         return sum(self.holding(reasons)) / n if n else 0.0
 
-    def reasons(self) -> list[tuple[str, ...] | None]:
-        """The clock-event reasons of each reading, by name (None: not reported)."""
-        return [None if m is None else clock_events.decode(m) for m in self.masks()]
+    def why_slow(self) -> str:
+        """`slow_clock_why` of the readings: the reasons any of them held, as names."""
+        self.masks()
+        return held_why([None if self._union is None else clock_events.decode(self._union)])
 
     def all_idle(self) -> bool:
-        """Whether every reading was idle (`idle_state`)."""
-        return all(idle_reading(sm if sm is not None else util, top) is True
-                   for sm, util, top in zip(self.column("sm_active_pct"),
-                                            self.column("utilization_gpu_pct"),
-                                            self.column("top_process_sm_pct"), strict=True))
+        """Whether every reading was idle (`idle_state`), read until one was not."""
+        columns = self.window.columns
+        for sm, util, top in zip(columns[WINDOW_COLUMNS["sm_active_pct"]],
+                                 columns[WINDOW_COLUMNS["utilization_gpu_pct"]],
+                                 columns[WINDOW_COLUMNS["top_process_sm_pct"]], strict=True):
+            activity = sm if sm != NA else None if util == NA else util
+            if idle_reading(activity, None if top == NA else top) is not True:
+                return False
+        return True
 
     def instance_idle(self, inst: MigInstance) -> bool:
         """Whether the MIG instance of ``inst``'s ids was there and idle in every reading."""
@@ -302,15 +314,13 @@ def underfilled(s: Series) -> Hint | None:
 def memory_bound(s: Series) -> Hint | None:
     if not s.enough():
         return None
-    busy = [i for i, (measured, util) in enumerate(zip(s.column("measured"),
-                                                       s.column("utilization_gpu_pct"),
-                                                       strict=True))
-            if measured and (util or 0) >= BUSY_UTIL_PCT]
-    if len(busy) < MIN_SAMPLES // 2:
+    busy = [bool(measured) and (util or 0) >= BUSY_UTIL_PCT
+            for measured, util in zip(s.column("measured"), s.column("utilization_gpu_pct"),
+                                      strict=True)]
+    if sum(busy) < MIN_SAMPLES // 2:
         return None
-    drams, tensors = s.column("dram_bw_pct"), s.column("tensor_active_pct")
-    dram = _mean([v for i in busy if (v := drams[i]) is not None])
-    tensor = _mean([v for i in busy if (v := tensors[i]) is not None])
+    dram = _mean([v for v in compress(s.column("dram_bw_pct"), busy) if v is not None])
+    tensor = _mean([v for v in compress(s.column("tensor_active_pct"), busy) if v is not None])
     if dram is None or tensor is None:
         return None
     if dram < MEMBOUND_DRAM_PCT or tensor >= MEMBOUND_TENSOR_PCT:
@@ -715,7 +725,7 @@ def _straggler(s: Series, peers: list[Series], clocks: dict, busy: dict) -> Hint
     n = len(peers) + 1
     detail = straggler_detail(
         clocks[s.index], [clocks[p.index] for p in peers], busy[s.index],
-        [busy[p.index] for p in peers], lambda: held_why(s.reasons()))
+        [busy[p.index] for p in peers], s.why_slow)
     if detail is None:
         return None
     return _hint(s.index, "straggler", "warning",

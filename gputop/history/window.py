@@ -1,9 +1,9 @@
 """The hints' window: what the hints judge a pattern on, per device, over the last minute.
 
 No whole snapshot is kept. Each device that answered (status ok) has a track: the times of its
-samples and one typed column per field of `fields.WINDOW_FIELDS` (its processes kept as the two
-figures the hints take of them); each of its MIG instances a track of `fields.INSTANCE_FIELDS`,
-keyed by (GPU, GPU instance, compute instance). Beside them, each device's newest reading as
+samples and, typed, its readings of each field of `fields.WINDOW_FIELDS` (its processes kept as
+the two figures the hints take of them); each of its MIG instances a track of
+`fields.INSTANCE_FIELDS`, keyed by (GPU, GPU instance, compute instance). Beside them, each device's newest reading as
 read (a `Device`: what the hints word a message from, and whose processes tell a straggler's
 job); for a device that answers now it is the newest sample's.
 
@@ -12,7 +12,8 @@ sample so far when the next one comes less than ``step`` after the one before it
 history keeps about one sample a second at any interval (``step`` 0 keeps every sample).
 
 A missing reading is stored as `frames.NA` (every field here is a share, a rate, a ratio or a
-bit mask: never below zero) and read back as None.
+bit mask: never below zero) and read back as None (`values`), by a reader only for the fields it
+needs: what a tick costs is what the hints did with the whole snapshots, or less.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from collections import deque
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from typing import TypeVar
@@ -31,48 +32,54 @@ from gputop.history.frames import NA
 
 K = TypeVar("K", bound=Hashable)
 
+
 def values(column: array) -> list[float | None]:
     """A column's numbers, a missing reading (NA) as None."""
+    if NA not in column:  # most columns: a scan in C, then a copy in C
+        return column.tolist()
     return [None if v == NA else v for v in column]
+
+
+TRIM_EVERY = 16  # samples: the tracks drop what aged out this often, at most this many late
 
 
 class Track:
     """One key's samples, oldest first: their times, where the key stood in each sample's
-    devices (the order the hints meet devices in), and a typed column per field."""
+    devices (the order the hints meet devices in), and their readings, ``width`` numbers a
+    sample, row after row in one typed array (a sample is one append; a column one strided
+    slice)."""
 
-    __slots__ = ("columns", "places", "times")
+    __slots__ = ("places", "times", "values", "width")
 
     def __init__(self, width: int) -> None:
+        self.width = width
         self.times = array("d")
         self.places = array("i")
-        self.columns = [array("d") for _ in range(width)]
+        self.values = array("d")
 
-    def push(self, time: float, place: int, values: Sequence[float | None]) -> None:
+    def push(self, time: float, place: int, row: list[float]) -> None:
+        """Take one sample's ``row`` (``width`` numbers, NA for a missing reading)."""
         self.times.append(time)
         self.places.append(place)
-        for column, v in zip(self.columns, values, strict=True):
-            column.append(NA if v is None else v)
+        self.values.extend(row)
 
     def drop_newest(self, time: float) -> None:
         """Forget the sample taken at ``time`` if it is this track's newest."""
         if self.times and self.times[-1] == time:
             self.times.pop()
             self.places.pop()
-            for column in self.columns:
-                column.pop()
+            del self.values[-self.width:]
 
     def drop_before(self, oldest: float) -> None:
         k = bisect_left(self.times, oldest)
         if k:
             del self.times[:k]
             del self.places[:k]
-            for column in self.columns:
-                del column[:k]
+            del self.values[:k * self.width]
 
     def nbytes(self) -> int:
-        n = len(self.times)
-        return n * (self.times.itemsize + self.places.itemsize
-                    + sum(column.itemsize for column in self.columns))
+        return (len(self.times) * (self.times.itemsize + self.places.itemsize)
+                + len(self.values) * self.values.itemsize)
 
     def start(self, since: float) -> int:
         """The position of the first sample at or after ``since``."""
@@ -80,7 +87,9 @@ class Track:
 
     def read(self, start: int) -> tuple[list[float], list[array]]:
         """(times, each field's column) from the ``start``-th sample on, copied."""
-        return self.times[start:].tolist(), [column[start:] for column in self.columns]
+        w = self.width
+        return (self.times[start:].tolist(),
+                [self.values[start * w + c::w] for c in range(w)])
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +115,7 @@ class Window:
         self._devices: dict[int, Track] = {}
         self._instances: dict[tuple[int, int, int], Track] = {}
         self._latest: dict[int, Device] = {}
+        self._appended = 0
 
     def append(self, snap: Snapshot, step: float = 0.0) -> None:
         """Take one sample in (newer than the last; see the module's doc for ``step``)."""
@@ -119,18 +129,25 @@ class Window:
             if dev.status != "ok":
                 continue
             self._track(self._devices, dev.index, len(WINDOW_FIELDS)).push(
-                snap.time, place, [f.read(dev) for f in WINDOW_FIELDS])
+                snap.time, place, [NA if (v := f.read(dev)) is None else v for f in WINDOW_FIELDS])
             self._latest[dev.index] = dev
-            seen: set[tuple[int, int, int]] = set()
-            for inst in dev.mig_instances:
-                key = (dev.index, inst.gpu_instance_id, inst.compute_instance_id)
-                if key not in seen:  # the first one of its ids, as the hints find it
-                    seen.add(key)
-                    self._track(self._instances, key, len(INSTANCE_FIELDS)).push(
-                        snap.time, place, [f.read(inst) for f in INSTANCE_FIELDS])
+            if dev.mig_instances:
+                self._append_instances(snap.time, place, dev)
         while snap.time - times[0] > self.window_s + 1e-9:
             times.popleft()
-        self._drop_before(times[0])
+        self._appended += 1
+        if self._appended % TRIM_EVERY == 0:  # `read` leaves the older samples out meanwhile
+            self._drop_before(times[0])
+
+    def _append_instances(self, time: float, place: int, dev: Device) -> None:
+        seen: set[tuple[int, int, int]] = set()
+        for inst in dev.mig_instances:
+            key = (dev.index, inst.gpu_instance_id, inst.compute_instance_id)
+            if key not in seen:  # the first one of its ids, as the hints find it
+                seen.add(key)
+                self._track(self._instances, key, len(INSTANCE_FIELDS)).push(
+                    time, place, [NA if (v := f.read(inst)) is None else v
+                                  for f in INSTANCE_FIELDS])
 
     @staticmethod
     def _track(tracks: dict[K, Track], key: K, width: int) -> Track:
@@ -167,10 +184,6 @@ class Window:
                          for key, inst in self._instances.items() if key[0] == index}
             out.append(DeviceWindow(index, self._latest[index], *track.read(k), instances))
         return out
-
-    def __len__(self) -> int:
-        """How many samples the window holds."""
-        return len(self._times)
 
     def nbytes(self) -> int:
         """The bytes the tracks' numbers take."""

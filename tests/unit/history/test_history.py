@@ -11,7 +11,7 @@ from gputop.core.model import Device, MigInstance, Process, Saturation, Snapshot
 from gputop.history import History
 from gputop.history.fields import INSTANCE_COLUMNS, WINDOW_COLUMNS, WINDOW_FIELDS
 from gputop.history.store import DEVICE_TIERS, PROCESS_TIERS, SPAN_S, WINDOW_SAMPLES
-from gputop.history.window import values
+from gputop.history.window import TRIM_EVERY, values
 
 
 def snap(t: float, util: float | None = 50.0, procs: tuple[Process, ...] = (),
@@ -50,7 +50,7 @@ def test_the_bytes_stay_bounded_however_long_it_runs():
     assert h.nbytes() == full
     frames_d = DEVICE_TIERS.fine + DEVICE_TIERS.coarse
     frames_p = PROCESS_TIERS.fine + PROCESS_TIERS.coarse
-    window = (WINDOW_SAMPLES + 1) * 2 * (8 + 4 + 8 * len(WINDOW_FIELDS))
+    window = (WINDOW_SAMPLES + TRIM_EVERY) * 2 * (8 + 4 + 8 * len(WINDOW_FIELDS))
     assert full <= frames_d * 2 * 13 * 8 + frames_p * 4 * 4 * 4 + window
 
 
