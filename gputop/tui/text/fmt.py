@@ -121,24 +121,6 @@ def rfit(text: str, width: int) -> str:
     return text[: width - 1] + "…" if width > 1 else "…"
 
 
-def changed_span(old: str, new: str) -> tuple[int, int] | None:
-    """The cell range [start, end) where two equally long lines differ, or None if equal.
-
-    Repainting only that range keeps the terminal traffic to the digits that moved.
-    """
-    if old == new:
-        return None
-    n = min(len(old), len(new))
-    start = 0
-    while start < n and old[start] == new[start]:
-        start += 1
-    end_old, end_new = len(old), len(new)
-    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
-        end_old -= 1
-        end_new -= 1
-    return start, max(end_old, end_new)
-
-
 PENDING = "…"  # a value not read yet: the host line holds its place until its first reading
 
 

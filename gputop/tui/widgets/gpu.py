@@ -239,22 +239,15 @@ class GpuCard:
             return "".join(islice(chars, n - width, n)) + last
         return " " * (width - n) + "".join(chars) + last
 
-    def relines(self, width: int) -> list[tuple[int, int, int]]:
-        """Recompose the lines at ``width``; return the changed (line, start, end) cell spans."""
+    def relines(self, width: int) -> list[int]:
+        """Recompose the lines at ``width``; return the lines that changed."""
         new = self.compose_lines(width)
         old = self.lines
         self.lines = new
         if width != self.width or len(old) != len(new):
             self.width = width
-            return [(y, 0, width) for y in range(len(new))]
-        changed = []
-        for y, (a, b) in enumerate(zip(old, new, strict=True)):
-            if a != b:
-                span = fmt.changed_span("".join(t for t, _ in a), "".join(t for t, _ in b))
-                if span is None:  # the same text in new colours (a gauge changed level)
-                    span = (0, width)
-                changed.append((y, *span))
-        return changed
+            return list(range(len(new)))
+        return [y for y, (a, b) in enumerate(zip(old, new, strict=True)) if a != b]
 
     def compose_lines(self, width: int) -> list[Line]:
         own = [self._compact_line(width)] if self.compact else self._card_lines(width)
@@ -647,11 +640,15 @@ class GpuPanel(StripCache, ScrollView):
             if not changes:
                 continue
             x0, y0 = self.place(index, cw)
-            for y, start, end in changes:
+            for y in changes:
                 vy = y0 + y
                 self._strips.pop(vy, None)
+                # The card's whole line, not the cells that moved: Textual keeps every region
+                # it is handed in caches of a thousand or more, and the spans of moving digits
+                # are all different (1.4 MB with the history full, #26); the whole lines cost
+                # about a tenth more bytes to the terminal.
                 if 0 <= vy - top < height:
-                    regions.append(Region(x0 + start, vy - top, end - start, 1))
+                    regions.append(Region(x0, vy - top, cw, 1))
         if regions:
             self.refresh(*regions)
 

@@ -48,12 +48,6 @@ def test_fit_and_rfit_cut_with_an_ellipsis():
     assert fmt.rfit("7", 3) == "  7"
 
 
-def test_changed_span_finds_the_cells_that_moved():
-    assert fmt.changed_span("abc 41.2 x", "abc 41.2 x") is None
-    assert fmt.changed_span("abc 41.2 x", "abc 43.9 x") == (5, 8)
-    assert fmt.changed_span("a", "b") == (0, 1)
-
-
 def test_level_thresholds():
     assert [fmt.level(v) for v in (None, 10, 50, 85, 100)] == ["none", "low", "mid", "high",
                                                                 "high"]
