@@ -78,9 +78,9 @@ class _Entry:
         self.read_at = 0.0
 
 
-def read_stat(pid: int) -> tuple[int, int, int]:
-    """(start time, user+system CPU time, resident pages) of ``pid`` from ``/proc/PID/stat``,
-    the first two in clock ticks. Raises OSError (FileNotFoundError: no such process)."""
+def stat_fields(pid: int) -> list[bytes]:
+    """The fields of ``/proc/PID/stat`` after the command name, the state letter first (field
+    N of proc(5) at index N - 3). Raises OSError (FileNotFoundError: no such process)."""
     # os.open/os.read, not open(): no buffered file object per process and tick (8 µs, not 14)
     fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
     try:
@@ -88,7 +88,13 @@ def read_stat(pid: int) -> tuple[int, int, int]:
     finally:
         os.close(fd)
     # after the command name, which may itself hold spaces and parentheses
-    fields = data[data.rindex(b")") + 2:].split()
+    return data[data.rindex(b")") + 2:].split()
+
+
+def read_stat(pid: int) -> tuple[int, int, int]:
+    """(start time, user+system CPU time, resident pages) of ``pid`` from ``/proc/PID/stat``,
+    the first two in clock ticks. Raises OSError (FileNotFoundError: no such process)."""
+    fields = stat_fields(pid)
     return int(fields[19]), int(fields[11]) + int(fields[12]), int(fields[21])
 
 

@@ -19,6 +19,8 @@ NOT_AT_START = (
     # the screens over the dashboard, opened by their keys
     "gputop.tui.screens.advisor", "gputop.tui.screens.modals", "gputop.tui.screens.process_view",
     "gputop.tui.cluster",
+    # what only the process view asks of the kernel
+    "gputop.host.os_facts",
     # the alert channels' machinery, where no channel is set up, and the journal's JSON until
     # it has an alert to read or write
     "gputop.alerts.notify.channels", "gputop.alerts.notify.payloads", "gputop.core.toolrun",

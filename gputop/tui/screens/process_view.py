@@ -33,6 +33,8 @@ from gputop.core.units import MIB_PER_GIB
 from gputop.core.visible import visible
 from gputop.history import History
 from gputop.history.fields import combined
+from gputop.host import os_facts
+from gputop.host.signals import START_TOLERANCE_S
 from gputop.tui.actions import SIGNALS
 from gputop.tui.screens import HidesDashboardKeys
 from gputop.tui.widgets.footer import KeyFooter
@@ -157,29 +159,16 @@ def _gpu_text(gpu: int, p: Process) -> str:
 def os_details(pid: int, started: float | None) -> list[tuple[str, str]]:
     """What this host's kernel says of the process (``pid`` as seen here), if it is still the
     process the device reported (same start time)."""
-    import psutil
-
-    from gputop.host.signals import START_TOLERANCE_S
-
     try:
-        proc = psutil.Process(pid)
-        with proc.oneshot():
-            if started is not None and abs(proc.create_time() - started) > START_TOLERANCE_S:
-                return [("status", f"exited (PID {pid} now belongs to another process)")]
-            return [("status", proc.status()), ("threads", str(proc.num_threads())),
-                    ("parent", str(proc.ppid())), ("nice", str(proc.nice())),
-                    ("cwd", _safe(proc.cwd))]
-    except psutil.NoSuchProcess:
+        facts = os_facts.read(pid)
+    except (FileNotFoundError, ProcessLookupError):
         return [("status", "exited (no longer running on this host)")]
-    except psutil.AccessDenied:
+    except PermissionError:
         return [("status", "no permission to inspect")]
-
-
-def _safe(getter) -> str:
-    try:
-        return getter()
-    except Exception:  # AccessDenied on another user's cwd
-        return NA
+    if started is not None and abs(facts.started - started) > START_TOLERANCE_S:
+        return [("status", f"exited (PID {pid} now belongs to another process)")]
+    return [("status", facts.status), ("threads", str(facts.threads)),
+            ("parent", str(facts.parent)), ("nice", str(facts.nice)), ("cwd", facts.cwd or NA)]
 
 
 def facts_table(fields: list[tuple[str, str]]) -> Table:

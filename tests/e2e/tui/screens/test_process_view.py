@@ -3,11 +3,15 @@ that only released its GPU is not called exited, and the signal keys ask first."
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 
 from gputop.tui.app import GputopApp
 from gputop.tui.screens.modals import ConfirmSignal
 from gputop.tui.screens.process_view import ProcessView, TracePlot
+from tests.support import paths
 from tests.support.tui import (
     LocalBackend,
     notices,
@@ -104,3 +108,15 @@ async def test_readonly_view_has_no_signal_keys(child):
     assert child.poll() is None
 
 
+
+
+def test_the_view_asks_the_kernel_without_loading_psutil():
+    """#26: psutil cost the view's first open about 9 ms; the dashboard loads it nowhere else."""
+    code = ("import os, sys\n"
+            "from gputop.tui.screens.process_view import os_details\n"
+            "print(dict(os_details(os.getpid(), None))['status'], 'psutil' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(paths.ROOT)), cwd=paths.ROOT,
+                         timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["running", "False"]

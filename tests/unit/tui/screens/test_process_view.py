@@ -3,10 +3,20 @@ with the table's rules."""
 
 from __future__ import annotations
 
+import os
+import time
+
 from gputop.core.model import Container, Job, Process
 from gputop.history.store import PROCESS_TIERS
+from gputop.host import os_facts
 from gputop.tui.app import GputopApp
-from gputop.tui.screens.process_view import ProcessView, TracePlot, axis_top, describe_process
+from gputop.tui.screens.process_view import (
+    ProcessView,
+    TracePlot,
+    axis_top,
+    describe_process,
+    os_details,
+)
 from gputop.tui.widgets.processes import ProcessTable
 from tests.support.demo import advance, demo_backend
 from tests.support.tui import (
@@ -134,3 +144,26 @@ def test_the_axis_ends_at_a_round_number_above_the_peak():
     assert axis_top(None, 100.0) == 100.0 and axis_top(97.0, 100.0) == 100.0
     assert axis_top(340.0, 100.0) == 500.0 and axis_top(101.0, 100.0) == 200.0
     assert axis_top(61.0, 1.0) == 100.0 and axis_top(0.3, 1.0) == 1.0
+
+
+def test_os_facts_are_the_kernels_and_na_where_they_may_not_be_read(monkeypatch):
+    here = os.getpid()
+    facts = dict(os_details(here, os_facts.read(here).started))
+    assert facts["status"] == "running" and facts["parent"] == str(os.getppid())
+    assert facts["cwd"] == os.getcwd() and int(facts["threads"]) >= 1
+    monkeypatch.setattr(os_facts, "cwd", lambda pid: None)  # another user's process
+    assert dict(os_details(here, None))["cwd"] == "N/A"
+
+
+def test_os_facts_of_a_reused_pid_or_one_not_ours_say_so():
+    assert os_details(os.getpid(), time.time() - 3600) == [
+        ("status", f"exited (PID {os.getpid()} now belongs to another process)")]
+    assert os_details(2**22 + 1, None) == [("status", "exited (no longer running on this host)")]
+
+
+def test_os_facts_not_ours_to_read_are_not_inspected(monkeypatch):
+    def refused(pid: int) -> os_facts.OsFacts:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(os_facts, "read", refused)
+    assert os_details(os.getpid(), None) == [("status", "no permission to inspect")]
