@@ -16,11 +16,12 @@ import math
 import time
 from collections.abc import Sequence
 
-from rich.table import Table
+from rich.console import Console
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.geometry import Size
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Static
@@ -171,16 +172,58 @@ def os_details(pid: int, started: float | None) -> list[tuple[str, str]]:
             ("parent", str(facts.parent)), ("nice", str(facts.nice)), ("cwd", facts.cwd or NA)]
 
 
-def facts_table(fields: list[tuple[str, str]]) -> Table:
-    """Labels right-aligned beside their values; a long command line wraps in its own column.
-    Values (a command line, a user, a container, a working directory) are Text made visible:
-    never read as markup, never a control sequence."""
-    table = Table.grid(padding=(0, 1))
-    table.add_column(justify="right", style="bold", no_wrap=True)
-    table.add_column(overflow="fold")
-    for key, value in fields:
-        table.add_row(key, Text(visible(value)))
-    return table
+def facts_text(fields: Sequence[tuple[str, str]], width: int, console: Console) -> Text:
+    """Labels right-aligned and bold beside their values, each value wrapped in its own column
+    within ``width``, as a Rich grid of two columns lays them out (the value column as wide as
+    the widest value, or what the labels leave of ``width``; a long command line folds into
+    it), without measuring a table on each sample. Values (a command line, a user, a container,
+    a working directory) are Text made visible: never read as markup, never a control
+    sequence."""
+    label = max((len(key) for key, _ in fields), default=0) + 1  # and one space
+    values = [Text(visible(value)) for _, value in fields]
+    column = max(1, min(max((v.cell_len for v in values), default=0), width - label))
+    lines: list[Text] = []
+    for (key, _), value in zip(fields, values, strict=True):
+        for i, line in enumerate(value.wrap(console, column, justify="left", overflow="fold")):
+            # the label and the space after it as two spans, as the grid's cell and padding
+            head = ((key.rjust(label - 1), "bold"), (" ", "bold")) if i == 0 else (
+                (" " * label, "bold"),)
+            lines.append(Text.assemble(*head, line))
+    return Text("\n", end="").join(lines)
+
+
+class FactsText(Widget):
+    """The facts beside the plots (facts_text), laid out again only when they or the width
+    change, and the screen's layout redone only when their height does."""
+
+    DEFAULT_CSS = "FactsText { height: auto; }"
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._fields: list[tuple[str, str]] = []
+        self._text: tuple[int, Text, int] | None = None  # (width, text, lines) last laid out
+
+    def show(self, fields: list[tuple[str, str]]) -> None:
+        if fields == self._fields:
+            return
+        before = self._height(self.size.width)
+        self._fields, self._text = fields, None
+        self.refresh(layout=self._height(self.size.width) != before)
+
+    def _build(self, width: int) -> tuple[int, Text, int]:
+        if self._text is None or self._text[0] != width:
+            text = facts_text(self._fields, width, self.app.console)
+            self._text = (width, text, len(text.plain.split("\n")) if self._fields else 0)
+        return self._text
+
+    def _height(self, width: int) -> int:
+        return self._build(width)[2] if width else 0
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return self._height(width)
+
+    def render(self) -> Text:
+        return self._build(self.size.width)[1]
 
 
 class ProcessView(HidesDashboardKeys, Screen[None]):
@@ -229,7 +272,7 @@ class ProcessView(HidesDashboardKeys, Screen[None]):
         yield Static(id="pv-status")
         with Horizontal():
             with VerticalScroll(id="pv-facts"):
-                yield Static(id="pv-facts-text")
+                yield FactsText(id="pv-facts-text")
             with Vertical(id="pv-plots"):
                 yield TracePlot((("SM", "sm_pct"), ("CPU", "cpu_pct")),
                                 "%; CPU: of one core", id="pv-activity")
@@ -288,7 +331,7 @@ class ProcessView(HidesDashboardKeys, Screen[None]):
         fields = describe_process(self.found, self.now)
         if self.os_facts:
             fields += [("", "")] + self.os_facts
-        self.query_one("#pv-facts-text", Static).update(facts_table(fields))
+        self.query_one(FactsText).show(fields)
         for plot in self.query(TracePlot):
             plot.show(self.trace)
 

@@ -3,10 +3,18 @@ with the table's rules."""
 
 from __future__ import annotations
 
+import io
 import os
 import time
 
+import pytest
+from rich.console import Console
+from rich.style import Style
+from rich.table import Table
+from rich.text import Text
+
 from gputop.core.model import Container, Job, Process
+from gputop.core.visible import visible
 from gputop.history.store import PROCESS_TIERS
 from gputop.host import os_facts
 from gputop.tui.app import GputopApp
@@ -15,6 +23,7 @@ from gputop.tui.screens.process_view import (
     TracePlot,
     axis_top,
     describe_process,
+    facts_text,
     os_details,
 )
 from gputop.tui.widgets.processes import ProcessTable
@@ -167,3 +176,31 @@ def test_os_facts_not_ours_to_read_are_not_inspected(monkeypatch):
 
     monkeypatch.setattr(os_facts, "read", refused)
     assert os_details(os.getpid(), None) == [("status", "no permission to inspect")]
+
+
+def _grid(fields: list[tuple[str, str]]) -> Table:
+    """The Rich grid the facts were drawn with until #26: the layout facts_text keeps."""
+    table = Table.grid(padding=(0, 1))
+    table.add_column(justify="right", style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
+    for key, value in fields:
+        table.add_row(key, Text(visible(value)))
+    return table
+
+
+@pytest.mark.parametrize("width", [14, 20, 31, 44, 56, 90])
+def test_facts_are_laid_out_as_a_grid_lays_them_out(width):
+    """Labels right-aligned, values wrapped at words in their own column and long words
+    folded, wide characters counted by cell, a blank row kept: line by line and span by span
+    what the Rich grid drew, without measuring a table on each sample."""
+    fields = [("PID", "4242 (PID 17 in its own namespace)"), ("user", "ålice-数据"),
+              ("command", "python train.py --config=/very/long/path/without/spaces/cfg.yaml "
+                          "--lr 3e-4\x1b[31m"),
+              ("GPUs", "0 (MIG GI 1 CI 0), 3"), ("", ""), ("status", "sleeping"),
+              ("cwd", "/home/alice/🚀/runs")]
+    console = Console(width=width, file=io.StringIO())
+    options = console.options.update_width(width)
+    ours, theirs = ([[(seg.text, seg.style or Style.null()) for seg in line]
+                     for line in console.render_lines(drawn, options, pad=False)]
+                    for drawn in (facts_text(fields, width, console), _grid(fields)))
+    assert ours == theirs
