@@ -69,7 +69,9 @@ def test_advise_on_a_recording_refuses_to_change_anything(log, adv, flag):
 
 
 async def test_the_advisor_screen_on_a_recording_offers_no_sweep_and_says_why(log, adv):
-    backend = open_backend("replay", BackendOptions(replay=str(log), sim_speed=200))
+    # 100x, a 10 ms tick: at 200x this failed once in CI (2026-11-27: no cycle found in 359 s
+    # watched) and never here; late ticks skipping rows on a loaded machine is the likely cause
+    backend = open_backend("replay", BackendOptions(replay=str(log), sim_speed=100))
     app = GputopApp(backend, autostart=False)
     async with app.run_test(size=(160, 40)) as pilot:
         app.sampler.start()
