@@ -62,7 +62,7 @@ from gputop.core import clock_events
 from gputop.core.model import Device, Hint, MigInstance, Process, Snapshot
 from gputop.core.units import MIB_PER_GIB
 from gputop.history import History
-from gputop.history.fields import INSTANCE_COLUMNS, WINDOW_COLUMNS
+from gputop.history.fields import INSTANCE_COLUMNS, WINDOW_COLUMNS, top_sm_pct
 from gputop.history.frames import NA
 from gputop.history.window import DeviceWindow, Window, values
 
@@ -489,10 +489,8 @@ def idle_state(activity: float | None, processes: Iterable[Process]) -> bool | N
     """Return whether a GPU (or MIG instance) with ``activity`` and ``processes`` is idle:
     True, False, or None where there is no activity reading (not idle, and not busy). The hint
     and the idle ledger (gputop.analysis.waste) judge by this one rule."""
-    top = None
-    if activity is not None and activity <= IDLE_UTIL_PCT:  # only then do the processes count
-        top = max((p.sm_pct for p in processes if p.sm_pct is not None), default=None)
-    return idle_reading(activity, top)
+    counted = activity is not None and activity <= IDLE_UTIL_PCT  # only then do processes count
+    return idle_reading(activity, top_sm_pct(processes) if counted else None)
 
 
 def idle_reading(activity: float | None, top_process_sm_pct: float | None) -> bool | None:

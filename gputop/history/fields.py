@@ -7,7 +7,7 @@ and nothing else; a reading the model does not have is stored as missing, never 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from gputop.core import clock_events
@@ -77,7 +77,7 @@ def _first(values: list[float]) -> float | None:
     return values[0] if values else None
 
 
-def _known(entries: Sequence[Process], attr: str) -> list[float]:
+def _known(entries: Iterable[Process], attr: str) -> list[float]:
     return [v for v in (getattr(p, attr) for p in entries) if v is not None]
 
 
@@ -100,6 +100,12 @@ def _top(values: list[float]) -> float | None:
     return max(values) if values else None
 
 
+def top_sm_pct(processes: Iterable[Process]) -> float | None:
+    """The busiest process's SM% (None: none reported): all the hints' idle rule asks of a
+    GPU's or a MIG instance's processes (gputop.analysis.hints.idle_reading)."""
+    return _top(_known(processes, "sm_pct"))
+
+
 def _measured(dev: Device) -> float:
     return 1.0 if dev.saturation.source is not None else 0.0
 
@@ -117,21 +123,22 @@ def _clock_events(dev: Device) -> float | None:
     return None if reasons is None else float(clock_events.encode(reasons))
 
 
+_DEVICE = {f.name: f for f in DEVICE_FIELDS}
+
 # What the hints read of each sample of a device that answered (gputop.analysis.hints): raw
-# readings only, the hints' thresholds stay theirs. A device's processes are kept as the two
-# figures the hints take of them: the busiest one's CPU% and SM%.
+# readings only, the hints' thresholds stay theirs; the columns' own fields where they are the
+# same reading. A device's processes are kept as the two figures the hints take of them: the
+# busiest one's CPU% and SM%.
 WINDOW_FIELDS: tuple[DeviceField, ...] = (
-    DeviceField("utilization_gpu_pct", lambda d: d.utilization_gpu_pct),
+    _DEVICE["utilization_gpu_pct"],
     DeviceField("measured", _measured),  # 1 where saturation was measured (GPM, the simulator)
-    DeviceField("sm_active_pct", lambda d: d.saturation.sm_active_pct),
-    DeviceField("tensor_active_pct", lambda d: d.saturation.tensor_active_pct),
-    DeviceField("dram_bw_pct", lambda d: d.saturation.dram_bw_pct),
+    _DEVICE["sm_active_pct"],
+    _DEVICE["tensor_active_pct"],
+    _DEVICE["dram_bw_pct"],
     DeviceField("clock_sm_ratio", _clock_sm_ratio),
     DeviceField("clock_events", _clock_events),  # NVML's bit mask of the reasons (core.clock_events)
-    DeviceField("top_process_cpu_pct",
-                lambda d: _top([p.cpu_pct for p in d.processes if p.cpu_pct is not None])),
-    DeviceField("top_process_sm_pct",
-                lambda d: _top([p.sm_pct for p in d.processes if p.sm_pct is not None])),
+    DeviceField("top_process_cpu_pct", lambda d: _top(_known(d.processes, "cpu_pct"))),
+    DeviceField("top_process_sm_pct", lambda d: top_sm_pct(d.processes)),
 )
 WINDOW_COLUMNS = {f.name: i for i, f in enumerate(WINDOW_FIELDS)}
 
@@ -146,7 +153,6 @@ class InstanceField:
 # (GPU instance, compute instance).
 INSTANCE_FIELDS: tuple[InstanceField, ...] = (
     InstanceField("sm_active_pct", lambda i: i.saturation.sm_active_pct),
-    InstanceField("top_process_sm_pct",
-                  lambda i: _top([p.sm_pct for p in i.processes if p.sm_pct is not None])),
+    InstanceField("top_process_sm_pct", lambda i: top_sm_pct(i.processes)),
 )
 INSTANCE_COLUMNS = {f.name: i for i, f in enumerate(INSTANCE_FIELDS)}
