@@ -26,6 +26,14 @@ def sleeper(seconds: int = 60) -> subprocess.Popen:
     return child
 
 
+def zombie() -> subprocess.Popen:
+    """Start a child that exits at once, returned once it is a zombie: the test reaps it (wait)
+    when it is done with it."""
+    child = subprocess.Popen(["true"])
+    assert gone_soon(child.pid, within=5.0), "`true` did not exit"  # unreaped: a zombie
+    return child
+
+
 def alive(pid: int) -> bool:
     """Running: a zombie waiting for its new parent (init, which here may never reap it) to
     reap it has ended."""

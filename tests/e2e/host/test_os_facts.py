@@ -11,6 +11,7 @@ import time
 import psutil
 
 from gputop.host import os_facts
+from tests.support import procs
 
 
 def _asleep(child: subprocess.Popen, name: str) -> None:
@@ -53,12 +54,8 @@ def test_a_removed_folder_is_named_without_the_kernels_mark(tmp_path) -> None:
 
 
 def test_a_zombie_says_so_and_has_no_working_directory() -> None:
-    child = subprocess.Popen(["true"])
+    child = procs.zombie()
     try:
-        for _ in range(500):  # until `true` has exited, unreaped
-            if psutil.Process(child.pid).status() == psutil.STATUS_ZOMBIE:
-                break
-            time.sleep(0.01)
         facts = os_facts.read(child.pid)
         assert facts.status == "zombie" and facts.cwd is None
         assert facts.parent == psutil.Process(child.pid).ppid()

@@ -6,13 +6,13 @@ import builtins
 import os
 import subprocess
 import sys
-import time
 
 import psutil
 import pytest
 
 from gputop.host import pidns, processes
 from gputop.host.processes import GONE, NO_FACTS, HostProcesses
+from tests.support import procs
 
 
 def test_a_steady_tick_reads_one_proc_file_per_process(monkeypatch) -> None:
@@ -101,12 +101,8 @@ def test_name_command_and_start_are_psutils_for_a_long_name_and_a_zombie(tmp_pat
     long = tmp_path / "a-very-long-program-name"
     long.symlink_to("/bin/sleep")
     sleeper = subprocess.Popen([str(long), "30"])
-    zombie = subprocess.Popen(["true"])
+    zombie = procs.zombie()
     try:
-        for _ in range(500):  # until `true` has exited, unreaped
-            if psutil.Process(zombie.pid).status() == psutil.STATUS_ZOMBIE:
-                break
-            time.sleep(0.01)
         host = HostProcesses()
         for child in (sleeper, zombie):
             facts, them = host.lookup(child.pid), psutil.Process(child.pid)
