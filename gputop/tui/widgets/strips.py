@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual.geometry import Region
 from textual.strip import Strip
 
 if TYPE_CHECKING:  # a mixin for widgets: what it calls comes from the Widget after it
@@ -21,7 +22,49 @@ else:
     _Mixin = object
 
 
-class StripCache(_Mixin):
+class DirectLines(_Mixin):
+    """Mixin (before the Widget class) that hands the compositor the widget's own lines.
+
+    Textual passes every line through its styles cache, which draws borders, padding,
+    outlines, tint and opacity around and over ``render_line``'s strip - about 40 µs a line,
+    paid for each of the thirty lines that change every tick, though these widgets' CSS
+    draws none of that. While it draws none, the lines go straight from ``render_line``
+    (cropped and filtered as Textual would); once a style asks for any, Textual draws them.
+    """
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        if not self._draws_only_content():
+            return super().render_lines(crop)
+        width = self.size.width
+        strips = [self.render_line(y) for y in crop.line_range]
+        if any(strip.cell_length != width for strip in strips):
+            base, background = self.background_colors
+            inner = Style(bgcolor=(base + background).rich_color)
+            strips = [strip.adjust_cell_length(width, inner) for strip in strips]
+        filters = self.get_line_filters()
+        if filters:
+            background = self.background_colors[1]
+            for line_filter in filters:
+                strips = [strip.apply_filter(line_filter, background) for strip in strips]
+        x1, x2 = crop.column_span
+        if (x1, x2) != (0, width):
+            strips = [strip.crop(x1, x2) for strip in strips]
+        return strips
+
+    def _draws_only_content(self) -> bool:
+        """Say whether the styles cache would pass each line through unchanged."""
+        styles = self.styles
+        return (
+            not any(styles.gutter)
+            and not any(edge for edge, _ in styles.outline)
+            and not styles.tint.a
+            and styles.text_opacity == 1.0
+            and styles.hatch in (None, "none")
+            and self.opacity == 1.0
+        )
+
+
+class StripCache(DirectLines):
     """Mixin (before the Widget class) for widgets with ``_styles`` and ``_strips`` dicts."""
 
     _styles: dict
@@ -53,7 +96,7 @@ def line_strip(segments: list[Segment], width: int, fill: Style, one_cell: bool)
     return Strip(segments).adjust_cell_length(width, fill)
 
 
-class TextLine(_Mixin):
+class TextLine(DirectLines):
     """Mixin (before the Widget class) for a one-line widget that renders a Rich ``Text``:
     draws that Text as a Strip straight from its spans, as Textual would draw it (the same
     cells, styles and selection offsets), instead of converting it into Textual's content on
