@@ -105,19 +105,22 @@ class TextLine(DirectLines):
     selection's highlight is Textual's)."""
 
     _line_strip: tuple[tuple, Strip] | None = None
+    _base: Style | None = None  # the widget's own style, until its styles change
 
     def render_line(self, y: int) -> Strip:
         if self.text_selection is not None:
             return super().render_line(y)
         width = self.size.width
-        base = self.rich_style
+        if self._base is None:  # composed from every ancestor's styles, each time
+            self._base = self.rich_style
+        base = self._base
         pad = Style(bgcolor=base.bgcolor)  # Textual pads a line with the background alone
         if y > 0:
             return Strip.blank(width, pad)
         text = self.render()
         if not isinstance(text, Text):
             return super().render_line(y)
-        key = (width, base, text.plain, text.style, tuple(text.spans))
+        key = (width, text.plain, text.style, tuple(text.spans))
         if self._line_strip is not None and self._line_strip[0] == key:
             return self._line_strip[1]
         if text.cell_len > width:
@@ -141,3 +144,4 @@ class TextLine(DirectLines):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._line_strip = None
+        self._base = None

@@ -10,6 +10,8 @@ from textual.selection import Selection
 
 from gputop.tui.app import GputopApp
 from gputop.tui.widgets.header import Header
+from gputop.tui.widgets.hintbar import HintBar
+from gputop.tui.widgets.hostline import HostLine
 from tests.support.demo import demo_backend
 
 
@@ -41,3 +43,16 @@ async def test_a_selected_line_is_drawn_by_textual_with_its_highlight():
         selected = header.render_line(0)
         assert selected.text == plain.text
         assert [s.style for s in selected] != [s.style for s in plain]  # the highlight
+
+
+async def test_a_new_theme_redraws_the_line_in_its_colours():
+    async with dashboard().run_test(size=(120, 40)) as pilot:
+        app = pilot.app
+        widgets = (app.query_one(Header), app.query_one(HostLine), app.query_one(HintBar))
+        before = [list(widget.render_line(0)) for widget in widgets]
+        app.theme = next(name for name in app.available_themes if name != app.theme)
+        await pilot.pause()
+        for widget, old in zip(widgets, before, strict=True):
+            drawn = list(widget.render_line(0))
+            widget._line_strip = widget._base = None  # what it draws with nothing kept
+            assert drawn == list(widget.render_line(0)) != old
