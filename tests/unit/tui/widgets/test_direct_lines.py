@@ -13,13 +13,14 @@ from textual.strip import Strip
 
 from gputop.tui.app import GputopApp
 from gputop.tui.text.wants import DASHBOARD
+from gputop.tui.widgets.processes import ProcessTable
 from gputop.tui.widgets.strips import DirectLines
 from tests.support.demo import demo_backend
 from tests.support.tui import settle
 
 
-def dashboard() -> GputopApp:
-    backend = demo_backend("training")
+def dashboard(scenario: str = "training") -> GputopApp:
+    backend = demo_backend(scenario)
     return GputopApp(backend, autostart=False, first=backend.sample(wants=DASHBOARD))
 
 
@@ -77,3 +78,16 @@ async def test_a_style_that_draws_around_or_over_the_lines_is_drawn_by_textual(r
             crop = crops(widget)[0]
             assert cells(widget.render_lines(crop)) == cells(textual_lines(widget, crop)), (
                 type(widget).__name__)
+
+
+async def test_a_scrolled_table_draws_the_rows_textual_would_draw():
+    app = dashboard("crowded")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        table = app.query_one(ProcessTable)
+        assert table.max_scroll_y > 0, "the rows fit: nothing to scroll"
+        table.scroll_to(y=table.max_scroll_y, animate=False)
+        await settle(pilot)
+        crop = crops(table)[0]
+        assert table.scroll_y > 0
+        assert cells(table.render_lines(crop)) == cells(textual_lines(table, crop))
