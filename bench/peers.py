@@ -15,6 +15,8 @@ What it does (every process it starts is killed by PID; tmux runs on its own -L 
   over the whole life (FAKENVML_TRACE, written at a normal exit: each tool is quit with its own
   key) / lifetime. The floor (bench/floor_app.py) is a Textual app that repaints one line each
   interval: what any Textual dashboard costs before it draws anything;
+- then (unless --no-keys) the process view's open (enter) and way back (esc) beside nvitop's
+  process screen, timed as bench/keys.py times every key (``python bench/keys.py`` for all);
 - then (8x32, unless --no-ring) gputop's RSS with its history holding the frames of 10 minutes
   and of an hour at 1 s, filled fast: ``--interval 0.1 --history 600`` and ``--history 100``
   for RING_S seconds hold exactly the frames that 10 min and 1 h at 1 s do (the history keeps a
@@ -22,7 +24,7 @@ What it does (every process it starts is killed by PID; tmux runs on its own -L 
 
 Figures are min / median / max over --repeats, and the ratio of gputop's median to the best
 peer's median measured in the same run. NVML costs ~1 µs on the fake; on a real driver add
-calls/s x the per-call cost (``--delay-us`` models that: FAKENVML_CALL_DELAY_US).
+calls/s x the per-call cost (``--configs 8x32@30`` models 30 µs: FAKENVML_CALL_DELAY_US).
 
     python bench/peers.py                       # the full run (~8 min on 2 cores)
     python bench/peers.py --quick               # 8x32 only, 1 repeat of 4 s: a smoke test
@@ -45,12 +47,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import keys as key_bench  # noqa: E402 - bench/keys.py, beside this script
 from layout import final_layout_s  # noqa: E402 - bench/layout.py, beside this script
 from tui import FLOOR, FLOOR_READY, cannot_run, cpu_pct, cpu_sample  # noqa: E402 - bench/tui.py
 
 from tests.support import cfake  # noqa: E402
 
 FLOOR_NAME = "Textual floor"
+KEYS_WARMUP_S = 20.0  # a history for the process view to plot
+KEYS_PRESSES = 5
 RING_S = 105.0  # past the span of --history 100 at --interval 0.1: the ring is full
 
 
@@ -204,6 +209,25 @@ def report(title: str, results: dict[str, list[dict]], rss_at: float) -> None:
     print("  (cells: min / median / max; ratios: of the medians)")
 
 
+def process_view(lib: Path, gpus: int, procs: int, nvitop: Path, size: tuple[int, int],
+                 interval: float) -> None:
+    """Print the process view's open (enter) and way back (esc) beside nvitop's process screen,
+    each the median (max) ms from the key to the screen's first change, and their ratio."""
+    # as installed: the view's modules compiled, so its first open does not compile them
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "gputop")], check=True)
+    ours = next(key_bench.measure(lib, gpus, procs, presses=KEYS_PRESSES, size=size,
+                                  interval=interval, warmup=KEYS_WARMUP_S, keys={"enter"}))
+    theirs = key_bench.measure_nvitop(lib, gpus, procs, nvitop, presses=KEYS_PRESSES, size=size,
+                                      interval=interval)
+    print(f"  {'key -> screen ms':<18}{'gputop':>26}{'nvitop':>26}{'÷ nvitop':>13}")
+    for label, mine, peer in (("process view", ours.press, theirs.press),
+                              ("back with esc", ours.back, theirs.back)):
+        ratio = statistics.median(mine.first) / statistics.median(peer.first)
+        print(f"  {label:<18}{mine.cell():>26}{peer.cell():>26}{ratio:>12.2f}x")
+    print(f"  (median / max of {KEYS_PRESSES} presses, the first the view's first open; "
+          "every key: bench/keys.py)")
+
+
 def ring(tmux: Tmux, python: str, env: dict[str, str], size: tuple[int, int], work: Path,
          peer_rss: float) -> None:
     """gputop's RSS with the history holding the frames of 10 min and of 1 h at 1 s (filled at
@@ -235,12 +259,14 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="8x32, 1 repeat, 4 s")
     ap.add_argument("--no-one-shot", action="store_true",
                     help="skip snapshot --json / nvitop -1 / gpustat --json")
+    ap.add_argument("--no-keys", action="store_true",
+                    help="leave out the process view's key latency beside nvitop's")
     ap.add_argument("--no-ring", action="store_true",
                     help="skip the RSS runs with the history full (2 minutes)")
     args = ap.parse_args()
     if args.quick:
         args.configs, args.repeats, args.seconds, args.warmup = "8x32", 1, 4.0, 2.0
-        args.no_ring = True
+        args.no_ring = args.no_keys = True
     why = cannot_run()
     if why is not None:
         print(f"bench/peers.py: {why}", file=sys.stderr)
@@ -283,6 +309,8 @@ def main() -> int:
                             for n in results if n not in ("gputop", FLOOR_NAME)))
                     if not args.no_one_shot:
                         one_shots(sys.executable, bin_, env, args.repeats, work)
+                if not args.no_keys and not delay:
+                    process_view(lib, gpus, procs, bin_ / "nvitop", size, float(args.interval))
                 sys.stdout.flush()
         finally:
             tmux.kill_server()
