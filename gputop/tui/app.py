@@ -66,11 +66,6 @@ INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0)
 # grace (gputop.core.lifeline.GRACE_S); a channel that hangs (a webhook that never answers)
 # loses its alerts, counted, and keeps nobody waiting.
 ALERTS_CLOSE_S = 0.5
-# Each tick makes thousands of short-lived objects (lines, segments, a snapshot's rows). At
-# Python's default of 700 the collector ran twice a second and moved the tick's live objects a
-# generation up, whose collections cost 0.7 ms each: 0.3 ms of CPU a second at 8 GPUs x 32
-# processes, 0.1 ms at this threshold (#26).
-GC_YOUNG_THRESHOLD = 7000
 JOB_END_TOAST_S = 60.0  # a job's end line stays a minute: long enough to be read, then out of the way
 ALERTS_STOP_GRACE_S = 0.3  # past the deadline: a hung channel stopped (dispatch._STOP_GRACE_S)
 REPLAY_ACTIONS = actions.names(actions.DASHBOARD, group=actions.REPLAY)
@@ -176,7 +171,6 @@ class GputopApp(ShellApp):
         self.last_sample_mono: float | None = None
         self.late_after_s = 3.0  # the header says "no sample for Ns" past this
         self.first_frame_s: float | None = None
-        self._gc_threshold: tuple[int, int, int] | None = None  # the collector's, before ours
         self._t0 = time.monotonic()
         self._local_host = socket.gethostname()
         self._notices: dict = {}
@@ -287,13 +281,9 @@ class GputopApp(ShellApp):
             # (0.45 MB at 8 GPUs, one collection of 12-15 ms, after the first frame).
             gc.collect()
             gc.freeze()
-            self._gc_threshold = gc.get_threshold()
-            gc.set_threshold(GC_YOUNG_THRESHOLD, *self._gc_threshold[1:])
             self.prepare_next_theme()
 
     def on_unmount(self) -> None:
-        if self._gc_threshold is not None:  # the process may go on (tests, `gputop` in a REPL)
-            gc.set_threshold(*self._gc_threshold)
         self._close_alerting()
         self.sampler.stop(timeout=0.5)
         self._stop_recording(quiet=True)

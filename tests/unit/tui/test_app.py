@@ -14,7 +14,7 @@ import pytest
 from gputop.commands.dashboard import run_dashboard
 from gputop.core.budget import EVERYTHING, Wants
 from gputop.core.model import Snapshot
-from gputop.tui.app import GC_YOUNG_THRESHOLD, GputopApp
+from gputop.tui.app import GputopApp
 from gputop.tui.text.wants import DASHBOARD as DASHBOARD_WANTS
 from tests.support.demo import advance, demo_backend, recorded_replay
 from tests.support.tui import (
@@ -77,20 +77,6 @@ async def test_the_garbage_left_before_the_first_frame_is_collected_not_frozen()
             assert gone() is None
     finally:
         gc.enable()
-
-
-async def test_the_collector_runs_less_often_while_the_dashboard_runs_and_is_put_back():
-    # Each tick's short-lived objects set the young generation's collections off twice a
-    # second at Python's default; the dashboard raises that threshold, and the process keeps
-    # its own once the dashboard is gone.
-    before = gc.get_threshold()
-    app = make_app("training")
-    async with app.run_test(size=(120, 40)) as pilot:
-        while app.first_frame_s is None:
-            await pilot.pause(0.02)
-        assert gc.get_threshold() == (GC_YOUNG_THRESHOLD, *before[1:])
-        assert GC_YOUNG_THRESHOLD > before[0]
-    assert gc.get_threshold() == before
 
 
 async def test_sixteen_gpus_switch_to_one_line_each_and_fit_80x24():
