@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from gputop.advisor.curve import Row
 from gputop.core.model import Device
+
+if TYPE_CHECKING:  # a type only: a plan is made without the curve's module
+    from gputop.advisor.curve import Row
 
 MIN_STEP_W = 25.0
 STEP_SHARE = 0.05

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gputop.advisor import cycle
-from gputop.advisor.curve import Row
-from gputop.advisor.passive import PassiveGpu
-from gputop.advisor.recommend import Plan
-from gputop.advisor.sweep import SweepResult
 from gputop.backends.base import nvidia_smi_commands
 from gputop.core.formatting import NA, num
+
+if TYPE_CHECKING:  # types only: the screen's passive view needs none of the sweep's modules
+    from gputop.advisor.curve import Row
+    from gputop.advisor.passive import PassiveGpu
+    from gputop.advisor.recommend import Plan
+    from gputop.advisor.sweep import SweepResult
 
 JSON_SCHEMA = "gputop-advise/1"
 # A backend's commands that set limits by hand (Backend.limit_commands); nvidia-smi's by default.

@@ -13,20 +13,20 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, ProgressBar, Static
+from textual.widgets import Static
 
-from gputop.advisor import journal, passive, render
-from gputop.advisor.recommend import Plan, SweepConfig, make_plan
+from gputop.advisor import journal, passive, recommend, render
+from gputop.advisor.recommend import SweepConfig
 from gputop.advisor.safety import cannot_set, missing_privilege, recording
-from gputop.advisor.sweep import Cancelled, Progress, Sweep, SweepResult
 from gputop.backends.base import Backend, NoPermission, Unsupported
 from gputop.core import budget
 from gputop.core.errors import GputopError
@@ -35,6 +35,12 @@ from gputop.core.lifeline import critical
 from gputop.sampler import Sampler
 from gputop.tui.screens import HidesDashboardKeys
 from gputop.tui.widgets.footer import KeyFooter
+
+if TYPE_CHECKING:  # the sweep's modules and widgets load at the first sweep (see _sweep_widgets)
+    from textual.widgets import DataTable, ProgressBar
+
+    from gputop.advisor.recommend import Plan
+    from gputop.advisor.sweep import Progress, SweepResult
 
 RESTORE_WAIT_S = 30.0
 COLUMNS = ("limit", "draw", "saved", "slowdown", "energy/work", "perf/W", "cost", "true")
@@ -121,16 +127,13 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
     def compose(self) -> ComposeResult:
         yield Static("Power-limit advisor", id="adv-title")
         yield Static("", id="adv-status")
-        yield ProgressBar(total=100, show_eta=False, id="adv-progress")
         with VerticalScroll(id="adv-body"):
             yield Static("", id="adv-passive")
-            yield DataTable(id="adv-table", zebra_stripes=True, cursor_type="none")
             yield Static("", id="adv-plot")
             yield Static("", id="adv-rec")
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        self.query_one("#adv-table", DataTable).add_columns(*COLUMNS)
         if self.backend is not None:
             if self.devices is None:
                 self.devices = [d.index for d in self.backend.info().devices]
@@ -150,10 +153,8 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
         """Show the screen as a new one shows it: the passive view and what the journal says, no
         sweep's rows. The dashboard builds the screen once and calls this at each later open
         (#26: building its widgets and their CSS cost most of opening it)."""
-        table = self.query_one("#adv-table", DataTable)
-        table.clear()
-        table.display = False
-        self.query_one("#adv-progress", ProgressBar).display = False
+        for widget in self.query("#adv-progress, #adv-table"):  # none before the first sweep
+            widget.display = False
         self.query_one("#adv-plot", Static).update("")
         self.query_one("#adv-rec", Static).update("")
         self.plan = self.result = self.error = self.restored = None
@@ -225,6 +226,23 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
     def _status(self, text: str, error: bool = False) -> None:
         self.query_one("#adv-status", Static).update(Text(text, style="bold red" if error else ""))
 
+    def _sweep_widgets(self) -> tuple[ProgressBar, DataTable[str]]:
+        """Return the sweep's progress bar and table of rows, mounted by the first sweep (hidden
+        and empty until one runs: #26, building them was a third of the screen's first open)."""
+        from textual.widgets import DataTable, ProgressBar
+
+        try:
+            return (self.query_one("#adv-progress", ProgressBar),
+                    self.query_one("#adv-table", DataTable))
+        except NoMatches:
+            pass
+        bar = ProgressBar(total=100, show_eta=False, id="adv-progress")
+        table: DataTable[str] = DataTable(id="adv-table", zebra_stripes=True, cursor_type="none")
+        table.add_columns(*COLUMNS)
+        self.mount(bar, after="#adv-status")
+        self.query_one("#adv-body").mount(table, after="#adv-passive")
+        return bar, table
+
     # ------------------------------------------------------------------ actions
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Offer the sweep and the restore only on live GPUs, the refusal only on a recording."""
@@ -257,7 +275,7 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
                              True)
                 return
             snap = self.backend.sample(self.devices)
-            plan = make_plan(list(snap.devices), self.config)
+            plan = recommend.make_plan(list(snap.devices), self.config)
         except GputopError as exc:
             self._status(str(exc), True)
             return
@@ -270,10 +288,9 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
         self.cancel_event.clear()
         self.finished.clear()
         self.running = True
-        bar = self.query_one("#adv-progress", ProgressBar)
+        bar, table = self._sweep_widgets()
         bar.display = True
         bar.update(total=100, progress=0)
-        table = self.query_one("#adv-table", DataTable)
         table.clear()
         table.display = True
         self.query_one("#adv-plot", Static).update("")
@@ -325,6 +342,8 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
 
     # ------------------------------------------------------------------ the sweep thread
     def _sweep_thread(self) -> None:
+        from gputop.advisor.sweep import Cancelled, Sweep
+
         plan = self.plan
         assert self.backend is not None and plan is not None  # set before the thread starts
         guard = journal.LimitGuard(self.backend, plan.devices, self.journal_dir)
@@ -366,12 +385,12 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
         p = message.progress
         if not self.is_mounted or not self.running:
             return
-        self.query_one("#adv-progress", ProgressBar).update(progress=round(100 * p.fraction, 1))
+        self._sweep_widgets()[0].update(progress=round(100 * p.fraction, 1))
         self._status(f"{p.message} (c: cancel and restore)")
         self._show_rows(p.rows)
 
     def _show_rows(self, rows: Sequence[Any]) -> None:
-        table = self.query_one("#adv-table", DataTable)
+        table = self._sweep_widgets()[1]
         if table.row_count == len(rows):
             return
         table.clear()
@@ -406,7 +425,8 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
         self.restored = restored
         if not self.is_mounted:
             return
-        self.query_one("#adv-progress", ProgressBar).display = result is not None
+        bar = self._sweep_widgets()[0]
+        bar.display = result is not None
         back = ("limits restored to the originals" if restored is not None
                 else "RESTORE FAILED: run `gputop advise --restore`")
         if denied is not None:
@@ -415,7 +435,7 @@ class AdvisorScreen(HidesDashboardKeys, Screen):
             self._status(f"sweep stopped: {error}; {back}", error is not None and error != "cancelled")
         elif result is not None:
             self._show_rows(result.rows)
-            self.query_one("#adv-progress", ProgressBar).update(progress=100)
+            bar.update(progress=100)
             self.query_one("#adv-rec", Static).update(
                 Text("\n".join(render.recommendation_lines(result, self._limit_commands))))
             self._status(f"sweep finished ({result.stopped}); {back}")

@@ -16,6 +16,7 @@ from tests.support.start_imports import held_out, loaded
 # Intel backends see theirs (the simulator's processes are not real); then every module loaded.
 START = """
 import os, sys
+KEYS = sys.argv[1:]
 from functools import partial
 from gputop.backends import open_backend
 from gputop.commands import dashboard, main
@@ -36,18 +37,36 @@ async def first_screen():
     async with app.run_test(size=(120, 40)) as pilot:
         while app.snapshot is None or app.alerting is None:
             await pilot.pause(0.02)
+        for key in KEYS:
+            await pilot.press(key)
+            await pilot.pause(0.3)
 
 asyncio.run(first_screen())
 print("\\n".join(sys.modules))
 """
 
 
-def test_the_first_screen_loads_no_other_screen_command_backend_or_psutil(tmp_path):
+def modules_after(tmp_path, *keys: str) -> list[str]:
+    """Return the modules loaded once the dashboard (on the simulator) drew its first screen and
+    then took ``keys``."""
     env = dict(os.environ, PYTHONPATH=str(paths.ROOT), XDG_STATE_HOME=str(tmp_path / "state"),
                XDG_CONFIG_HOME=str(tmp_path / "config"))
-    run = subprocess.run([sys.executable, "-c", START], capture_output=True, text=True, env=env,
-                         cwd=paths.ROOT, timeout=60)
+    run = subprocess.run([sys.executable, "-c", START, *keys], capture_output=True, text=True,
+                         env=env, cwd=paths.ROOT, timeout=60)
     assert run.returncode == 0, run.stderr
-    modules = run.stdout.split()
+    return run.stdout.split()
+
+
+def test_the_first_screen_loads_no_other_screen_command_backend_or_psutil(tmp_path):
+    modules = modules_after(tmp_path)
     assert "gputop.tui.app" in modules and "gputop.backends.sim.backend" in modules
     assert loaded(modules, held_out("sim")) == []
+
+
+def test_the_advisor_opens_without_what_only_a_sweep_needs(tmp_path):
+    # the passive view and the journal's word are what the advisor shows at each open; the
+    # sweep's modules, its curve's statistics and its progress bar and table come with `s`
+    modules = modules_after(tmp_path, "a")
+    assert "gputop.tui.screens.advisor" in modules and "gputop.advisor.passive" in modules
+    assert loaded(modules, ("gputop.advisor.sweep", "gputop.advisor.curve", "statistics",
+                            "textual.widgets._data_table", "textual.widgets._progress_bar")) == []
