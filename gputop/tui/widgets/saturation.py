@@ -32,6 +32,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.color import Color
 from textual.containers import Container, VerticalScroll
+from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -379,8 +380,10 @@ def _short_gauge(t: Text, label: str, value: float | None,
 class SaturationPanel(VerticalScroll):
     """All GPUs' saturation blocks, the capability note and the hints."""
 
+    # the scrollbar's gutter kept from the first frame: the facts under the blocks overflow a
+    # screen of 40 lines, and a scrollbar coming after the first frame narrowed every card (#26)
     DEFAULT_CSS = """
-    SaturationPanel { height: 1fr; }
+    SaturationPanel { height: 1fr; scrollbar-gutter: stable; }
     SaturationPanel > #sat-legend { color: $text-muted; height: auto; padding: 0 1; }
     SaturationPanel > #sat-note { color: $warning; height: auto; padding: 0 1; }
     SaturationPanel > #sat-grid {
@@ -416,7 +419,7 @@ class SaturationPanel(VerticalScroll):
             return True
         if self.snapshot is not None and any(d.mig_instances for d in self.snapshot.devices):
             return True
-        width, height = self.size
+        width, height = self._room()
         if not height:
             return False
         columns = 2 if width >= WIDE_FROM else 1
@@ -509,4 +512,10 @@ class SaturationPanel(VerticalScroll):
         self._update_width_class()
 
     def _update_width_class(self) -> None:
-        self.set_class(self.size.width >= WIDE_FROM and not self.compact, "-wide")
+        self.set_class(self._room().width >= WIDE_FROM and not self.compact, "-wide")
+
+    def _room(self) -> Size:
+        """Return the panel's size; before its first layout, the screen's (the panel fills it
+        but for a title line): its first frame has the form it keeps, not one column and then
+        two a frame later (#26: three layouts at the first `s`)."""
+        return self.size if self.size.area else self.screen.size

@@ -282,3 +282,30 @@ async def test_mig_gpus_show_each_gpu_instances_own_gpm_under_their_line():
                 for label, value in (("SM", sat.sm_active_pct), ("TC", sat.tensor_active_pct),
                                      ("DRAM", sat.dram_bw_pct), ("occ", sat.sm_occupancy_pct)):
                     assert f"{label} " in row and f"{value:4.0f}%" in row.split(f"{label} ", 1)[1]
+
+
+async def test_the_panel_is_drawn_in_its_final_form_from_its_first_frame(monkeypatch):
+    # `s` on the dashboard: the screen feeds its panel the sample on screen before any layout.
+    # The panel took its form from its size, none yet: one column of blocks drawn first, then
+    # two, then narrower still once the facts below brought a scrollbar (#26).
+    from gputop.tui.screens.modals import SaturationScreen
+    from tests.support.tui import make_app, settle
+
+    widths: list[tuple[int, int]] = []
+    render = GpuSaturation.render
+
+    def drawn(card: GpuSaturation):
+        widths.append((card.index, card.size.width))
+        return render(card)
+
+    monkeypatch.setattr(GpuSaturation, "render", drawn)
+    app = make_app("training")
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.sampler.tick()
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        assert isinstance(app.screen, SaturationScreen)
+        final = {card.index: card.size.width for card in app.screen.query(GpuSaturation)}
+        assert len(final) == 8 and app.screen.query_one(SaturationPanel).has_class("-wide")
+        assert widths and set(widths) == set(final.items())
