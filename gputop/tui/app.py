@@ -281,7 +281,6 @@ class GputopApp(ShellApp):
             # (0.45 MB at 8 GPUs, one collection of 12-15 ms, after the first frame).
             gc.collect()
             gc.freeze()
-            self.prepare_next_theme()
 
     def on_unmount(self) -> None:
         self._close_alerting()

@@ -24,10 +24,6 @@ from gputop.tui.widgets.footer import KeyFooter
 
 KeptScreen = TypeVar("KeptScreen", bound=Screen)  # a screen built once, shown again
 
-# When the next theme's CSS is parsed (about 10 ms): after the first frame, once the first
-# samples are drawn; after a `t`, once its frame is out.
-PREPARE_AFTER_S = 2.0
-PREPARE_AFTER_KEY_S = 0.5
 THEME_SAID_S = 3.0  # how long the footer names the theme a `t` picked
 
 
@@ -65,7 +61,7 @@ class ShellApp(TerminalApp):
         return dict(APP_VARIABLES)
 
     def get_css_variables(self) -> dict[str, str]:
-        """Return the current theme's variables (built as for any theme: see prepare_themes)."""
+        """Return the current theme's variables."""
         self.theme_variables = theme_variables(self.current_theme,
                                                self.get_theme_variable_defaults())
         return self.theme_variables
@@ -85,7 +81,6 @@ class ShellApp(TerminalApp):
         self.theme = self._next_theme()
         self.theme_cycled()
         self.say("cycle_theme", f"theme: {self.theme}", THEME_SAID_S)
-        self.prepare_next_theme(PREPARE_AFTER_KEY_S)
 
     def say(self, action: str, text: str, seconds: float) -> None:
         """Tell what ``action``'s key just did: in the key's place in the screen's footer, drawn
@@ -97,18 +92,6 @@ class ShellApp(TerminalApp):
 
     def theme_cycled(self) -> None:
         """Follow a theme just picked with ``t`` (what the CSS does not redraw itself)."""
-
-    def prepare_next_theme(self, delay: float = PREPARE_AFTER_S) -> None:
-        """Parse the CSS of the theme the next `t` shows, ``delay`` seconds from now (idle
-        time), so that the `t` only restyles and redraws (#26); only that theme is kept ahead."""
-
-        def prepare() -> None:
-            theme = self.get_theme(self._next_theme()) if self.is_running else None
-            if theme is not None:
-                self.themed_css.prepare(theme_variables(theme, self.get_theme_variable_defaults()))
-
-        # a Textual timer divides by its interval when it runs late: never 0
-        self.set_timer(max(delay, 0.001), prepare)
 
     def _next_theme(self) -> str:
         """Return the theme after the current one in the cycle of `t`."""
