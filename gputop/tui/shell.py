@@ -24,6 +24,10 @@ from gputop.tui.widgets.footer import KeyFooter
 
 KeptScreen = TypeVar("KeptScreen", bound=Screen)  # a screen built once, shown again
 
+# When the next theme's CSS is parsed (about 10 ms) after a `t`: once its frame is out. Not
+# before the first `t`: its rules, kept for as long as the app runs, are 0.4 MB that a
+# dashboard nobody themes does not need (#26); the first `t` parses its theme itself.
+PREPARE_AFTER_KEY_S = 0.5
 THEME_SAID_S = 3.0  # how long the footer names the theme a `t` picked
 
 
@@ -61,7 +65,7 @@ class ShellApp(TerminalApp):
         return dict(APP_VARIABLES)
 
     def get_css_variables(self) -> dict[str, str]:
-        """Return the current theme's variables."""
+        """Return the current theme's variables (built as for the theme prepared ahead)."""
         self.theme_variables = theme_variables(self.current_theme,
                                                self.get_theme_variable_defaults())
         return self.theme_variables
@@ -81,6 +85,7 @@ class ShellApp(TerminalApp):
         self.theme = self._next_theme()
         self.theme_cycled()
         self.say("cycle_theme", f"theme: {self.theme}", THEME_SAID_S)
+        self.prepare_next_theme(PREPARE_AFTER_KEY_S)
 
     def say(self, action: str, text: str, seconds: float) -> None:
         """Tell what ``action``'s key just did: in the key's place in the screen's footer, drawn
@@ -92,6 +97,18 @@ class ShellApp(TerminalApp):
 
     def theme_cycled(self) -> None:
         """Follow a theme just picked with ``t`` (what the CSS does not redraw itself)."""
+
+    def prepare_next_theme(self, delay: float = PREPARE_AFTER_KEY_S) -> None:
+        """Parse the CSS of the theme the next `t` shows, ``delay`` seconds from now (idle
+        time), so that the `t` only restyles and redraws (#26); only that theme is kept ahead."""
+
+        def prepare() -> None:
+            theme = self.get_theme(self._next_theme()) if self.is_running else None
+            if theme is not None:
+                self.themed_css.prepare(theme_variables(theme, self.get_theme_variable_defaults()))
+
+        # a Textual timer divides by its interval when it runs late: never 0
+        self.set_timer(max(delay, 0.001), prepare)
 
     def _next_theme(self) -> str:
         """Return the theme after the current one in the cycle of `t`."""

@@ -25,26 +25,32 @@ def theme_variables(theme: Theme, defaults: dict[str, str]) -> dict[str, str]:
 
 
 class ThemedStylesheet(Stylesheet):
-    """Textual's stylesheet, keeping the rules parsed for the current theme's variables: a
-    reparse with them only parses the sources added since (a screen opened). Only the current
-    theme's are kept: another theme's parse costs ~8 ms at its `t`, and holding it ahead cost
-    0.4 MB for as long as the app runs (#26)."""
+    """Textual's stylesheet, keeping the rules parsed for the current theme's variables and
+    for those prepared ahead: a reparse with them only parses the sources added since (a screen
+    opened)."""
 
     def __init__(self, *, variables: dict[str, str] | None = None) -> None:
         super().__init__(variables=variables)
-        self._parsed: tuple[Variables, Stylesheet] | None = None  # the variables, their sheet
+        self._per_theme: dict[Variables, Stylesheet] = {}
         self._current: Variables = tuple((variables or {}).items())
 
     def set_variables(self, variables: dict[str, str]) -> None:
         super().set_variables(variables)
         self._current = tuple(variables.items())
 
+    def prepare(self, variables: dict[str, str]) -> None:
+        """Parse the sources with ``variables`` now (idle time), for the reparse that needs
+        them (a `t` later); what was prepared before for other variables is dropped."""
+        key = tuple(variables.items())
+        self._rules_of(key)
+        self._keep(key, self._current)
+
     def _rules_of(self, key: Variables) -> list[RuleSet]:
         """Return the rules of this stylesheet's sources parsed with the variables ``key``; a
         source parsed before with them is not parsed again (the kept sheet's own cache)."""
-        if self._parsed is None or self._parsed[0] != key:
-            self._parsed = (key, Stylesheet(variables=dict(key)))
-        sheet = self._parsed[1]
+        sheet = self._per_theme.get(key)
+        if sheet is None:
+            sheet = self._per_theme[key] = Stylesheet(variables=dict(key))
         if sheet.source != self.source:
             sheet.source = dict(self.source)
             try:
@@ -52,7 +58,7 @@ class ThemedStylesheet(Stylesheet):
             except Exception:
                 # as Textual's reparse: not parsed again before the app ends; nothing half-parsed kept
                 self._invalid_css.update(sheet._invalid_css)
-                self._parsed = None
+                del self._per_theme[key]
                 raise
         return sheet.rules
 
@@ -64,5 +70,10 @@ class ThemedStylesheet(Stylesheet):
         self._rules = self._rules_of(self._current)
         self._rules_map = None
         self._require_parse = False
+        self._keep(self._current)
 
     reparse = parse  # Textual's reparse parses every source in a new stylesheet
+
+    def _keep(self, *keys: Variables) -> None:
+        """Drop the rules kept for any variables but ``keys`` (each theme's are 0.4 MB)."""
+        self._per_theme = {k: sheet for k, sheet in self._per_theme.items() if k in keys}
