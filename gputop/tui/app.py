@@ -46,7 +46,7 @@ from gputop.tui.widgets.dashboard import DashboardView
 from gputop.tui.widgets.footer import KeyFooter
 from gputop.tui.widgets.header import Header
 from gputop.tui.widgets.hostline import HostLine
-from gputop.tui.widgets.processes import COLUMN_BY_KEY, FILTER_MATCHES, ProcessTable, ProcRow
+from gputop.tui.widgets.processes import FILTER_MATCHES, ProcessTable, ProcRow
 
 if TYPE_CHECKING:
     from gputop.alerts.model import Alert
@@ -460,12 +460,7 @@ class GputopApp(ShellApp):
         self.query_one(ProcessTable).scroll_sideways(direction)
 
     def action_sort(self, column: str) -> None:
-        table = self.query_one(ProcessTable)
-        table.sort_by(column)
-        if all(c.key != column for _, c in table.visible):  # no arrow shows where it sorts
-            title = COLUMN_BY_KEY[column].title
-            self.notify_once("sort", f"sorted by {title}, a column the settings file hides",
-                             timeout=3)
+        self.query_one(ProcessTable).sort_by(column)
 
     # ------------------------------------------------------------------ filter
     def filter_changed(self, text: str) -> None:

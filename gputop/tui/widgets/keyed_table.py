@@ -386,6 +386,7 @@ class KeyedTable(StripCache, ScrollView, can_focus=True):
         if self._header is not None and self._header.cell_length == width:
             return self._header
         base = self._style("header")
+        arrow = "▼" if self.sort_reverse else "▲"
         segments: list[Segment] = []
         for i, ((_, col), w) in enumerate(zip(self.visible, self.column_widths(width),
                                               strict=True)):
@@ -395,8 +396,13 @@ class KeyedTable(StripCache, ScrollView, can_focus=True):
             title = col.title
             if col.width == 0 and self.text_offset:
                 title = f"{title} +{self.text_offset}"
+            if col.width == 0 and (hidden := self._hidden_sort()) is not None:
+                # sorted by a column not shown: said where the rows are, in the same frame
+                text = fit(f"{title}  sorted by {hidden.title}{arrow}", w, col.right)
+                segments += [Segment(text[:len(title)], base),
+                             Segment(text[len(title):], self._style("sorted"))]
+                continue
             if here:  # the arrow always shows: a title too long for it loses spaces, then ends
-                arrow = "▼" if self.sort_reverse else "▲"
                 if len(title) + 1 > w:
                     title = title.replace(" ", "")
                 title = title[: max(0, w - 1)] + arrow
@@ -412,6 +418,12 @@ class KeyedTable(StripCache, ScrollView, can_focus=True):
                              Segment(text[pos + 1:], style)]
         self._header = Strip(segments).adjust_cell_length(width, base)
         return self._header
+
+    def _hidden_sort(self) -> Column | None:
+        """Return the column the rows are sorted by where it is not shown, else None."""
+        if self.sort_column is None or any(c.key == self.sort_column for _, c in self.visible):
+            return None
+        return next((c for c in self._columns if c.key == self.sort_column), None)
 
     def _row_strip(self, cells: tuple[str, ...], styles: tuple, base: Style,
                    width: int) -> Strip:

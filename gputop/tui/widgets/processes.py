@@ -34,7 +34,6 @@ COLUMNS: tuple[Column, ...] = tuple(
 MIG_COLUMN = Column("mig", "GI/CI", 5, right=True)
 MIG_COLUMNS = COLUMNS[:1] + (MIG_COLUMN,) + COLUMNS[1:]
 SORT_KEYS = {c.sort_key: c.key for c in COLUMNS}
-COLUMN_BY_KEY = {c.key: c for c in COLUMNS}
 # Below this width the table leaves out CPU% and HOST MEM (the process view shows both), IDLE
 # (the idle-allocated hint names the idle holder and how long), and under MIG SM% too (GI/CI
 # takes its room; a MIG process has no SM% of its own), so that at 80 columns the command keeps
