@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import ClassVar, TypeVar
 
+from rich.cells import cached_cell_len
 from textual.app import SystemCommand
 from textual.markup import escape
 from textual.screen import Screen
@@ -29,6 +30,10 @@ KeptScreen = TypeVar("KeptScreen", bound=Screen)  # a screen built once, shown a
 # dashboard nobody themes does not need (#26); the first `t` parses its theme itself.
 PREPARE_AFTER_KEY_S = 0.5
 THEME_SAID_S = 3.0  # how long the footer names the theme a `t` picked
+# Rich keeps the width of every string measured, up to 4096 of them, and Textual measures each
+# run of a line it crops or divides: lines drawn once, 40 a second at 8 GPUs x 32 processes,
+# a MB held from the first minutes of a dashboard on (#26). Measuring again is cheap.
+MEASURES_KEPT_S = 10.0
 
 
 class ShellApp(TerminalApp):
@@ -60,6 +65,13 @@ class ShellApp(TerminalApp):
         self.app_themes: list[str] = []
         self.theme_warnings: list[str] = []
         install_themes(self, themes, theme_warnings, theme, refused)
+
+    def on_mount(self) -> None:
+        self.set_interval(MEASURES_KEPT_S, self._forget_measures)
+
+    def _forget_measures(self) -> None:
+        """Forget the strings Rich measured (see MEASURES_KEPT_S)."""
+        cached_cell_len.cache_clear()
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(APP_VARIABLES)

@@ -14,6 +14,8 @@ from rich.text import Text
 from textual.geometry import Region
 from textual.strip import Strip
 
+from gputop.tui.text import fmt
+
 if TYPE_CHECKING:  # a mixin for widgets: what it calls comes from the Widget after it
     from textual.widget import Widget
 
@@ -123,7 +125,11 @@ class TextLine(DirectLines):
         key = (width, text.plain, text.style, tuple(text.spans))
         if self._line_strip is not None and self._line_strip[0] == key:
             return self._line_strip[1]
-        if text.cell_len > width:
+        # A line of one-cell characters (the common case) is measured by its length: Rich's
+        # measure caches each string it is given, and a line holding a clock or a reading is
+        # a new string every tick (#26: 4096 of them, a MB, an hour into a dashboard).
+        one_cell = fmt.one_cell_each(text.plain)
+        if (len(text.plain) if one_cell else text.cell_len) > width:
             text = text.copy()
             text.truncate(width, overflow="ellipsis")
         console = self.app.console
@@ -134,10 +140,10 @@ class TextLine(DirectLines):
             if seg.text:
                 style = own + seg.style if seg.style else own
                 segments.append(Segment(seg.text, style + Style.from_meta({"offset": (x, y)})))
-                x += seg.cell_length
+                x += len(seg.text) if one_cell else seg.cell_length
         # an empty line starts with a zero-width run, as Textual's does
         empty = [Segment("", own + Style.from_meta({"offset": (0, y)}))]
-        strip = Strip(segments or empty).adjust_cell_length(width, pad)
+        strip = Strip(segments or empty, cell_length=x).adjust_cell_length(width, pad)
         self._line_strip = (key, strip)
         return strip
 
