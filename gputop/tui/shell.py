@@ -67,6 +67,7 @@ class ShellApp(TerminalApp):
         install_themes(self, themes, theme_warnings, theme, refused)
 
     def on_mount(self) -> None:
+        """Forget the strings Rich measured, every ``MEASURES_KEPT_S`` from now on."""
         self.set_interval(MEASURES_KEPT_S, self._forget_measures)
 
     def _forget_measures(self) -> None:
