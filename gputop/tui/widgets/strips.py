@@ -126,8 +126,8 @@ class TextLine(DirectLines):
         if self._line_strip is not None and self._line_strip[0] == key:
             return self._line_strip[1]
         # A line of one-cell characters (the common case) is measured by its length: Rich's
-        # measure caches each string it is given, and a line holding a clock or a reading is
-        # a new string every tick (#26: 4096 of them, a MB, an hour into a dashboard).
+        # measure keeps each string it is given (shell.MEASURES_KEPT_S), and a line holding a
+        # clock or a reading is a new string every tick.
         one_cell = fmt.one_cell_each(text.plain)
         if (len(text.plain) if one_cell else text.cell_len) > width:
             text = text.copy()
