@@ -11,7 +11,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from gputop.core.visible import visible
-from gputop.tui.widgets.strips import TextLine
+from gputop.tui.widgets.strips import TextLines
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ def _interval(seconds: float) -> str:
     return f"{seconds:g}s"
 
 
-class Header(TextLine, Widget):
+class Header(TextLines, Widget):
     COMPONENT_CLASSES = {"header--title", "header--sim", "header--muted", "header--paused",
                          "header--rec", "header--error", "header--stale", "header--view",
                          "header--alerts"}

@@ -12,7 +12,7 @@ from textual.widget import Widget
 
 from gputop.core.model import Hint
 from gputop.core.visible import visible
-from gputop.tui.widgets.strips import TextLine
+from gputop.tui.widgets.strips import TextLines
 
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 MARK = {"critical": "✖", "warning": "▲", "info": "●"}
@@ -51,7 +51,7 @@ def instance_badges(hints: Sequence[Hint], index: int) -> dict[int, list[tuple[s
     return out
 
 
-class HintBar(TextLine, Widget):
+class HintBar(TextLines, Widget):
     COMPONENT_CLASSES = {"hintbar--critical", "hintbar--warning", "hintbar--info"}
     DEFAULT_CSS = """
     HintBar { height: 1; background: $background; }

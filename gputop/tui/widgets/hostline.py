@@ -10,10 +10,10 @@ from textual.widget import Widget
 
 from gputop.host.load import HostFacts
 from gputop.tui.text import fmt
-from gputop.tui.widgets.strips import TextLine
+from gputop.tui.widgets.strips import TextLines
 
 
-class HostLine(TextLine, Widget):
+class HostLine(TextLines, Widget):
     COMPONENT_CLASSES = {"hostline--pending"}
     DEFAULT_CSS = """
     HostLine { height: 1; background: $panel; color: $foreground; }

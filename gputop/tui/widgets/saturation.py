@@ -54,6 +54,7 @@ from gputop.history import History
 from gputop.history.fields import DEVICE_FIELDS
 from gputop.tui.text.facts import facts_table
 from gputop.tui.text.fmt import bar, level, short_name
+from gputop.tui.widgets.strips import TextLines
 
 LEGEND = ("busy = GPU-Util (time a kernel ran) · SM = SM active · occ = occupancy · "
           "tens = tensor · est. = estimate vs peak")
@@ -175,9 +176,10 @@ def _rich_style(value: str | None) -> Style | str:
 
 
 # ---------------------------------------------------------------- one GPU
-class GpuSaturation(Widget):
+class GpuSaturation(TextLines, Widget):
     """One GPU's block (or line, when compact). Fed by the panel; its sparklines read the
-    sampler's history."""
+    sampler's history. Its lines go to the screen as Strips of its own (TextLines): the panel's
+    first open drew them through Textual's content and styles at 150 µs a line (#26)."""
 
     DEFAULT_CSS = """
     GpuSaturation { height: 7; width: 1fr; }

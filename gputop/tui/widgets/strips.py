@@ -38,7 +38,7 @@ class DirectLines(_Mixin):
         if not self._draws_only_content():
             return super().render_lines(crop)
         width = self.size.width
-        strips = [self.render_line(y) for y in crop.line_range]
+        strips = self.lines_in(crop.line_range)
         if any(strip.cell_length != width for strip in strips):
             base, background = self.background_colors
             inner = Style(bgcolor=(base + background).rich_color)
@@ -52,6 +52,10 @@ class DirectLines(_Mixin):
         if (x1, x2) != (0, width):
             strips = [strip.crop(x1, x2) for strip in strips]
         return strips
+
+    def lines_in(self, rows: range) -> list[Strip]:
+        """Return the widget's ``rows``, each as ``render_line`` draws it."""
+        return [self.render_line(y) for y in rows]
 
     def _draws_only_content(self) -> bool:
         """Say whether the styles cache would pass each line through unchanged."""
@@ -98,56 +102,85 @@ def line_strip(segments: list[Segment], width: int, fill: Style, one_cell: bool)
     return Strip(segments).adjust_cell_length(width, fill)
 
 
-class TextLine(DirectLines):
-    """Mixin (before the Widget class) for a one-line widget that renders a Rich ``Text``:
-    draws that Text as a Strip straight from its spans, as Textual would draw it (the same
-    cells, styles and selection offsets), instead of converting it into Textual's content on
-    every refresh - a third of a millisecond a line, paid each second by the header, the host
-    line and the hint bar. While part of the line is selected, Textual draws it (the
-    selection's highlight is Textual's)."""
+class TextLines(DirectLines):
+    """Mixin (before the Widget class) for a widget that renders a Rich ``Text``, a line of it
+    per row: draws each line as a Strip straight from its spans, as Textual would draw it (the
+    same cells, styles and selection offsets), instead of converting it into Textual's content
+    on every refresh - a third of a millisecond a line, paid each second by the header, the host
+    line and the hint bar, and by the saturation panel's fifty-odd lines when it opens. A line
+    wider than the widget is cut with an ellipsis. While part of the widget is selected,
+    Textual draws it (the selection's highlight is Textual's)."""
 
-    _line_strip: tuple[tuple, Strip] | None = None
+    _drawn: tuple[tuple, list[Strip]] | None = None  # (what was drawn, its lines)
     _base: Style | None = None  # the widget's own style, until its styles change
 
     def render_line(self, y: int) -> Strip:
-        if self.text_selection is not None:
+        drawn = self._text_strips()
+        if drawn is None:
             return super().render_line(y)
-        width = self.size.width
+        return drawn[y] if y < len(drawn) else self._blank()
+
+    def lines_in(self, rows: range) -> list[Strip]:
+        drawn = self._text_strips()  # the Text rendered once for every row asked
+        if drawn is None:
+            return super().lines_in(rows)
+        return [drawn[y] if y < len(drawn) else self._blank() for y in rows]
+
+    def _blank(self) -> Strip:
+        """Return a row under the Text's last line as Textual draws one: spaces in the
+        widget's own style."""
+        return Strip.blank(self.size.width, self._own_style())
+
+    def _own_style(self) -> Style:
         if self._base is None:  # composed from every ancestor's styles, each time
             self._base = self.rich_style
-        base = self._base
-        pad = Style(bgcolor=base.bgcolor)  # Textual pads a line with the background alone
-        if y > 0:
-            return Strip.blank(width, pad)
+        return self._base
+
+    def _text_strips(self) -> list[Strip] | None:
+        """Return the rendered Text's lines as Strips, kept while the Text is the same; None
+        where Textual draws instead (a selection, or a render that is not a Text)."""
+        if self.text_selection is not None:
+            return None
         text = self.render()
         if not isinstance(text, Text):
-            return super().render_line(y)
+            return None
+        width = self.size.width
         key = (width, text.plain, text.style, tuple(text.spans))
-        if self._line_strip is not None and self._line_strip[0] == key:
-            return self._line_strip[1]
-        # A line of one-cell characters (the common case) is measured by its length: Rich's
-        # measure keeps each string it is given (shell.MEASURES_KEPT_S), and a line holding a
-        # clock or a reading is a new string every tick.
-        one_cell = fmt.one_cell_each(text.plain)
-        if (len(text.plain) if one_cell else text.cell_len) > width:
-            text = text.copy()
-            text.truncate(width, overflow="ellipsis")
+        if self._drawn is not None and self._drawn[0] == key:
+            return self._drawn[1]
+        base = self._own_style()
+        pad = Style(bgcolor=base.bgcolor)  # Textual pads a line with the background alone
         console = self.app.console
         own = base + console.get_style(text.style) if text.style else base
-        segments = []
-        x = 0
-        for seg in text.render(console, end=""):
-            if seg.text:
-                style = own + seg.style if seg.style else own
-                segments.append(Segment(seg.text, style + Style.from_meta({"offset": (x, y)})))
-                x += len(seg.text) if one_cell else seg.cell_length
-        # an empty line starts with a zero-width run, as Textual's does
-        empty = [Segment("", own + Style.from_meta({"offset": (0, y)}))]
-        strip = Strip(segments or empty, cell_length=x).adjust_cell_length(width, pad)
-        self._line_strip = (key, strip)
-        return strip
+        lines = text.split("\n", allow_blank=True) if "\n" in text.plain else [text]
+        strips = [_text_strip(line, y, width, own, pad, console)
+                  for y, line in enumerate(lines)]
+        self._drawn = (key, strips)
+        return strips
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
-        self._line_strip = None
+        self._drawn = None
         self._base = None
+
+
+def _text_strip(text: Text, y: int, width: int, own: Style, pad: Style, console) -> Strip:
+    """Return line ``y`` of a widget: ``text`` drawn over the widget's style ``own``, cut or
+    padded to ``width`` cells."""
+    # A line of one-cell characters (the common case) is measured by its length: Rich's
+    # measure keeps each string it is given (shell.MEASURES_KEPT_S), and a line holding a
+    # clock or a reading is a new string every tick.
+    one_cell = fmt.one_cell_each(text.plain)
+    if (len(text.plain) if one_cell else text.cell_len) > width:
+        text = text.copy()
+        text.truncate(width, overflow="ellipsis")
+    segments = []
+    x = 0
+    for seg in text.render(console, end=""):
+        if seg.text:
+            style = own + seg.style if seg.style else own
+            segments.append(Segment(seg.text, style + Style.from_meta({"offset": (x, y)})))
+            x += len(seg.text) if one_cell else seg.cell_length
+    # an empty line starts with a zero-width run, as Textual's does
+    empty = [Segment("", own + Style.from_meta({"offset": (0, y)}))]
+    return Strip(segments or empty, cell_length=x).adjust_cell_length(width, pad)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+import pytest
 from textual.app import App, ComposeResult
+from textual.geometry import Region
 
 from gputop.analysis.pipeline import default_analyzer
 from gputop.backends.base import BackendOptions
@@ -309,3 +311,30 @@ async def test_the_panel_is_drawn_in_its_final_form_from_its_first_frame(monkeyp
         final = {card.index: card.size.width for card in app.screen.query(GpuSaturation)}
         assert len(final) == 8 and app.screen.query_one(SaturationPanel).has_class("-wide")
         assert widths and set(widths) == set(final.items())
+
+
+@pytest.mark.parametrize("scenario, size", [("straggler", (120, 40)), ("power-capped", (90, 40)),
+                                            ("dense-16", (120, 40)), ("mig", (100, 60))])
+async def test_the_blocks_are_the_cells_textual_would_draw(scenario, size):
+    # the blocks draw their Text as Strips of their own (widgets/strips.py TextLines), each
+    # line as Textual's content would draw it: blocks with and without GPM, compact lines,
+    # a MIG GPU's instance lines, a verdict wrapped under its line at 90 columns
+    snap, hist = sim_history(scenario, seconds=20.0)
+    if scenario == "power-capped":  # no GPM: the time-based view
+        snap = replace(snap, devices=tuple(replace(d, saturation=Saturation())
+                                           for d in snap.devices))
+    app = PanelApp(compact=True if scenario == "power-capped" else None)
+    async with app.run_test(size=size) as pilot:
+        app.query_one(SaturationPanel).update_snapshot(snap, hist)
+        await pilot.pause()
+        cards = list(app.query(GpuSaturation))
+        assert len(cards) == len(snap.devices)
+        for card in cards:
+            crop = Region(0, 0, *card.size)
+            card.refresh()  # nothing kept from the last frame
+            card._render_content = None  # Textual's drawing: not called on this path
+            ours = [list(strip) for strip in card.render_lines(crop)]
+            del card._render_content
+            card._text_strips = lambda: None  # what Textual draws of the same Text
+            card.refresh()
+            assert ours == [list(strip) for strip in card.render_lines(crop)], card.index

@@ -1,5 +1,5 @@
 """The one-line widgets (header, host line, hint bar) draw their Rich Text as Strips of their
-own (widgets/strips.py ``TextLine``): the same cells as Textual's drawing (the SVG snapshots
+own (widgets/strips.py ``TextLines``): the same cells as Textual's drawing (the SVG snapshots
 hold that), converted once per distinct line, and Textual's drawing again while a selection
 is on the line."""
 
@@ -54,5 +54,5 @@ async def test_a_new_theme_redraws_the_line_in_its_colours():
         await pilot.pause()
         for widget, old in zip(widgets, before, strict=True):
             drawn = list(widget.render_line(0))
-            widget._line_strip = widget._base = None  # what it draws with nothing kept
+            widget._drawn = widget._base = None  # what it draws with nothing kept
             assert drawn == list(widget.render_line(0)) != old
