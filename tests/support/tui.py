@@ -13,6 +13,7 @@ import psutil
 import pytest
 from rich.cells import cell_len
 from rich.style import Style
+from textual.geometry import Region
 from textual.notifications import Notification
 
 from gputop.backends.base import Backend
@@ -20,6 +21,7 @@ from gputop.core.budget import EVERYTHING, Wants
 from gputop.core.model import Device, DeviceInfo, NodeInfo, Process, Snapshot
 from gputop.tui.app import GputopApp
 from gputop.tui.widgets.processes import ProcessTable
+from gputop.tui.widgets.strips import TextLines
 from tests.support.demo import demo_backend
 
 
@@ -176,3 +178,18 @@ class LocalBackend(Backend):
                                  command="sleep 60", gpu_memory_mib=100, started=started))
         return Snapshot(host=socket.gethostname(), time=time.time(), backend="fake",
                         devices=(Device(index=0, name="Fake GPU", processes=tuple(procs)),))
+
+
+def drawn_as_textual_draws(widget: TextLines) -> bool:
+    """Whether ``widget`` (one of widgets/strips.py's TextLines) draws, on its own path, the
+    cells Textual draws of the same Text."""
+    crop = Region(0, 0, *widget.size)
+    widget.refresh()  # nothing kept from the last frame
+    widget._render_content = None  # Textual's drawing: not called on this path
+    ours = [list(strip) for strip in widget.render_lines(crop)]
+    del widget._render_content
+    widget._text_strips = lambda: None  # what Textual draws of the same Text
+    widget.refresh()
+    textual = [list(strip) for strip in widget.render_lines(crop)]
+    del widget._text_strips
+    return ours == textual

@@ -41,6 +41,7 @@ from gputop.tui.screens import HidesDashboardKeys
 from gputop.tui.widgets.footer import KeyFooter
 from gputop.tui.widgets.plot import render_plot, style_rgb
 from gputop.tui.widgets.processes import ProcRow, make_row
+from gputop.tui.widgets.strips import TextLines
 
 
 def axis_top(peak: float | None, floor: float) -> float:
@@ -55,8 +56,9 @@ def axis_top(peak: float | None, floor: float) -> float:
     return 10 * power
 
 
-class TracePlot(Widget):
-    """Two series of a process trace on one plot (plot.render_plot)."""
+class TracePlot(TextLines, Widget):
+    """Two series of a process trace on one plot (plot.render_plot), its lines drawn as Strips
+    of its own (TextLines): through Textual's content, three milliseconds of each open."""
 
     COMPONENT_CLASSES = {"plot--first", "plot--second", "plot--axis", "plot--title"}
     DEFAULT_CSS = """
@@ -192,9 +194,10 @@ def facts_text(fields: Sequence[tuple[str, str]], width: int, console: Console) 
     return Text("\n", end="").join(lines)
 
 
-class FactsText(Widget):
+class FactsText(TextLines, Widget):
     """The facts beside the plots (facts_text), laid out again only when they or the width
-    change, and the screen's layout redone only when their height does."""
+    change, and the screen's layout redone only when their height does; drawn as Strips of
+    its own (TextLines)."""
 
     DEFAULT_CSS = "FactsText { height: auto; }"
 

@@ -19,6 +19,7 @@ from gputop.history.store import PROCESS_TIERS
 from gputop.host import os_facts
 from gputop.tui.app import GputopApp
 from gputop.tui.screens.process_view import (
+    FactsText,
     ProcessView,
     TracePlot,
     axis_top,
@@ -29,6 +30,7 @@ from gputop.tui.screens.process_view import (
 from gputop.tui.widgets.processes import ProcessTable
 from tests.support.demo import advance, demo_backend
 from tests.support.tui import (
+    drawn_as_textual_draws,
     notices,
     screen_text,
     settle,
@@ -60,6 +62,8 @@ async def test_enter_opens_live_plots_that_start_with_the_past():
         plots = list(view.query(TracePlot))
         assert len(plots) == 2
         assert all(braille(p.render().plain) > 20 for p in plots)
+        # drawn as Strips of their own, the cells Textual would draw (#26: 3 ms of each open)
+        assert all(drawn_as_textual_draws(w) for w in (*plots, view.query_one(FactsText)))
         advance(app, 5)
         await settle(pilot)
         assert view.trace.samples() == 35

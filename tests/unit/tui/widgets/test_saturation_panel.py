@@ -7,7 +7,6 @@ from dataclasses import replace
 
 import pytest
 from textual.app import App, ComposeResult
-from textual.geometry import Region
 
 from gputop.analysis.pipeline import default_analyzer
 from gputop.backends.base import BackendOptions
@@ -24,7 +23,7 @@ from gputop.tui.widgets.saturation import (
     sparkline,
 )
 from tests.support.hint_fixtures import device, history, proc
-from tests.support.tui import screen_lines
+from tests.support.tui import drawn_as_textual_draws, screen_lines
 
 
 class PanelApp(App):
@@ -330,11 +329,4 @@ async def test_the_blocks_are_the_cells_textual_would_draw(scenario, size):
         cards = list(app.query(GpuSaturation))
         assert len(cards) == len(snap.devices)
         for card in cards:
-            crop = Region(0, 0, *card.size)
-            card.refresh()  # nothing kept from the last frame
-            card._render_content = None  # Textual's drawing: not called on this path
-            ours = [list(strip) for strip in card.render_lines(crop)]
-            del card._render_content
-            card._text_strips = lambda: None  # what Textual draws of the same Text
-            card.refresh()
-            assert ours == [list(strip) for strip in card.render_lines(crop)], card.index
+            assert drawn_as_textual_draws(card), card.index
