@@ -193,10 +193,13 @@ class GpuSaturation(TextLines, Widget):
         self.verdict_text = ""
         self.history: History | None = None
         self.compact = False
+        # (width, compact) -> the Text drawn: a frame draws it again without building it
+        self._text: tuple[tuple[int, bool], Text] | None = None
 
     def feed(self, dev: Device, verdict_text: str) -> None:
         self.device = dev
         self.verdict_text = visible(verdict_text)  # it quotes a lost GPU's reason
+        self._text = None
         self.refresh()
 
     def past(self, key: str, width: int) -> list[float | None]:
@@ -217,11 +220,23 @@ class GpuSaturation(TextLines, Widget):
         return out
 
     def render(self) -> Text:
-        return self._content(self.size.width)
+        return self._text_for(self.size.width)
 
     def get_content_height(self, container, viewport, width: int) -> int:
         # a compact line takes a second line for its verdict where the width is short
-        return len(self._content(width).split())
+        return len(self._text_for(width).split())
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._text = None  # another theme: other colours
+
+    def _text_for(self, width: int) -> Text:
+        """Return the block's Text at ``width``, built once per sample, width and form (the
+        panel's first open draws each block in four frames)."""
+        key = (width, self.compact)
+        if self._text is None or self._text[0] != key:
+            self._text = (key, self._content(width))
+        return self._text[1]
 
     def _content(self, width: int) -> Text:
         dev = self.device

@@ -330,3 +330,33 @@ async def test_the_blocks_are_the_cells_textual_would_draw(scenario, size):
         assert len(cards) == len(snap.devices)
         for card in cards:
             assert drawn_as_textual_draws(card), card.index
+
+
+async def test_a_block_is_built_once_per_sample_whatever_the_frames(monkeypatch):
+    # the panel's first open drew each block in four frames, building its Text each time (#26)
+    built: list[int] = []
+    content = GpuSaturation._content
+
+    def counted(card: GpuSaturation, width: int):
+        built.append(card.index)
+        return content(card, width)
+
+    monkeypatch.setattr(GpuSaturation, "_content", counted)
+    snap, hist = sim_history("straggler", seconds=5.0)
+    app = PanelApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        panel = app.query_one(SaturationPanel)
+        panel.update_snapshot(snap, hist)
+        await pilot.pause()
+        card = app.query_one("#sat-gpu-0", GpuSaturation)
+        for _ in range(3):  # frames with nothing new
+            card.refresh()
+            await pilot.pause()
+        assert built.count(0) == 1
+        panel.update_snapshot(snap, hist)  # a sample
+        await pilot.pause()
+        assert built.count(0) == 2
+        before = list(card.render_line(1))
+        app.theme = next(name for name in app.available_themes if name != app.theme)
+        await pilot.pause()
+        assert built.count(0) == 3 and list(card.render_line(1)) != before  # its colours
