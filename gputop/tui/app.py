@@ -610,7 +610,7 @@ class GputopApp(ShellApp):
 
     # ------------------------------------------------------------------ other screens
     def action_saturation(self) -> None:
-        from gputop.tui.screens.modals import SaturationScreen
+        from gputop.tui.screens.saturation import SaturationScreen
 
         if isinstance(self.screen, SaturationScreen):
             self.screen.action_close()

@@ -18,6 +18,7 @@ NOT_AT_START = (
     "gputop.advisor.journal", "gputop.advisor.curve", "gputop.advisor.sweep", "plotext",
     # the screens over the dashboard, opened by their keys
     "gputop.tui.screens.advisor", "gputop.tui.screens.modals", "gputop.tui.screens.process_view",
+    "gputop.tui.screens.saturation",
     "gputop.tui.cluster",
     # what only the process view asks of the kernel
     "gputop.host.os_facts",

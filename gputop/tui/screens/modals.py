@@ -1,5 +1,5 @@
-"""Modal screens: help, signal confirmation, prompts, saturation (the process view is in
-process_view.py)."""
+"""Modal screens: help, signal confirmation, prompts (the process view is in process_view.py,
+the saturation panel's screen in saturation.py)."""
 
 from __future__ import annotations
 
@@ -10,16 +10,13 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen, Screen
+from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from gputop.core.model import Snapshot
 from gputop.core.visible import visible
-from gputop.tui.text.wants import SATURATION_PANEL
 from gputop.tui.widgets.processes import ProcRow
 
 if TYPE_CHECKING:
-    from gputop.sampler import Sampler
     from gputop.tui.widgets.grouped import GroupRow
 
 HELP_KEY_WIDTH = 16
@@ -188,53 +185,4 @@ class Prompt(ModalScreen[str | None]):
         self.dismiss(event.value)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
-class SaturationScreen(Screen[None]):
-    """The saturation panel over the dashboard, fed each sample (TakesSnapshots); the sampler
-    reads GPM on every tick while it is open. Built once and shown again (:meth:`opened`), with
-    the sample on screen drawn in its first frame: built and fed after its first frame on each
-    open, it drew the panel twice and built its cards each time (`s` settled at 114-120 ms).
-    ``first``: the sample on screen when it is built."""
-
-    BINDINGS = [Binding("escape,s,q", "close", "back to the dashboard")]
-    DEFAULT_CSS = """
-    SaturationScreen > VerticalScroll { background: $background; }
-    SaturationScreen #sat-title { background: $panel; color: $primary; text-style: bold;
-                                  height: 1; padding: 0 1; }
-    """
-
-    def __init__(self, sampler: Sampler, first: Snapshot | None = None) -> None:
-        super().__init__()
-        self.sampler = sampler
-        self._first = first
-
-    def compose(self) -> ComposeResult:
-        from gputop.tui.widgets.saturation import SaturationPanel
-
-        yield Static("Saturation: how busy the GPUs really are (s / esc: back)", id="sat-title")
-        with VerticalScroll():
-            yield SaturationPanel(id="saturation")
-
-    def on_mount(self) -> None:
-        self.opened(self._first)
-        self._first = None
-
-    def opened(self, first: Snapshot | None) -> None:
-        """Start showing samples again (GPM read on every tick), from ``first`` on."""
-        self.sampler.want("saturation-panel", SATURATION_PANEL)
-        if first is not None:
-            self.update(first)
-
-    def on_unmount(self) -> None:
-        self.sampler.unwant("saturation-panel")
-
-    def update(self, snapshot: Snapshot) -> None:
-        from gputop.tui.widgets.saturation import SaturationPanel
-
-        self.query_one(SaturationPanel).update_snapshot(snapshot, self.sampler.history)
-
-    def action_close(self) -> None:
-        self.sampler.unwant("saturation-panel")  # kept installed: it is not unmounted
         self.dismiss(None)

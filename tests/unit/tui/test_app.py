@@ -252,7 +252,7 @@ async def test_s_draws_the_sample_on_screen_in_the_panels_first_frame():
     frame. Before: it was fed after that frame (call_after_refresh), so `s` drew the panel
     twice and settled at 114-120 ms; and a SIGTERM in between fed it to widgets being torn
     down (NoMatches, exit status 1)."""
-    from gputop.tui.screens.modals import SaturationScreen
+    from gputop.tui.screens.saturation import SaturationScreen
     from gputop.tui.widgets.saturation import SaturationPanel
 
     app = make_app("training")
@@ -268,7 +268,7 @@ async def test_s_builds_the_panel_once_and_reads_for_it_only_while_it_is_open():
     """The panel is built at the first `s` and shown again after: a second open builds neither
     the screen nor its cards (each open built both). Kept installed, it is not unmounted when
     closed: the sampler must stop reading for it then all the same."""
-    from gputop.tui.screens.modals import SaturationScreen
+    from gputop.tui.screens.saturation import SaturationScreen
 
     app = make_app("training")
     async with app.run_test(size=(120, 40)) as pilot:

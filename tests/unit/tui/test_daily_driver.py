@@ -181,7 +181,7 @@ def test_replay_positions_as_the_header_prints_them():
 
 
 async def test_hints_show_on_the_main_view_and_s_opens_the_panel_at_their_gpu():
-    from gputop.tui.screens.modals import SaturationScreen
+    from gputop.tui.screens.saturation import SaturationScreen
 
     app = make_app("straggler")
     async with app.run_test(size=(120, 40)) as pilot:

@@ -63,6 +63,14 @@ def test_the_first_screen_loads_no_other_screen_command_backend_or_psutil(tmp_pa
     assert loaded(modules, held_out("sim")) == []
 
 
+def test_the_saturation_panel_opens_without_the_dialogs(tmp_path):
+    # its screen sat among the help, confirmation and prompt dialogs: 2 ms of its first open
+    # went to building their classes and importing Textual's Label for them (#26)
+    modules = modules_after(tmp_path, "s")
+    assert "gputop.tui.screens.saturation" in modules
+    assert loaded(modules, ("gputop.tui.screens.modals", "textual.widgets._label")) == []
+
+
 def test_the_advisor_opens_without_what_only_a_sweep_needs(tmp_path):
     # the passive view and the journal's word are what the advisor shows at each open; the
     # sweep's modules, its curve's statistics and its progress bar and table come with `s`

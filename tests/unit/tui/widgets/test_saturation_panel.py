@@ -289,7 +289,7 @@ async def test_the_panel_is_drawn_in_its_final_form_from_its_first_frame(monkeyp
     # `s` on the dashboard: the screen feeds its panel the sample on screen before any layout.
     # The panel took its form from its size, none yet: one column of blocks drawn first, then
     # two, then narrower still once the facts below brought a scrollbar (#26).
-    from gputop.tui.screens.modals import SaturationScreen
+    from gputop.tui.screens.saturation import SaturationScreen
     from tests.support.tui import make_app, settle
 
     widths: list[tuple[int, int]] = []
