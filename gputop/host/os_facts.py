@@ -37,12 +37,22 @@ def read(pid: int) -> OsFacts:
     """The kernel's facts of process ``pid``. Raises FileNotFoundError or ProcessLookupError
     where there is no such process, PermissionError where it may not be inspected."""
     fields = stat_fields(pid)
-    with open("/proc/stat") as fh:
-        boot = load.boot_time(fh.read())
-    return OsFacts(started=int(fields[19]) / CLK_TCK + boot,
+    return OsFacts(started=_started(fields),
                    status=STATES.get(fields[0].decode("ascii", "replace"), "?"),
                    threads=int(fields[17]), parent=int(fields[1]), nice=int(fields[16]),
                    cwd=cwd(pid))
+
+
+def started(pid: int) -> float:
+    """Return when process ``pid`` started, in seconds since the epoch (psutil's
+    ``create_time()``). Raises as :func:`read` does."""
+    return _started(stat_fields(pid))
+
+
+def _started(fields: list[bytes]) -> float:
+    with open("/proc/stat") as fh:
+        boot = load.boot_time(fh.read())
+    return int(fields[19]) / CLK_TCK + boot
 
 
 def cwd(pid: int) -> str | None:

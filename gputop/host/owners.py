@@ -182,8 +182,17 @@ def parse_nspid(status: str) -> tuple[int, ...]:
 
 def parse_uid(status: str) -> int | None:
     """The real user id, first of ``Uid`` in ``/proc/PID/status``; None where there is none."""
+    uids = parse_uids(status)
+    return uids[0] if uids else None
+
+
+def parse_uids(status: str) -> tuple[int, int, int] | None:
+    """The real, effective and saved user ids of ``Uid`` in ``/proc/PID/status`` (psutil's
+    ``uids()``); None where the line is missing or malformed."""
     fields = (_status_field(status, "Uid") or "").split()
-    return int(fields[0]) if fields and fields[0].isdigit() else None
+    if len(fields) < 3 or not all(f.isdigit() for f in fields[:3]):
+        return None
+    return int(fields[0]), int(fields[1]), int(fields[2])
 
 
 def parse_ppid(status: str) -> int | None:
