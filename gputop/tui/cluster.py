@@ -382,8 +382,8 @@ class ClusterApp(ShellApp):
     # ------------------------------------------------------------------ refresh
     def refresh_view(self, force: bool = False) -> None:
         """Poll the cluster; the tables repaint only the rows that changed."""
-        if self.paused and not force:
-            return
+        if (self.paused and not force) or not self.screen_stack:
+            return  # paused, or quitting: the timer's last tick can come after every screen
         self.ask_detail()
         version = self.cluster.version
         now = time.monotonic()
