@@ -12,11 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from gputop.analysis.peaks import PeakSpec, match_part
 from gputop.core import clock_events
 from gputop.core.formatting import num
 from gputop.core.model import Device, Hint, Snapshot
+
+if TYPE_CHECKING:  # the peaks table is read only where an estimate is drawn
+    from gputop.analysis.peaks import PeakSpec
 
 NO_GPM_NOTE = (
     "No saturation measurement on this GPU: SM active, occupancy, tensor and DRAM bandwidth need "
@@ -140,6 +143,8 @@ def estimates(dev: Device, spec: PeakSpec | None = None) -> Estimates:
 
     Only where the shares were measured; a peak not in the table gives None, never a guess.
     """
+    from gputop.analysis.peaks import match_part  # not loaded where no GPU measures shares
+
     spec = spec if spec is not None else match_part(dev.name)
     sat = dev.saturation
     tensor = dram = None

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from dataclasses import replace
 
 import pytest
@@ -22,6 +25,7 @@ from gputop.tui.widgets.saturation import (
     rate_pair,
     sparkline,
 )
+from tests.support import paths
 from tests.support.hint_fixtures import device, history, proc
 from tests.support.tui import drawn_as_textual_draws, screen_lines
 
@@ -360,3 +364,27 @@ async def test_a_block_is_built_once_per_sample_whatever_the_frames(monkeypatch)
         app.theme = next(name for name in app.available_themes if name != app.theme)
         await pilot.pause()
         assert built.count(0) == 3 and list(card.render_line(1)) != before  # its colours
+
+
+def test_the_peaks_table_is_read_only_where_an_estimate_is_drawn():
+    # GPUs without GPM (V100s in dense-16) draw no estimate: the panel opens without loading
+    # the peaks table's module and its dataclass (about 2 ms of the first `s`, #26)
+    code = """
+import asyncio, sys
+from tests.unit.tui.widgets.test_saturation_panel import PanelApp, SaturationPanel, sim_history
+
+async def main(scenario):
+    snap, hist = sim_history(scenario, seconds=3)
+    async with PanelApp(compact=False).run_test(size=(120, 60)) as pilot:
+        pilot.app.query_one(SaturationPanel).update_snapshot(snap, hist)
+        await pilot.pause()
+    print(scenario, "gputop.analysis.peaks" in sys.modules)
+
+asyncio.run(main(sys.argv[1]))
+"""
+    for scenario, loaded in (("dense-16", False), ("training", True)):
+        run = subprocess.run([sys.executable, "-c", code, scenario], capture_output=True,
+                             text=True, cwd=paths.ROOT, env=dict(os.environ,
+                                                                 PYTHONPATH=str(paths.ROOT)))
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.split() == [scenario, str(loaded)]
