@@ -50,8 +50,8 @@ def local_pid(process) -> int | None:
 def refusal(pid: int, started: float | None = None, *, owner_only: bool = False) -> str | None:
     """Why this process may not be signalled, or None if it may. ``owner_only``: root's
     privilege does not count (a browser viewer asks). Read from /proc as psutil reads it,
-    without psutil: loading it was 6-10 ms of the first `k`, and the dashboard loads it
-    nowhere else."""
+    without psutil: loading it was 6-10 ms of the first `k` (a dashboard loads it only to end
+    its children when its terminal is gone)."""
     from gputop.host import os_facts  # the dashboard asks only whether processes are local
 
     try:
