@@ -3,7 +3,8 @@ directory and start, for the process detail view.
 
 Read from /proc as psutil reads them (the same words for the state, the same start time), without
 psutil: loading psutil was about 9 ms of the view's first open (the dashboard loads it only to
-end its children when its terminal is gone). All but the working directory come from one read of ``/proc/PID/stat``.
+end its children when its terminal is gone). All but the working directory come from one read
+of ``/proc/PID/stat``.
 """
 
 from __future__ import annotations
