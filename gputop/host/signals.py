@@ -55,8 +55,8 @@ def refusal(pid: int, started: float | None = None, *, owner_only: bool = False)
     from gputop.host import os_facts  # the dashboard asks only whether processes are local
 
     try:
-        with open(f"/proc/{pid}/status") as fh:
-            uids = parse_uids(fh.read())
+        with open(f"/proc/{pid}/status", "rb") as fh:  # its Name is whatever bytes it chose
+            uids = parse_uids(fh.read().decode("utf-8", "replace"))
         created = os_facts.started(pid)
     except (FileNotFoundError, ProcessLookupError):
         return None  # gone: send() reports it kindly

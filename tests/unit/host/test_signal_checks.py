@@ -51,6 +51,22 @@ def test_a_reused_pid_is_refused_and_a_gone_one_left_to_send(child) -> None:
         f"process {child.pid} has already exited"
 
 
+def test_a_process_named_in_bytes_that_are_not_utf8_is_checked_all_the_same() -> None:
+    # /proc/PID/status starts with the name the process chose: any bytes (the hostile-names
+    # test's process stopped the check with a UnicodeDecodeError)
+    code = ("import sys, time; open('/proc/self/comm', 'wb').write(b'bad\\x9bname'); "
+            "print('named', flush=True); time.sleep(60)")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "named"
+        with open(f"/proc/{proc.pid}/comm", "rb") as fh:
+            assert fh.read() == b"bad\x9bname\n"
+        assert signals.refusal(proc.pid) is None
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_a_status_without_user_ids_is_no_owner() -> None:
     assert parse_uids("Name:\tx\nUid:\t1000\n") is None
     assert parse_uids("Name:\tx\nUid:\t1000\t1001\t1002\t1003\n") == (1000, 1001, 1002)
