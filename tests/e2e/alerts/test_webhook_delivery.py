@@ -1,7 +1,8 @@
 """Webhooks delivered to a real HTTP server on 127.0.0.1 (http.server on a thread of the test):
 one that answers, one that answers after the timeout, one that fails and recovers, one that
-accepts and never answers. Throughout, submit() returns in well under a few milliseconds, alerts
-submitted after an outage are delivered, and no message shows the URL's secret path."""
+accepts and never answers. Throughout, submit() returns long before any post could time out,
+alerts submitted after an outage are delivered, and no message shows the URL's secret path.
+(How fast a submit is, without a network, is test_dispatch's measure.)"""
 
 from __future__ import annotations
 
@@ -17,7 +18,10 @@ from gputop.alerts.notify.webhook import WebhookNotifier
 from tests.support.notify import SECRET_PATH, make_alert
 from tests.support.webhook_receiver import Receiver
 
-SUBMIT_LIMIT_S = 0.005  # a submit() that waits on the network would take the timeout
+# A submit() that waited on the network would take at least the shortest timeout here (0.25 s).
+# The margin below it is for the GIL: with the receivers' and lanes' threads runnable on a busy
+# 2-core CI machine, a 5 ms limit failed at 14.6 ms on a submit that never touched the network.
+SUBMIT_LIMIT_S = 0.1
 
 
 @pytest.fixture(autouse=True)
