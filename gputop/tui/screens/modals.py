@@ -3,7 +3,7 @@ the saturation panel's screen in saturation.py)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from rich.text import Text
 from textual import events
@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from gputop.core.visible import visible
+from gputop.tui.screens.tinted import TintsBeneath
 from gputop.tui.widgets.processes import ProcRow
 
 if TYPE_CHECKING:
@@ -23,12 +24,19 @@ HELP_KEY_WIDTH = 16
 SCROLL_KEYS = frozenset({"up", "down", "pageup", "pagedown", "home", "end"})
 
 
+Answer = TypeVar("Answer")
+
+
+class Dialog(TintsBeneath, ModalScreen[Answer]):
+    """A dialog over the screen beneath it, dimmed."""
+
+
 def _keys(bindings) -> set[str]:
     """Return the key names ``bindings`` (Textual's BINDINGS) bind."""
     return {k for b in bindings if isinstance(b, Binding) for k in b.key.split(",")}
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(Dialog[None]):
     # `q`, esc and `?` close it: what was set (filter, sort, grouping) stays; ctrl+c quits
     BINDINGS = [Binding("escape,question_mark,q", "dismiss", "close")]
     DEFAULT_CSS = """
@@ -85,7 +93,7 @@ class HelpScreen(ModalScreen[None]):
         self.app.call_later(self.app.simulate_key, event.key)
 
 
-class ConfirmSignal(ModalScreen[bool]):
+class ConfirmSignal(Dialog[bool]):
     BINDINGS = [Binding("y", "answer(True)", "yes"), Binding("n,escape,q", "answer(False)", "no")]
     # No has the focus from the first frame: focused once mounted, the first frame showed Yes
     # focused (Textual's first focusable) and a second frame moved it (#26)
@@ -148,7 +156,7 @@ class ConfirmSignal(ModalScreen[bool]):
         self.dismiss(yes)
 
 
-class Prompt(ModalScreen[str | None]):
+class Prompt(Dialog[str | None]):
     """A one-line question (the replay seek)."""
 
     BINDINGS = [Binding("escape", "cancel", "cancel")]
