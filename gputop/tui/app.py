@@ -49,6 +49,8 @@ from gputop.tui.widgets.hostline import HostLine
 from gputop.tui.widgets.processes import FILTER_MATCHES, ProcessTable, ProcRow
 
 if TYPE_CHECKING:
+    from textual.timer import Timer
+
     from gputop.alerts.model import Alert
     from gputop.alerts.notify.dispatch import DeliveryEvent
     from gputop.alerts.runtime import AlertConfig, Alerting
@@ -170,6 +172,7 @@ class GputopApp(ShellApp):
         self.record_samples = 0
         self.last_sample_mono: float | None = None
         self.late_after_s = 3.0  # the header says "no sample for Ns" past this
+        self._late_check: Timer | None = None  # when the next sample is late (see _expect_sample)
         self.first_frame_s: float | None = None
         self._t0 = time.monotonic()
         self._local_host = socket.gethostname()
@@ -240,7 +243,6 @@ class GputopApp(ShellApp):
         self.sampler.subscribe(self._sample_from_thread, self._error_from_thread)
         if self.autostart:
             self.sampler.start(self._first)
-        self.set_interval(1.0, self._tick_clock)
         self.call_after_refresh(self._first_frame)
         self.screen_change_signal.subscribe(self, self._want_rates)
 
@@ -316,6 +318,7 @@ class GputopApp(ShellApp):
             for ended in self.waste.accounts.drain_ended():  # a job's last process left
                 self.notify(end_line(ended), title="job ended", timeout=JOB_END_TOAST_S)
         self.last_sample_mono = time.monotonic()
+        self._expect_sample()
         self.dashboard.update(snap, now=snap.time)
         cast("HintBar", self.query_one("#hints")).show(snap.hints)
         if self.recorder is not None and budget.covers(wants, self.recorder.wants):
@@ -368,13 +371,32 @@ class GputopApp(ShellApp):
     def on_sample_failed(self, message: SampleFailed) -> None:
         self.header.set(error=f"sampling failed: {message.error}")
 
-    def _tick_clock(self) -> None:
-        # Samples normally move the clock; this only speaks up when they are late.
-        if not self.autostart or self.sampler.paused or self.last_sample_mono is None:
+    def _expect_sample(self, wait: float | None = None) -> None:
+        """Look again ``wait`` seconds from now (default: when the next sample is late) and
+        say in the header how late it is. One timer, moved on by each sample: a timer every
+        second woke the app at the sampler's own tick, each thread taking the interpreter
+        from the other through the sampler's reads (#26)."""
+        if not self.autostart:
             return  # nobody samples on a schedule (tests drive ticks): nothing can be late
+        if self._late_check is not None:
+            self._late_check.stop()
+        self._late_check = self.set_timer(self._late_after() if wait is None else wait,
+                                          self._check_late)
+
+    def _late_after(self) -> float:
+        """Return the seconds without a sample after which the header says so."""
+        return max(self.late_after_s, 3 * self.sampler.interval)
+
+    def _check_late(self) -> None:
+        self._late_check = None
+        if self.sampler.paused or self.last_sample_mono is None:
+            return  # a resume or the first sample looks again
         late = time.monotonic() - self.last_sample_mono
-        if late > max(self.late_after_s, 3 * self.sampler.interval):
-            self.header.set(stale_s=late)
+        if late < self._late_after():  # the interval grew since the look was set
+            self._expect_sample(self._late_after() - late)
+            return
+        self.header.set(stale_s=late)
+        self._expect_sample(1.0)  # the header counts the seconds
 
     # ------------------------------------------------------------------ general actions
     def check_action(self, action: str, parameters: tuple) -> bool | None:
@@ -416,6 +438,8 @@ class GputopApp(ShellApp):
         paused = not self.sampler.paused
         self.sampler.pause(paused)  # a replay's own play/pause is `space`
         self.header.set(paused=paused, stale_s=None)
+        if not paused:
+            self._expect_sample()
 
     def action_interval(self, step: int) -> None:
         new = next_interval(self.sampler.interval, step)

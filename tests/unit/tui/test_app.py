@@ -761,7 +761,6 @@ async def test_late_samples_are_flagged_in_the_header():
                 if app.snapshot is not None:
                     break
             await pilot.pause(0.5)
-            app._tick_clock()
             await settle(pilot)
             assert app.header.state.stale_s is not None and app.header.state.stale_s >= 0.3
             assert "no sample for" in visible_lines(app)[0]
@@ -773,6 +772,58 @@ async def test_late_samples_are_flagged_in_the_header():
                 break
         assert app.header.state.stale_s is None  # a fresh sample clears it
         await pilot.press("q")
+
+
+async def test_a_sample_late_after_a_resume_is_flagged_and_a_pause_is_not_late():
+    gate = threading.Event()
+    gate.set()
+
+    class Hanging(LocalBackend):
+        def sample(self, devices=None, *, wants: Wants | None = EVERYTHING) -> Snapshot:
+            gate.wait(5)  # cleared: the samples hang
+            return super().sample(devices, wants=wants)
+
+    app = GputopApp(Hanging([]), interval=0.1)
+    app.late_after_s = 0.0  # late after three intervals
+    async with app.run_test(size=(100, 24)) as pilot:
+        try:
+            for _ in range(20):
+                await pilot.pause(0.05)
+                if app.snapshot is not None:
+                    break
+            await pilot.press("p")
+            gate.clear()
+            await pilot.pause(0.6)
+            assert app.header.state.stale_s is None  # paused: nothing is late
+            await pilot.press("p")  # the next sample hangs
+            await pilot.pause(0.6)
+            assert app.header.state.stale_s is not None and app.header.state.stale_s >= 0.3
+        finally:
+            gate.set()
+        await pilot.press("q")
+
+
+async def test_nothing_wakes_the_dashboard_each_second_beside_its_samples(monkeypatch):
+    """A timer at the sampler's own pace woke the app at each tick, both threads taking the
+    interpreter from each other through the sampler's reads (#26); lateness is looked at
+    by a timer each sample moves on."""
+    from textual.message_pump import MessagePump
+
+    every: list[float] = []
+    real = MessagePump.set_interval
+
+    def recorded(self, interval, callback=None, *args, **kwargs):
+        if callback is not None and callback.__module__.startswith("gputop."):
+            every.append(interval)  # Textual's own (the cursor's blink, the animator) sleep paused
+        return real(self, interval, callback, *args, **kwargs)
+
+    monkeypatch.setattr(MessagePump, "set_interval", recorded)
+    app = GputopApp(LocalBackend([]), interval=1.0)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await pilot.pause(0.3)
+        assert app.snapshot is not None
+        await pilot.press("q")
+    assert every and min(every) >= 10, every  # Rich's measures forgotten every 10 s, no more
 
 
 def test_run_dashboard_refuses_an_unknown_theme_before_opening_anything():
