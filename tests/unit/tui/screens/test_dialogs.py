@@ -26,8 +26,8 @@ def textual_draws(dialog: Dialog) -> None:
     dialog.refresh()
 
 
-@pytest.mark.parametrize("theme", ["dark", "light", "ansi"])
-@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+@pytest.mark.parametrize("theme, size", [("dark", (120, 40)), ("light", (80, 24)),
+                                         ("ansi", (120, 40))])
 async def test_a_dialog_draws_the_frame_textual_draws(theme, size, child):
     app = GputopApp(LocalBackend([child.pid]), autostart=False)  # a process `k` may signal
     async with app.run_test(size=size) as pilot:
