@@ -391,9 +391,9 @@ class GputopApp(ShellApp):
         self._late_check = None
         if self.sampler.paused or self.last_sample_mono is None:
             return  # a resume or the first sample looks again
-        late = time.monotonic() - self.last_sample_mono
-        if late < self._late_after():  # the interval grew since the look was set
-            self._expect_sample(self._late_after() - late)
+        late, late_after = time.monotonic() - self.last_sample_mono, self._late_after()
+        if late < late_after:  # the interval grew since the look was set
+            self._expect_sample(late_after - late)
             return
         self.header.set(stale_s=late)
         self._expect_sample(1.0)  # the header counts the seconds
