@@ -20,6 +20,19 @@ def frame(app) -> str:
     return re.sub(r"terminal-\d+-", "terminal-", app.export_screenshot())
 
 
+async def still_frame(app, pilot) -> str:
+    """Return the frame once two in a row are the same: after a resize the dashboard beneath
+    draws its cards for the new width over more than one frame."""
+    last = frame(app)
+    for _ in range(40):
+        await pilot.pause(0.05)
+        now = frame(app)
+        if now == last:
+            return now
+        last = now
+    raise AssertionError("the frame never held still")
+
+
 def textual_draws(dialog: Dialog) -> None:
     """Let Textual draw ``dialog``'s background itself from now on."""
     dialog._tinted = lambda: None  # type: ignore[method-assign]
@@ -70,8 +83,8 @@ async def test_the_screen_beneath_is_tinted_when_the_dialog_is_drawn_anew_only(m
         assert len(tints) == opened
         await pilot.resize_terminal(100, 30)
         await settle(pilot)
+        ours = await still_frame(app, pilot)
         assert tints[-1] == 30  # the screen beneath, laid out again while covered
-        ours = frame(app)
         textual_draws(app.screen)
         await settle(pilot)
         assert frame(app) == ours
