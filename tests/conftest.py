@@ -9,7 +9,7 @@ E2E = Path(__file__).resolve().parent / "e2e"
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """Run two workers per core this process may use: the unit tests spend half their time
-    waiting (Textual's pilot, timers, sockets), which the second worker fills (2026-11-27, 2
+    waiting (Textual's pilot, timers), which the second worker fills (2026-11-27, 2
     cores: 52 s with 4 workers, 58 s with 3, 52 s with 5). $PYTEST_XDIST_AUTO_NUM_WORKERS still
     wins (xdist reads it when this returns None)."""
     import os
