@@ -22,10 +22,12 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
 # Textual's pilot waits after each key and pause until a window of time passes in which the app
 # used under a twentieth of it in CPU time. The window, 20 ms, must hold a frame (Textual draws
 # at most every 1/60 s) or a wait could end with a frame still to come; those waits were the
-# unit suite's largest cost (55 of its 76 s on 2 cores). Here frames come every 4 ms and the
-# window is 5 ms: the same guarantee, four times as often.
-FRAME_S = 0.004
-IDLE_WINDOW_S = 0.005
+# unit suite's largest cost. Here frames come every 8 ms and the window is 10 ms: the same
+# guarantee, twice as often (2 cores, 4 workers: 54-55 s, 60-61 s with Textual's own). A 5 ms
+# window saved 2 s more but let a wait end while the app, waiting for a core, had not yet run
+# what a key or a resize started: tests failed now and then.
+FRAME_S = 0.008
+IDLE_WINDOW_S = 0.010
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -6,7 +6,6 @@ screen tests drive, and an advisor run in a subprocess that the signal tests int
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import queue
@@ -127,14 +126,6 @@ def open_sim(adv, scenario="training", speed=500.0):
                                         sim_state=str(adv.state)))
     backend.open()
     return backend
-
-
-async def wait_until(pilot, cond, timeout=30.0):
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not cond():
-        assert loop.time() < deadline, "timed out"
-        await pilot.pause(0.05)
 
 
 def text_of(screen, selector) -> str:

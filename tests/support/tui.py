@@ -1,6 +1,7 @@
 """Helpers shared by the dashboard tests: their autouse fixtures (imported by name), a dashboard
 to drive, and the screen and notifications read through Textual's public API only."""
 
+import asyncio
 import getpass
 import html
 import os
@@ -54,6 +55,16 @@ async def settle(pilot) -> None:
     """Let two rounds of messages run, so what a key started is on the screen."""
     await pilot.pause()
     await pilot.pause()
+
+
+async def wait_until(pilot, cond, timeout: float = 30.0) -> None:
+    """Pause until ``cond()`` holds, failing after ``timeout`` seconds: for what the app does
+    over more than one frame (a resize, a scroll, a sweep), where one pause may end first."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not cond():
+        assert loop.time() < deadline, "timed out"
+        await pilot.pause(0.05)
 
 
 def table(app) -> ProcessTable:

@@ -17,8 +17,8 @@ from gputop.core.model import Device, Snapshot
 from gputop.query.recorder import Recorder
 from gputop.tui.app import GputopApp
 from gputop.tui.screens.advisor import AdvisorScreen
-from tests.support.advise import text_of, wait_until
-from tests.support.tui import visible_lines
+from tests.support.advise import text_of
+from tests.support.tui import visible_lines, wait_until
 
 
 @pytest.fixture(name="log")

@@ -38,7 +38,8 @@ def test_a_sweep_of_mig_gpus_measures_their_instances_jobs(adv):
 async def test_the_advisor_screen_shows_the_line(adv):
     from gputop.sampler import Sampler
     from gputop.tui.screens.advisor import AdvisorScreen
-    from tests.support.advise import Host, open_sim, text_of, wait_until
+    from tests.support.advise import Host, open_sim, text_of
+    from tests.support.tui import wait_until
 
     backend = open_sim(adv, scenario="mig")
     sampler = Sampler(backend, 1.0)

@@ -7,8 +7,8 @@ from textual.widgets import DataTable
 from gputop.advisor.recommend import SweepConfig
 from gputop.sampler import Sampler
 from gputop.tui.screens.advisor import AdvisorScreen
-from tests.support.advise import Host, open_sim, text_of, wait_until
-from tests.support.tui import notices
+from tests.support.advise import Host, open_sim, text_of
+from tests.support.tui import notices, wait_until
 
 FAST = SweepConfig(settle_s=2, measure_s=6)
 

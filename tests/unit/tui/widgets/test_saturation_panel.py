@@ -27,7 +27,7 @@ from gputop.tui.widgets.saturation import (
 )
 from tests.support import paths
 from tests.support.hint_fixtures import device, history, proc
-from tests.support.tui import drawn_as_textual_draws, screen_lines
+from tests.support.tui import drawn_as_textual_draws, screen_lines, wait_until
 
 
 class PanelApp(App):
@@ -85,8 +85,8 @@ async def test_panel_shows_eight_gpus_with_verdicts_and_hints_at_120x40():
         card = app.query_one("#sat-gpu-5", GpuSaturation)
         # its sparklines read the sampler's history, from before the panel opened
         assert len(card.past("busy", 200)) == len(hist) == 61
-        panel.scroll_end(animate=False)
-        await pilot.pause()
+        panel.scroll_end(animate=False)  # drawn over more than one frame: the facts come last
+        await wait_until(pilot, lambda: "00000000:88:00.0" in screen_text(app), timeout=5)
         text = screen_text(app)
         assert "warning straggler: GPU 5 is the slow one of the 8 GPUs" in text
         # after the hints, each GPU's facts (#27)
@@ -224,9 +224,9 @@ async def test_eight_gpus_on_a_small_terminal_switch_to_the_compact_form():
         # one line of bars, and the verdict below it where 80 columns cannot hold both
         assert all(card.size.height in (1, 2) for card in app.query(GpuSaturation))
         await pilot.resize_terminal(120, 40)
-        await pilot.pause()
-        assert not panel.compact and panel.has_class("-wide")
-        assert all(card.size.height == 7 for card in app.query(GpuSaturation))
+        await wait_until(pilot, lambda: not panel.compact and all(
+            card.size.height == 7 for card in app.query(GpuSaturation)), timeout=5)
+        assert panel.has_class("-wide")
 
 
 async def test_fake_nvml_node_gpm_h100_beside_pre_hopper_a100():
