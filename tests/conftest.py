@@ -9,9 +9,9 @@ E2E = Path(__file__).resolve().parent / "e2e"
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """Run two workers per core this process may use: the unit tests spend half their time
-    waiting (Textual's pilot, timers), which the second worker fills (2026-11-27, 2
-    cores: 52 s with 4 workers, 58 s with 3, 52 s with 5). $PYTEST_XDIST_AUTO_NUM_WORKERS still
-    wins (xdist reads it when this returns None)."""
+    waiting (Textual's pilot, timers), which the second worker fills (2 cores, 2026-11-27: 4
+    workers 6 s faster than 3, 5 no faster than 4). $PYTEST_XDIST_AUTO_NUM_WORKERS still wins
+    (xdist reads it when this returns None)."""
     import os
 
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
