@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 import psutil  # noqa: E402
 
 from gputop.backends.base import BackendOptions  # noqa: E402
-from gputop.backends.nvml import backend as nvml_backend  # noqa: E402
+from gputop.backends.nvml.reads import SLOW_REFRESH_S  # noqa: E402
 from gputop.backends.sim.backend import SimBackend  # noqa: E402
 from tests.support import cfake  # noqa: E402
 from tests.support.fake_pynvml import ManualClock  # noqa: E402
@@ -106,7 +106,7 @@ def bench_floor():
                               nv.NVML_MEMORY_ERROR_TYPE_UNCORRECTED)]
 
     def tick() -> list[dict]:
-        refresh = count[0] % int(nvml_backend.SLOW_REFRESH_S) == 0
+        refresh = count[0] % int(SLOW_REFRESH_S) == 0
         count[0] += 1
         out = []
         for i, h in enumerate(handles):
