@@ -307,9 +307,18 @@ def bench_step(fetch: Fetch, nodes: int, days: float, step: int, repeats: int, s
         f"{name} {seconds:.2f} s" for name, seconds in b["alone"].items()), flush=True)
 
 
+def nodes_by_step(text: str) -> tuple[int, int]:
+    """Parse a run, ``NODESxSTEP`` ("1000x600"), into two positive whole numbers."""
+    nodes, x, step = text.partition("x")
+    if not (x and nodes.isdigit() and step.isdigit() and int(nodes) > 0 and int(step) > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not NODESxSTEP (e.g. 1000x600)")
+    return int(nodes), int(step)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", nargs="+", default=["1000x600", "1000x1200", "25x15"],
+    parser.add_argument("--runs", nargs="+", type=nodes_by_step,
+                        default=[(1000, 600), (1000, 1200), (25, 15)],
                         help="NODESxSTEP: nodes of 8 GPUs, seconds between scrapes")
     parser.add_argument("--days", type=float, default=7.0)
     parser.add_argument("--repeats", type=int, default=3)
@@ -325,8 +334,7 @@ def main() -> None:
         return fetch_records(url, start, end, timeout=120.0, ask=ask)
 
     block_s = args.block_hours * 3600 if args.block_hours else None
-    for run in args.runs:
-        nodes, step = (int(v) for v in run.split("x"))
+    for nodes, step in args.runs:
         bench_step(fetch, nodes, args.days, step, args.repeats, args.seed, block_s,
                    not args.no_breakdown)
 
