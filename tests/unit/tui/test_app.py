@@ -25,6 +25,7 @@ from tests.support.tui import (
     settle,
     table,
     visible_lines,
+    wait_until,
 )
 
 
@@ -740,14 +741,6 @@ async def test_a_slow_backend_never_blocks_the_keys():
         await pilot.press("escape", "q")
 
 
-async def first_sample(app, pilot) -> None:
-    """Wait, up to a second, for the running sampler's first sample on screen."""
-    for _ in range(20):
-        await pilot.pause(0.05)
-        if app.snapshot is not None:
-            return
-
-
 async def test_late_samples_are_flagged_in_the_header():
     gate = threading.Event()
 
@@ -764,7 +757,7 @@ async def test_late_samples_are_flagged_in_the_header():
     app.late_after_s = 0.0
     async with app.run_test(size=(100, 24)) as pilot:
         try:
-            await first_sample(app, pilot)
+            await wait_until(pilot, lambda: app.snapshot is not None, timeout=5)
             await pilot.pause(0.5)
             await settle(pilot)
             assert app.header.state.stale_s is not None and app.header.state.stale_s >= 0.3
@@ -792,7 +785,7 @@ async def test_a_sample_late_after_a_resume_is_flagged_and_a_pause_is_not_late()
     app.late_after_s = 0.0  # late after three intervals
     async with app.run_test(size=(100, 24)) as pilot:
         try:
-            await first_sample(app, pilot)
+            await wait_until(pilot, lambda: app.snapshot is not None, timeout=5)
             await pilot.press("p")
             gate.clear()
             await pilot.pause(0.6)

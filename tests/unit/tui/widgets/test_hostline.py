@@ -17,7 +17,7 @@ from gputop.tui.app import GputopApp
 from gputop.tui.text import fmt
 from gputop.tui.widgets.hostline import HostLine
 from tests.support.demo import recorded_replay
-from tests.support.tui import screen_lines
+from tests.support.tui import screen_lines, wait_until
 
 GIB = 2**30
 FACTS = HostFacts(cpu_pct=12.4, load=(1.25, 0.9, 0.75), mem_used=int(61.2 * GIB),
@@ -67,11 +67,7 @@ async def test_the_running_dashboard_shows_this_nodes_host_line():
     backend.open()
     app = GputopApp(backend, interval=0.2)
     async with app.run_test(size=(80, 24)) as pilot:
-        for _ in range(100):
-            await pilot.pause()
-            if app.query_one(HostLine).facts is not None:
-                break
-            await asyncio.sleep(0.05)
+        await wait_until(pilot, lambda: app.query_one(HostLine).facts is not None, timeout=10)
         await pilot.pause()
         line = screen_lines(app)[1]
     m = re.match(r"CPU +(\d+)% · load ([\d.]+) ([\d.]+) ([\d.]+) · RAM ([\d.]+)/([\d.]+)G", line)
